@@ -1,0 +1,88 @@
+/* conf.h: the broker's configuration: TOML files checked against a schema.
+ *
+ * A configuration is one jansson object built from a TOML file, or from
+ * every *.toml file in a directory (merged; a key defined in two files is
+ * an error naming both), plus "-o key=value" overrides.  Validation is
+ * strict: an unknown table or key, or a value of the wrong type or out of
+ * range, is an error.  After conf_finalize() every key in the schema is
+ * present, defaults filled in, so callers read values without checks.
+ *
+ * Error messages (written to errbuf) have the forms:
+ *   FILE:LINE:COL: message                 TOML syntax errors
+ *   FILE: key 'overlay.peer_timeout': message     schema errors
+ *   -o overlay.ttl=0: key 'overlay.ttl': must be 1..255   overrides
+ *
+ * Schema (key, type, default, rule):
+ *   overlay.topology            string   "bgn"   "bgn", "bgn:R" (R 2..64),
+ *                                                "kary:K" (K 1..1024),
+ *                                                "binomial"
+ *   overlay.keepalive_interval  duration "1s"    > 0
+ *   overlay.peer_timeout        duration "10s"   > keepalive_interval
+ *   overlay.ttl                 integer  0       0 (= derived from the
+ *                                                diameter) or 1..255
+ *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024
+ *   overlay.sndhwm              integer  1000    1..1000000
+ *   overlay.backlog             integer  10000   0..10000000 (per peer)
+ *   overlay.event_buffer        integer  4096    16..10000000
+ *   overlay.bind                string   ""      endpoint override
+ *   overlay.curve               boolean  true    encrypt overlay links
+ *   broker.log_level            integer  5       0..7 (syslog levels)
+ *   broker.module_path          string   ""      colon-separated dirs
+ *   broker.rundir               string   ""      "" = mkdtemp under TMPDIR
+ *   broker.rpc_timeout          duration "10s"   > 0, default RPC deadline
+ *   bootstrap.curve_cert        string   ""      path to a CURVE cert
+ *   bootstrap.hostname          string   ""      "" = gethostname()
+ *   bootstrap.default_port      integer  8050    1..65535
+ *   bootstrap.default_bind      string   "tcp://*:%p"
+ *   bootstrap.default_connect   string   "tcp://%h:%p"
+ *   bootstrap.hosts             array of tables, default absent; each:
+ *       host     string (required; a hostlist like "node[0-15,32]")
+ *       bind     string (optional, defaults to default_bind)
+ *       connect  string (optional, defaults to default_connect)
+ *       port     integer (optional, 1..65535)
+ *
+ * A duration is a string as fsd.h parses ("250ms", "5s"); an integer is
+ * also accepted and means seconds.
+ *
+ * No global state; all functions are reentrant.
+ */
+#ifndef BGN_CONF_H
+#define BGN_CONF_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* Create an empty configuration.  ENOMEM. */
+json_t *conf_create (void);
+
+/* Parse 'path' (a TOML file, or a directory whose *.toml files are read
+ * in name order) and merge it into 'conf', validating against the schema.
+ * Returns 0, or -1 with errno (ENOENT, EACCES, EINVAL for syntax/schema
+ * errors) and a message in errbuf.  Nothing is merged on error.
+ */
+int conf_load (json_t *conf, const char *path, char *errbuf, size_t errlen);
+
+/* Parse and validate the TOML text 'text' as if read from 'name'. */
+int conf_load_string (json_t *conf, const char *name, const char *text,
+                      char *errbuf, size_t errlen);
+
+/* Apply "key=value", where key is dotted ("overlay.peer_timeout") and
+ * value is a TOML value ("2s" quoted or not: a value that does not parse
+ * as TOML is taken as a string).  Validated like a file.  -1 + EINVAL.
+ */
+int conf_set (json_t *conf, const char *keyval, char *errbuf, size_t errlen);
+
+/* Check cross-key rules (peer_timeout > keepalive_interval, ...) and fill
+ * in defaults.  Call once, after loading and overrides.  -1 + EINVAL.
+ */
+int conf_finalize (json_t *conf, char *errbuf, size_t errlen);
+
+/* Typed getters for a finalized config ("overlay.ttl").  Each returns
+ * -1 with ENOENT for a key not in the config, EINVAL for a type mismatch.
+ */
+int conf_get_string (json_t *conf, const char *key, const char **val);
+int conf_get_int (json_t *conf, const char *key, long long *val);
+int conf_get_bool (json_t *conf, const char *key, int *val);
+int conf_get_duration (json_t *conf, const char *key, double *seconds);
+
+#endif /* BGN_CONF_H */
