@@ -1,0 +1,644 @@
+/* pmi_client.c: simple PMI-1 wire protocol client (see pmi_client.h).
+ *
+ * Each call sends one request line and reads one reply line, both under
+ * a poll() deadline.  The fd is non-blocking so a stalled server can
+ * never block a write or read past the deadline.  Replies are read into
+ * a per-client buffer; bytes after the newline are kept for the next one.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pmi_client.h"
+#include "pmi_wire.h"
+
+#define CLIENT_MAXLINE 8192
+#define KVSNAME_BUF 257
+
+struct pmi_client {
+    int fd;
+    int rank;
+    int size;
+    double timeout;
+    int kvsname_max;
+    int keylen_max;
+    int vallen_max;
+    bool have_kvsname;
+    char kvsname[KVSNAME_BUF];
+    size_t inlen;
+    char inbuf[CLIENT_MAXLINE];
+};
+
+static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (errbuf, errlen, fmt, ap);
+        va_end (ap);
+    }
+}
+
+/* Sets errno and errbuf, returns -1. */
+static int fail (int errnum, char *errbuf, size_t errlen, const char *fmt, ...)
+{
+    if (errbuf && errlen > 0) {
+        va_list ap;
+        va_start (ap, fmt);
+        vsnprintf (errbuf, errlen, fmt, ap);
+        va_end (ap);
+    }
+    errno = errnum;
+    return -1;
+}
+
+static double now (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Milliseconds left until deadline, rounded up; 0 if past. */
+static int remaining_ms (double deadline)
+{
+    double left = deadline - now ();
+    if (left <= 0)
+        return 0;
+    if (left > INT_MAX / 1000)
+        return INT_MAX;
+    return (int)ceil (left * 1000);
+}
+
+pmi_client_t *pmi_client_create (int fd, int rank, int size,
+                                 char *errbuf, size_t errlen)
+{
+    pmi_client_t *cli;
+    int flags;
+
+    if (fd < 0 || size < 1 || rank < 0 || rank >= size) {
+        seterr (errbuf, errlen, "pmi: bad fd=%d rank=%d size=%d",
+                fd, rank, size);
+        if (fd >= 0)
+            close (fd);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(cli = calloc (1, sizeof (*cli)))) {
+        seterr (errbuf, errlen, "pmi: out of memory");
+        close (fd);
+        errno = ENOMEM;
+        return NULL;
+    }
+    cli->fd = fd;
+    cli->rank = rank;
+    cli->size = size;
+    cli->timeout = PMI_CLIENT_DEFAULT_TIMEOUT;
+    cli->kvsname_max = 256;
+    cli->keylen_max = 64;
+    cli->vallen_max = 1024;
+    if ((flags = fcntl (fd, F_GETFL)) < 0
+        || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0
+        || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0) {
+        int saved = errno;
+        seterr (errbuf, errlen, "pmi: fd %d: %s", fd, strerror (saved));
+        pmi_client_destroy (&cli);
+        errno = saved == EBADF ? EINVAL : saved;
+        return NULL;
+    }
+    return cli;
+}
+
+static int env_int (const char *name, int *val, char *errbuf, size_t errlen)
+{
+    const char *s = getenv (name);
+    char *end;
+    long l;
+
+    if (!s)
+        return fail (ENOENT, errbuf, errlen,
+                     "pmi: %s is not set (not started by a PMI-1 launcher?)",
+                     name);
+    errno = 0;
+    l = strtol (s, &end, 10);
+    if (errno != 0 || end == s || *end != '\0' || l < 0 || l > INT_MAX)
+        return fail (EINVAL, errbuf, errlen, "pmi: %s='%s' is not a number",
+                     name, s);
+    *val = (int)l;
+    return 0;
+}
+
+pmi_client_t *pmi_client_create_from_env (char *errbuf, size_t errlen)
+{
+    int fd, rank, size;
+
+    if (!getenv ("PMI_FD") && getenv ("PMI_PORT")) {
+        fail (ENOENT, errbuf, errlen,
+              "pmi: PMI_PORT is set but PMI_FD is not:"
+              " PMI_PORT connections are not supported");
+        return NULL;
+    }
+    if (env_int ("PMI_FD", &fd, errbuf, errlen) < 0)
+        return NULL;
+    if (env_int ("PMI_RANK", &rank, errbuf, errlen) < 0
+        || env_int ("PMI_SIZE", &size, errbuf, errlen) < 0) {
+        if (errno == ENOENT)
+            errno = EINVAL;
+        return NULL;
+    }
+    if (size < 1 || rank >= size) {
+        fail (EINVAL, errbuf, errlen,
+              "pmi: PMI_RANK=%d is not below PMI_SIZE=%d", rank, size);
+        return NULL;
+    }
+    if (fcntl (fd, F_GETFD) < 0) {
+        fail (EINVAL, errbuf, errlen, "pmi: PMI_FD=%d is not open", fd);
+        return NULL;
+    }
+    return pmi_client_create (fd, rank, size, errbuf, errlen);
+}
+
+void pmi_client_destroy (pmi_client_t **p)
+{
+    if (p && *p) {
+        int saved = errno;
+        if ((*p)->fd >= 0)
+            close ((*p)->fd);
+        free (*p);
+        *p = NULL;
+        errno = saved;
+    }
+}
+
+int pmi_client_set_timeout (pmi_client_t *cli, double seconds)
+{
+    if (!cli || !(seconds > 0) || isinf (seconds)) {
+        errno = EINVAL;
+        return -1;
+    }
+    cli->timeout = seconds;
+    return 0;
+}
+
+double pmi_client_get_timeout (const pmi_client_t *cli)
+{
+    return cli ? cli->timeout : -1;
+}
+
+int pmi_client_rank (const pmi_client_t *cli)
+{
+    if (!cli) {
+        errno = EINVAL;
+        return -1;
+    }
+    return cli->rank;
+}
+
+int pmi_client_size (const pmi_client_t *cli)
+{
+    if (!cli) {
+        errno = EINVAL;
+        return -1;
+    }
+    return cli->size;
+}
+
+static int send_line (pmi_client_t *cli, const char *line, double deadline,
+                      char *errbuf, size_t errlen)
+{
+    size_t len = strlen (line);
+    size_t off = 0;
+
+    while (off < len) {
+        ssize_t n = send (cli->fd, line + off, len - off, MSG_NOSIGNAL);
+        if (n < 0 && errno == ENOTSOCK)
+            n = write (cli->fd, line + off, len - off);
+        if (n >= 0) {
+            off += (size_t)n;
+            continue;
+        }
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return fail (errno, errbuf, errlen, "pmi: write: %s",
+                         strerror (errno));
+        struct pollfd pfd = { .fd = cli->fd, .events = POLLOUT };
+        int ms = remaining_ms (deadline);
+        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
+        if (rc < 0 && errno != EINTR)
+            return fail (errno, errbuf, errlen, "pmi: poll: %s",
+                         strerror (errno));
+        if (rc == 0 && remaining_ms (deadline) == 0)
+            return fail (ETIMEDOUT, errbuf, errlen,
+                         "pmi: timed out after %gs writing to the server",
+                         cli->timeout);
+    }
+    return 0;
+}
+
+/* Read one line (without '\n') into line[len]. */
+static int recv_line (pmi_client_t *cli, char *line, size_t len,
+                      double deadline, char *errbuf, size_t errlen)
+{
+    for (;;) {
+        char *nl = memchr (cli->inbuf, '\n', cli->inlen);
+        if (nl) {
+            size_t n = (size_t)(nl - cli->inbuf);
+            if (n + 1 > len)
+                return fail (EPROTO, errbuf, errlen,
+                             "pmi: reply too long (%zu bytes)", n);
+            memcpy (line, cli->inbuf, n);
+            line[n] = '\0';
+            if (n > 0 && line[n - 1] == '\r')
+                line[n - 1] = '\0';
+            cli->inlen -= n + 1;
+            memmove (cli->inbuf, nl + 1, cli->inlen);
+            if (memchr (line, '\0', n))
+                return fail (EPROTO, errbuf, errlen,
+                             "pmi: reply contains a NUL byte");
+            return 0;
+        }
+        if (cli->inlen == sizeof (cli->inbuf))
+            return fail (EPROTO, errbuf, errlen,
+                         "pmi: reply longer than %zu bytes",
+                         sizeof (cli->inbuf));
+        ssize_t n = read (cli->fd, cli->inbuf + cli->inlen,
+                          sizeof (cli->inbuf) - cli->inlen);
+        if (n > 0) {
+            cli->inlen += (size_t)n;
+            continue;
+        }
+        if (n == 0)
+            return fail (ECONNRESET, errbuf, errlen,
+                         "pmi: the server closed the connection");
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return fail (errno, errbuf, errlen, "pmi: read: %s",
+                         strerror (errno));
+        struct pollfd pfd = { .fd = cli->fd, .events = POLLIN };
+        int ms = remaining_ms (deadline);
+        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
+        if (rc < 0 && errno != EINTR)
+            return fail (errno, errbuf, errlen, "pmi: poll: %s",
+                         strerror (errno));
+        if (rc == 0 && remaining_ms (deadline) == 0)
+            return fail (ETIMEDOUT, errbuf, errlen,
+                         "pmi: no reply from the server within %gs",
+                         cli->timeout);
+    }
+}
+
+/* Send 'req' (without newline), read the reply into reply[len], check
+ * that its cmd is 'expect' and that rc (if present) is 0.  On rc != 0
+ * the error is 'rc_errno'.
+ */
+static int exchange (pmi_client_t *cli, const char *req, const char *expect,
+                     int rc_errno, char *reply, size_t len,
+                     char *errbuf, size_t errlen)
+{
+    char line[CLIENT_MAXLINE + 2];
+    char cmd[64];
+    double deadline = now () + cli->timeout;
+    int rc;
+
+    if (snprintf (line, sizeof (line), "%s\n", req) >= (int)sizeof (line))
+        return fail (EINVAL, errbuf, errlen, "pmi: request too long");
+    if (send_line (cli, line, deadline, errbuf, errlen) < 0)
+        return -1;
+    if (recv_line (cli, reply, len, deadline, errbuf, errlen) < 0)
+        return -1;
+    if (pmi_wire_get (reply, "cmd", cmd, sizeof (cmd)) < 0
+        || strcmp (cmd, expect) != 0)
+        return fail (EPROTO, errbuf, errlen,
+                     "pmi: expected cmd=%s, got '%s'", expect, reply);
+    if (pmi_wire_get_int (reply, "rc", &rc) < 0) {
+        if (errno != ENOENT)
+            return fail (EPROTO, errbuf, errlen, "pmi: bad rc in '%s'",
+                         reply);
+    }
+    else if (rc != 0)
+        return fail (rc_errno, errbuf, errlen, "pmi: server replied '%s'",
+                     reply);
+    return 0;
+}
+
+int pmi_client_init (pmi_client_t *cli, char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+    int v;
+
+    if (!cli)
+        return fail (EINVAL, errbuf, errlen, "pmi: init: no client");
+    if (exchange (cli, "cmd=init pmi_version=1 pmi_subversion=1",
+                  "response_to_init", EPROTO, reply, sizeof (reply),
+                  errbuf, errlen) < 0)
+        return -1;
+    if (pmi_wire_get_int (reply, "rc", &v) < 0)
+        return fail (EPROTO, errbuf, errlen, "pmi: init: no rc in '%s'",
+                     reply);
+    if (pmi_wire_get_int (reply, "pmi_version", &v) == 0 && v != 1)
+        return fail (EPROTO, errbuf, errlen,
+                     "pmi: init: server speaks PMI version %d: '%s'",
+                     v, reply);
+    return 0;
+}
+
+int pmi_client_get_maxes (pmi_client_t *cli, int *kvsname_max,
+                          int *keylen_max, int *vallen_max,
+                          char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+    int k, kl, vl;
+
+    if (!cli)
+        return fail (EINVAL, errbuf, errlen, "pmi: get_maxes: no client");
+    if (exchange (cli, "cmd=get_maxes", "maxes", EPROTO, reply,
+                  sizeof (reply), errbuf, errlen) < 0)
+        return -1;
+    if (pmi_wire_get_int (reply, "kvsname_max", &k) < 0
+        || pmi_wire_get_int (reply, "keylen_max", &kl) < 0
+        || pmi_wire_get_int (reply, "vallen_max", &vl) < 0
+        || k < 1 || kl < 1 || vl < 1)
+        return fail (EPROTO, errbuf, errlen, "pmi: get_maxes: bad reply '%s'",
+                     reply);
+    cli->kvsname_max = k;
+    cli->keylen_max = kl;
+    cli->vallen_max = vl;
+    if (kvsname_max)
+        *kvsname_max = k;
+    if (keylen_max)
+        *keylen_max = kl;
+    if (vallen_max)
+        *vallen_max = vl;
+    return 0;
+}
+
+int pmi_client_get_my_kvsname (pmi_client_t *cli, char *buf, size_t len,
+                               char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+
+    if (!cli)
+        return fail (EINVAL, errbuf, errlen, "pmi: get_my_kvsname: no client");
+    if (!cli->have_kvsname) {
+        if (exchange (cli, "cmd=get_my_kvsname", "my_kvsname", EPROTO, reply,
+                      sizeof (reply), errbuf, errlen) < 0)
+            return -1;
+        if (pmi_wire_get (reply, "kvsname", cli->kvsname,
+                          sizeof (cli->kvsname)) <= 0)
+            return fail (EPROTO, errbuf, errlen,
+                         "pmi: get_my_kvsname: bad reply '%s'", reply);
+        cli->have_kvsname = true;
+    }
+    if (buf) {
+        if (strlen (cli->kvsname) + 1 > len)
+            return fail (ENOSPC, errbuf, errlen,
+                         "pmi: get_my_kvsname: buffer too small");
+        strcpy (buf, cli->kvsname);
+    }
+    return 0;
+}
+
+static bool key_char (int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'
+        || c == ':' || c == '/';
+}
+
+static int check_key (pmi_client_t *cli, const char *op, const char *key,
+                      char *errbuf, size_t errlen)
+{
+    if (!key || !*key)
+        return fail (EINVAL, errbuf, errlen, "pmi: %s: empty key", op);
+    size_t n = strlen (key);
+    if (n > (size_t)cli->keylen_max)
+        return fail (EINVAL, errbuf, errlen,
+                     "pmi: %s: key is %zu bytes, the limit is %d",
+                     op, n, cli->keylen_max);
+    for (const char *p = key; *p; p++)
+        if (!key_char ((unsigned char)*p))
+            return fail (EINVAL, errbuf, errlen,
+                         "pmi: %s: key '%s' has a character outside"
+                         " [A-Za-z0-9_.:/-]", op, key);
+    return 0;
+}
+
+int pmi_client_kvs_put_raw (pmi_client_t *cli, const char *key,
+                            const char *value, char *errbuf, size_t errlen)
+{
+    char req[CLIENT_MAXLINE];
+    char reply[CLIENT_MAXLINE];
+
+    if (!cli || !value)
+        return fail (EINVAL, errbuf, errlen, "pmi: put: NULL argument");
+    if (check_key (cli, "put", key, errbuf, errlen) < 0)
+        return -1;
+    size_t n = strlen (value);
+    if (n > (size_t)cli->vallen_max)
+        return fail (EINVAL, errbuf, errlen,
+                     "pmi: put %s: value is %zu bytes, the limit is %d",
+                     key, n, cli->vallen_max);
+    for (const char *p = value; *p; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (c <= ' ' || c == '=' || c == 0x7f)
+            return fail (EINVAL, errbuf, errlen,
+                         "pmi: put %s: value has a space, '=' or a control"
+                         " character (use pmi_client_kvs_put)", key);
+    }
+    if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
+        return -1;
+    if (snprintf (req, sizeof (req), "cmd=put kvsname=%s key=%s value=%s",
+                  cli->kvsname, key, value) >= (int)sizeof (req))
+        return fail (EINVAL, errbuf, errlen, "pmi: put %s: line too long",
+                     key);
+    return exchange (cli, req, "put_result", EPROTO, reply, sizeof (reply),
+                     errbuf, errlen);
+}
+
+int pmi_client_kvs_get_raw (pmi_client_t *cli, const char *key,
+                            char *buf, size_t len,
+                            char *errbuf, size_t errlen)
+{
+    char req[CLIENT_MAXLINE];
+    char reply[CLIENT_MAXLINE];
+    int n;
+
+    if (!cli || !buf)
+        return fail (EINVAL, errbuf, errlen, "pmi: get: NULL argument");
+    if (check_key (cli, "get", key, errbuf, errlen) < 0)
+        return -1;
+    if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
+        return -1;
+    snprintf (req, sizeof (req), "cmd=get kvsname=%s key=%s",
+              cli->kvsname, key);
+    if (exchange (cli, req, "get_result", ENOENT, reply, sizeof (reply),
+                  errbuf, errlen) < 0)
+        return -1;
+    if ((n = pmi_wire_get (reply, "value", buf, len)) < 0) {
+        if (errno == ENOSPC)
+            return fail (ENOSPC, errbuf, errlen,
+                         "pmi: get %s: buffer too small", key);
+        return fail (EPROTO, errbuf, errlen, "pmi: get %s: no value in '%s'",
+                     key, reply);
+    }
+    return n;
+}
+
+static bool safe_char (int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+        || (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.'
+        || c == ':' || c == '/';
+}
+
+int pmi_value_encode (const char *in, char *out, size_t len)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+
+    if (!in || !out) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)in; *p; p++) {
+        if (safe_char (*p)) {
+            if (o + 1 >= len)
+                goto nospc;
+            out[o++] = (char)*p;
+        }
+        else {
+            if (o + 3 >= len)
+                goto nospc;
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 0xf];
+        }
+    }
+    if (o >= len)
+        goto nospc;
+    out[o] = '\0';
+    return (int)o;
+nospc:
+    errno = ENOSPC;
+    return -1;
+}
+
+static int hexval (int c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int pmi_value_decode (const char *in, char *out, size_t len)
+{
+    size_t o = 0;
+
+    if (!in || !out) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (const char *p = in; *p; p++) {
+        int c;
+        if (*p == '%') {
+            int hi = hexval ((unsigned char)p[1]);
+            int lo = hi < 0 ? -1 : hexval ((unsigned char)p[2]);
+            if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
+                errno = EINVAL;
+                return -1;
+            }
+            c = hi * 16 + lo;
+            p += 2;
+        }
+        else if (safe_char ((unsigned char)*p))
+            c = (unsigned char)*p;
+        else {
+            errno = EINVAL;
+            return -1;
+        }
+        if (o + 1 >= len) {
+            errno = ENOSPC;
+            return -1;
+        }
+        out[o++] = (char)c;
+    }
+    if (o >= len) {
+        errno = ENOSPC;
+        return -1;
+    }
+    out[o] = '\0';
+    return (int)o;
+}
+
+int pmi_client_kvs_put (pmi_client_t *cli, const char *key,
+                        const char *value, char *errbuf, size_t errlen)
+{
+    char enc[CLIENT_MAXLINE];
+
+    if (!cli || !value)
+        return fail (EINVAL, errbuf, errlen, "pmi: put: NULL argument");
+    if (pmi_value_encode (value, enc, sizeof (enc)) < 0
+        || strlen (enc) > (size_t)cli->vallen_max)
+        return fail (EINVAL, errbuf, errlen,
+                     "pmi: put %s: encoded value longer than %d bytes",
+                     key ? key : "(null)", cli->vallen_max);
+    return pmi_client_kvs_put_raw (cli, key, enc, errbuf, errlen);
+}
+
+int pmi_client_kvs_get (pmi_client_t *cli, const char *key,
+                        char *buf, size_t len, char *errbuf, size_t errlen)
+{
+    char enc[CLIENT_MAXLINE];
+    int n;
+
+    if (!cli || !buf)
+        return fail (EINVAL, errbuf, errlen, "pmi: get: NULL argument");
+    if (pmi_client_kvs_get_raw (cli, key, enc, sizeof (enc),
+                                errbuf, errlen) < 0)
+        return -1;
+    if ((n = pmi_value_decode (enc, buf, len)) < 0) {
+        if (errno == ENOSPC)
+            return fail (ENOSPC, errbuf, errlen,
+                         "pmi: get %s: buffer too small", key);
+        return fail (EPROTO, errbuf, errlen,
+                     "pmi: get %s: value '%s' is not percent-encoded",
+                     key, enc);
+    }
+    return n;
+}
+
+int pmi_client_barrier (pmi_client_t *cli, char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+
+    if (!cli)
+        return fail (EINVAL, errbuf, errlen, "pmi: barrier: no client");
+    return exchange (cli, "cmd=barrier_in", "barrier_out", EPROTO, reply,
+                     sizeof (reply), errbuf, errlen);
+}
+
+int pmi_client_finalize (pmi_client_t *cli, char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+
+    if (!cli)
+        return fail (EINVAL, errbuf, errlen, "pmi: finalize: no client");
+    return exchange (cli, "cmd=finalize", "finalize_ack", EPROTO, reply,
+                     sizeof (reply), errbuf, errlen);
+}
