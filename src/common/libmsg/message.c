@@ -57,6 +57,13 @@ static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
         va_start (ap, fmt);
         vsnprintf (errbuf, errlen, fmt, ap);
         va_end (ap);
+        /* jansson quotes the offending input; keep the reason one
+         * printable line whatever the peer sent.
+         */
+        for (char *p = errbuf; *p; p++) {
+            if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
+                *p = '?';
+        }
     }
 }
 

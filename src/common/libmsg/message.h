@@ -120,13 +120,17 @@ int msg_get_type (const msg_t *msg);
 uint8_t msg_get_flags (const msg_t *msg);
 int msg_set_flags (msg_t *msg, uint8_t flags);   /* EINVAL: unknown bits,
                                                     or TOPIC/PAYLOAD/ROUTE,
-                                                    which follow content */
+                                                    which follow content
+                                                    (accepted only if they
+                                                    agree with it, so
+                                                    set_flags (get_flags|X)
+                                                    works) */
 uint32_t msg_get_userid (const msg_t *msg);
 void msg_set_userid (msg_t *msg, uint32_t userid);
 uint32_t msg_get_rolemask (const msg_t *msg);
 void msg_set_rolemask (msg_t *msg, uint32_t rolemask);
-uint32_t msg_get_matchtag (const msg_t *msg);
-void msg_set_matchtag (msg_t *msg, uint32_t matchtag);
+uint32_t msg_get_matchtag (const msg_t *msg);     /* aux2, any type; for */
+void msg_set_matchtag (msg_t *msg, uint32_t matchtag); /* control = status */
 
 /* aux1 by its per-type name.  Each returns -1 with EPROTO if the message
  * is of the wrong type.
@@ -140,8 +144,10 @@ int msg_set_seq (msg_t *msg, uint32_t seq);
 int msg_get_control (const msg_t *msg, int *ctype, int *status); /* control */
 int msg_set_control (msg_t *msg, int ctype, int status);
 
-/* Topic: NULL clears it.  EINVAL if longer than MSG_MAX_TOPIC or not
- * printable text.  msg_get_topic returns NULL if there is none.
+/* Topic: NULL clears it.  EINVAL if empty, longer than MSG_MAX_TOPIC or
+ * not printable text.  "Printable" here and for route ids means ASCII
+ * 0x20..0x7e (so no NUL, controls, DEL or 8-bit bytes); msg_decode uses
+ * the same rule.  msg_get_topic returns NULL if there is none.
  */
 int msg_set_topic (msg_t *msg, const char *topic);
 const char *msg_get_topic (const msg_t *msg);
@@ -154,8 +160,9 @@ int msg_set_payload (msg_t *msg, const char *s, size_t len);
 const char *msg_get_payload (const msg_t *msg, size_t *len);
 
 /* Route stack.  msg_route_enable() turns on MSGFLAG_ROUTE with an empty
- * stack; msg_route_disable() clears it.  push/pop EPROTO if routing is not
- * enabled; push EINVAL for an empty or over-long id, E2BIG past
+ * stack (no-op if already enabled); msg_route_disable() clears it.
+ * push/pop EPROTO if routing is not enabled; push EINVAL for an empty,
+ * over-long or non-printable id, E2BIG past
  * MSG_MAX_ROUTES; pop ENOENT on an empty stack.  The popped id is copied
  * into id[idlen] (NUL-terminated; EOVERFLOW if it does not fit); id may
  * be NULL to discard.
@@ -170,7 +177,9 @@ const char *msg_route_last (const msg_t *msg);  /* bottom: the sender */
 const char *msg_route_at (const msg_t *msg, int i); /* 0 = top */
 
 /* Helpers that build common messages.  Each returns a new message or
- * NULL with errno (EINVAL, ENOMEM).
+ * NULL with errno (EINVAL, ENOMEM).  JSON payloads given to the helpers
+ * are checked to be a JSON object (EINVAL otherwise), so a locally built
+ * message always passes msg_decode; topics are required (non-NULL).
  */
 
 /* A request for 'topic' to 'nodeid' with JSON text 'payload' (may be NULL). */
@@ -178,12 +187,14 @@ msg_t *msg_request_create (const char *topic, uint32_t nodeid,
                            const char *payload);
 
 /* A response to 'request': copies its route stack, topic, matchtag,
- * userid and rolemask; errnum 0 and JSON 'payload' (may be NULL).
+ * userid, rolemask and MSGFLAG_STREAMING; errnum 0 and JSON 'payload'
+ * (may be NULL).  EINVAL if 'request' is not a request.
  */
 msg_t *msg_response_create (const msg_t *request, const char *payload);
 
 /* An error response to 'request': errnum (must be non-zero) and an
- * optional human-readable error string carried as the payload.
+ * optional human-readable error string carried as the payload (NULL or
+ * "" means no payload).
  */
 msg_t *msg_error_response_create (const msg_t *request, int errnum,
                                   const char *errstr);

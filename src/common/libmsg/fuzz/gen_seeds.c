@@ -1,0 +1,149 @@
+/* gen_seeds.c: write a small seed corpus for message_fuzz.
+ *
+ * Usage: gen_seeds DIR.  Each seed is a multipart message in the fuzz
+ * target's framing (a length byte per frame, 0xff = 2-byte length
+ * follows), built by hand here rather than with libmsg so the seeds do
+ * not inherit the encoder's bugs.  Seeds cover every type, with and
+ * without routes, topic and payload, plus a few near-misses.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+struct seed {
+    uint8_t buf[8192];
+    size_t len;
+};
+
+static void frame (struct seed *s, const void *data, size_t len)
+{
+    if (len >= 0xff) {
+        s->buf[s->len++] = 0xff;
+        s->buf[s->len++] = (uint8_t)(len >> 8);
+        s->buf[s->len++] = (uint8_t)len;
+    }
+    else
+        s->buf[s->len++] = (uint8_t)len;
+    memcpy (s->buf + s->len, data, len);
+    s->len += len;
+}
+
+static void str (struct seed *s, const char *text)
+{
+    frame (s, text, strlen (text));
+}
+
+static void put32 (uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static void proto (struct seed *s, uint8_t type, uint8_t flags,
+                   uint32_t aux1, uint32_t aux2)
+{
+    uint8_t p[20] = { 0x8e, 1, type, flags };
+    put32 (p + 4, 1000);
+    put32 (p + 8, 1);
+    put32 (p + 12, aux1);
+    put32 (p + 16, aux2);
+    frame (s, p, sizeof (p));
+}
+
+static int save (const char *dir, const char *name, const struct seed *s)
+{
+    char path[4096];
+    snprintf (path, sizeof (path), "%s/seed-%s", dir, name);
+    FILE *f = fopen (path, "wb");
+    if (!f || fwrite (s->buf, 1, s->len, f) != s->len || fclose (f) != 0) {
+        perror (path);
+        return -1;
+    }
+    return 0;
+}
+
+int main (int argc, char **argv)
+{
+    struct seed s;
+    int rc = 0;
+
+    if (argc != 2) {
+        fprintf (stderr, "Usage: gen_seeds DIR\n");
+        return 1;
+    }
+    const char *dir = argv[1];
+
+    /* request, routed, topic + payload */
+    s.len = 0;
+    str (&s, "0");
+    str (&s, "8c1a2b3c-0000-4000-8000-000000000001");
+    str (&s, "");
+    str (&s, "kvs.get");
+    str (&s, "{\"key\":\"a.b\",\"flags\":0}");
+    proto (&s, 0x01, 0x01 | 0x02 | 0x08, 0xffffffff, 42);
+    rc |= save (dir, "request-routed", &s);
+
+    /* request, no routes, no payload, upstream */
+    s.len = 0;
+    str (&s, "broker.ping");
+    proto (&s, 0x01, 0x01 | 0x10, 3, 7);
+    rc |= save (dir, "request-plain", &s);
+
+    /* success response, routed */
+    s.len = 0;
+    str (&s, "client-1");
+    str (&s, "");
+    str (&s, "kvs.get");
+    str (&s, "{\"val\":[1,2,{\"x\":null}]}");
+    proto (&s, 0x02, 0x01 | 0x02 | 0x08 | 0x40, 0, 42);
+    rc |= save (dir, "response-ok", &s);
+
+    /* error response with a text payload */
+    s.len = 0;
+    str (&s, "");
+    str (&s, "kvs.get");
+    str (&s, "No such key: a.b");
+    proto (&s, 0x02, 0x01 | 0x02 | 0x08, 2, 42);
+    rc |= save (dir, "response-error", &s);
+
+    /* event */
+    s.len = 0;
+    str (&s, "heartbeat.pulse");
+    str (&s, "{\"epoch\":12}");
+    proto (&s, 0x04, 0x01 | 0x02 | 0x20, 99, 0);
+    rc |= save (dir, "event", &s);
+
+    /* control: proto only */
+    s.len = 0;
+    proto (&s, 0x08, 0, 1, 5);
+    rc |= save (dir, "control", &s);
+
+    /* a deep route stack and a long topic (2-byte length frames) */
+    s.len = 0;
+    for (int i = 0; i < 31; i++) {
+        char id[16];
+        snprintf (id, sizeof (id), "%d", i);
+        str (&s, id);
+    }
+    str (&s, "");
+    char topic[300];
+    memset (topic, 't', 255);
+    topic[255] = '\0';
+    str (&s, topic);
+    proto (&s, 0x01, 0x01 | 0x08 | 0x04, 0, 1);
+    rc |= save (dir, "request-deep", &s);
+
+    /* near miss: JSON array payload on a request */
+    s.len = 0;
+    str (&s, "a.b");
+    str (&s, "[1,2,3]");
+    proto (&s, 0x01, 0x01 | 0x02, 0, 0);
+    rc |= save (dir, "bad-array", &s);
+
+    return rc ? 1 : 0;
+}
+
+/* vi: ts=4 sw=4 expandtab
+ */
