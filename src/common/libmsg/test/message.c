@@ -119,6 +119,24 @@ static void test_create (void)
         "set_nodeid on a control: EPROTO");
     msg_destroy (&m);
 
+    m = msg_create (MSGTYPE_RESPONSE);
+    ok (msg_set_errnum (m, EIO) == 0 && msg_get_errnum (m, &e) == 0
+        && e == EIO, "set/get errnum on a response");
+    msg_destroy (&m);
+
+    /* NULL messages are rejected, not dereferenced */
+    errno = 0;
+    ok (msg_copy (NULL) == NULL && errno == EINVAL, "msg_copy NULL: EINVAL");
+    errno = 0;
+    ok (msg_set_topic (NULL, "a") < 0 && errno == EINVAL,
+        "set_topic on NULL: EINVAL");
+    errno = 0;
+    ok (msg_route_push (NULL, "a") < 0 && errno == EINVAL,
+        "route_push on NULL: EINVAL");
+    ok (msg_get_type (NULL) == 0 && msg_frame_count (NULL) == 0
+        && msg_route_count (NULL) == -1 && msg_get_topic (NULL) == NULL,
+        "getters on NULL return neutral values");
+
     is (msg_typestr (MSGTYPE_REQUEST), "request", "typestr request");
     is (msg_typestr (MSGTYPE_RESPONSE), "response", "typestr response");
     is (msg_typestr (MSGTYPE_EVENT), "event", "typestr event");
@@ -551,7 +569,7 @@ static void test_decode_errors (void)
     raw_proto (&r, MSGTYPE_REQUEST, MSGFLAG_ROUTE, 0, MSG_PROTO_SIZE);
     good (&r, "an empty route stack");
 
-    char ids[MSG_MAX_ROUTES + 1][8];
+    char ids[MSG_MAX_ROUTES + 1][12];
     raw_init (&r);
     for (int i = 0; i < MSG_MAX_ROUTES + 1; i++) {
         snprintf (ids[i], sizeof (ids[i]), "%d", i);
