@@ -36,6 +36,12 @@
  *             (also: get of a missing key gives ENOENT, see kvs_get)
  *   ECONNRESET server closed the connection (EOF) / EPIPE on write
  *   other     errno from poll/read/write
+ * Launcher notes (hydra 4.0.2, checked): a put is visible to gets only
+ * after the next barrier (even for the putting rank); hydra passes "="
+ * inside a value through but cuts a value at the first space; a missing
+ * key gives "rc=-1 msg=key_K_not_found"; an unknown command makes
+ * mpiexec kill the whole job.
+ *
  * After ETIMEDOUT, EPROTO or a connection error the stream may be out of
  * step; the client should be destroyed.
  */
