@@ -11,6 +11,7 @@
  *   - the re-encoded frames decode again to an equal message;
  *   - msg_copy() is equal, and derived responses decode.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,42 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         check (rsp != NULL, "error_response_create");
         check_reencode (rsp);
         msg_destroy (&rsp);
+    }
+
+    /* Mutators, fed with decoded (hence hostile-but-valid) strings: each
+     * either works and keeps the message encodable, or fails cleanly.
+     */
+    check (msg_set_flags (m, msg_get_flags (m)) == 0, "set_flags(get_flags)");
+    const char *topic = msg_get_topic (m);
+    int nr0 = msg_route_count (m);
+    if (topic && nr0 >= 0) {
+        if (msg_route_push (m, topic) == 0) {
+            char id[MSG_MAX_ROUTEID + 1];
+            check (msg_route_count (m) == nr0 + 1, "push count");
+            check (streq (msg_route_first (m), topic), "push top");
+            check_reencode (m);
+            check (msg_route_pop (m, id, sizeof (id)) == 0
+                   && streq (id, topic), "pop what was pushed");
+        }
+        else
+            check ((errno == EINVAL && strlen (topic) > MSG_MAX_ROUTEID)
+                   || (errno == E2BIG && nr0 == MSG_MAX_ROUTES),
+                   "push fails only for length or depth");
+    }
+    size_t plen;
+    const char *payload = msg_get_payload (m, &plen);
+    if (payload) {
+        cpy = msg_copy (m);
+        check (cpy != NULL, "copy for set_topic");
+        /* a payload is NUL-free, so it is a valid C string of plen bytes */
+        if (msg_set_topic (cpy, payload) == 0) {
+            check (streq (msg_get_topic (cpy), payload), "set_topic");
+            check_reencode (cpy);
+        }
+        else
+            check (errno == EINVAL, "set_topic fails with EINVAL");
+        check (msg_set_payload (cpy, payload, plen) == 0, "set_payload");
+        msg_destroy (&cpy);
     }
 
     /* Popping every route leaves an empty, still-valid stack. */
