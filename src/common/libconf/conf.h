@@ -33,7 +33,7 @@
  *   bootstrap.curve_cert        string   ""      path to a CURVE cert
  *   bootstrap.hostname          string   ""      "" = gethostname()
  *   bootstrap.default_port      integer  8050    1..65535
- *   bootstrap.default_bind      string   "tcp://*:%p"
+ *   bootstrap.default_bind      string   tcp:// then *:%p  (any address)
  *   bootstrap.default_connect   string   "tcp://%h:%p"
  *   bootstrap.hosts             array of tables, default absent; each:
  *       host     string (required; a hostlist like "node[0-15,32]")

@@ -1,0 +1,71 @@
+/* broker.h: the broker's state, shared by its own source files.
+ *
+ * Modules never see this: they get the opaque bgn_broker_t and the api
+ * table of bgn/module.h.
+ */
+#ifndef BGN_BROKER_BROKER_H
+#define BGN_BROKER_BROKER_H
+
+#include <limits.h>
+#include <stdint.h>
+#include <czmq.h>
+#include <jansson.h>
+
+#include "src/include/bgn/module.h"
+#include "log.h"
+#include "service.h"
+#include "boot.h"
+#include "modloader.h"
+
+struct bgn_broker {
+    struct logger *log;
+    json_t *conf;
+    struct boot *boot;
+    uint32_t rank;
+    uint32_t size;
+    char hostname[256];
+    char instance_id[64];
+    char rundir[PATH_MAX];
+    int rundir_created;
+    char local_uri[PATH_MAX + 8];
+    char local_path[PATH_MAX];
+    double start_time;
+
+    zloop_t *loop;
+    void *local;                 /* ROUTER for local clients (raw zmq) */
+    int sigfd;
+    struct service_registry *services;
+
+    struct module *overlay_mod;
+    const struct bgn_overlay_ops *ovl;
+    void *ovl_state;
+
+    zhashx_t *subscriptions;     /* client id -> zlistx of topic prefixes */
+    uint32_t event_seq;          /* rank 0: last assigned sequence number */
+
+    /* Counters for overlay-status and logs. */
+    uint64_t client_rx;
+    uint64_t client_tx;
+    uint64_t client_drops;       /* malformed from clients */
+    uint64_t client_send_drops;  /* could not deliver to a client */
+    uint64_t route_drops;        /* responses/events with nowhere to go */
+
+    int exit_code;
+    int stopping;
+};
+
+/* broker.c */
+int broker_route (struct bgn_broker *b, msg_t *msg,
+                  const struct bgn_msg_info *info);
+int broker_respond (struct bgn_broker *b, const msg_t *req,
+                    const char *payload);
+int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
+                          const char *errstr);
+void broker_stop (struct bgn_broker *b, int exit_code);
+void broker_deliver_event (struct bgn_broker *b, const msg_t *event);
+extern const struct bgn_broker_api broker_api;
+
+/* builtins.c */
+int builtins_register (struct bgn_broker *b);
+
+#endif

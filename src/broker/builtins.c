@@ -1,0 +1,288 @@
+/* builtins.c: the services every broker offers itself.
+ *
+ *   broker.ping         echo the request payload, adding the responder's
+ *                       rank, the overlay hops the request travelled and
+ *                       its route stack (bottom first)
+ *   broker.info         rank, size, hostname, version, topology, uptime...
+ *   broker.module-list  loaded modules
+ *   broker.shutdown     orderly shutdown of this broker
+ *   broker.subscribe    {"topic": PREFIX}: events for the calling client
+ *   broker.unsubscribe  {"topic": PREFIX}
+ *   event.pub           {"topic": T, "payload": {...}}: publish an event;
+ *                       rank 0 assigns the sequence number
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <jansson.h>
+
+#include "broker.h"
+
+static double now_seconds (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Respond with a jansson object (stolen). */
+static void respond_json (struct bgn_broker *b, const msg_t *req, json_t *o)
+{
+    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    if (!s)
+        broker_respond_error (b, req, ENOMEM, NULL);
+    else
+        broker_respond (b, req, s);
+    free (s);
+    json_decref (o);
+}
+
+/* Parse the request payload as an object (an absent payload is {}). */
+static json_t *request_object (struct bgn_broker *b, const msg_t *req)
+{
+    const char *s = msg_get_payload (req, NULL);
+    json_t *o = s ? json_loads (s, 0, NULL) : json_object ();
+    if (!o || !json_is_object (o)) {
+        json_decref (o);
+        broker_respond_error (b, req, EPROTO, "payload must be a JSON object");
+        return NULL;
+    }
+    return o;
+}
+
+static void ping_cb (bgn_broker_t *b, const msg_t *req,
+                     const struct bgn_msg_info *info, void *arg)
+{
+    json_t *o, *route;
+    int n = msg_route_count (req);
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
+        return;
+    if (!(route = json_array ()))
+        goto nomem;
+    for (int i = n - 1; i >= 0; i--)
+        json_array_append_new (route, json_string (msg_route_at (req, i)));
+    json_object_set_new (o, "route", route);
+    json_object_set_new (o, "rank", json_integer (b->rank));
+    json_object_set_new (o, "hops", json_integer (info ? info->hops : 0));
+    respond_json (b, req, o);
+    return;
+nomem:
+    json_decref (o);
+    broker_respond_error (b, req, ENOMEM, NULL);
+}
+
+static void info_cb (bgn_broker_t *b, const msg_t *req,
+                     const struct bgn_msg_info *info, void *arg)
+{
+    const char *topo = b->ovl && b->ovl->topology
+                           ? b->ovl->topology (b->ovl_state) : "none";
+    const char *health = b->ovl && b->ovl->health
+                             ? b->ovl->health (b->ovl_state) : "full";
+    json_t *o;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    o = json_pack ("{s:i s:i s:s s:s s:s s:s s:s s:f s:s s:s}",
+                   "rank", (int)b->rank,
+                   "size", (int)b->size,
+                   "hostname", b->hostname,
+                   "version", PACKAGE_VERSION,
+                   "topology", topo,
+                   "health", health,
+                   "instance", b->instance_id,
+                   "uptime", now_seconds () - b->start_time,
+                   "bootstrap", boot_method (b->boot),
+                   "rundir", b->rundir);
+    if (o) {
+        json_object_set_new (o, "client_rx", json_integer (b->client_rx));
+        json_object_set_new (o, "client_tx", json_integer (b->client_tx));
+        json_object_set_new (o, "client_drops",
+                             json_integer (b->client_drops));
+        json_object_set_new (o, "client_send_drops",
+                             json_integer (b->client_send_drops));
+        json_object_set_new (o, "route_drops", json_integer (b->route_drops));
+    }
+    respond_json (b, req, o);
+}
+
+static void module_list_cb (bgn_broker_t *b, const msg_t *req,
+                            const struct bgn_msg_info *info, void *arg)
+{
+    json_t *mods = json_array ();
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    if (mods && b->overlay_mod) {
+        const struct bgn_module *e = module_entry (b->overlay_mod);
+        json_array_append_new (mods, json_pack ("{s:s s:s s:s}",
+                                                "name", e->name,
+                                                "description",
+                                                e->description ? e->description
+                                                               : "",
+                                                "path",
+                                                module_path (b->overlay_mod)));
+    }
+    respond_json (b, req, json_pack ("{s:o}", "modules", mods));
+}
+
+static void shutdown_cb (bgn_broker_t *b, const msg_t *req,
+                         const struct bgn_msg_info *info, void *arg)
+{
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    logger_log (b->log, LOG_INFO, "shutdown requested");
+    broker_respond (b, req, NULL);
+    broker_stop (b, 0);
+}
+
+/* The subscriber is the local client at the bottom of the route stack. */
+static const char *local_client (struct bgn_broker *b, const msg_t *req)
+{
+    if (msg_route_count (req) != 1) {
+        broker_respond_error (b, req, EPROTO,
+                              "subscriptions are for local clients");
+        return NULL;
+    }
+    return msg_route_last (req);
+}
+
+static void subscribe_cb (bgn_broker_t *b, const msg_t *req,
+                          const struct bgn_msg_info *info, void *arg)
+{
+    const char *topic, *client;
+    json_t *o;
+    int unsub = !strcmp (msg_get_topic (req), "broker.unsubscribe");
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
+        return;
+    if (json_unpack (o, "{s:s}", "topic", &topic) < 0) {
+        broker_respond_error (b, req, EPROTO, "missing topic");
+        goto done;
+    }
+    if (!(client = local_client (b, req)))
+        goto done;
+    zlistx_t *subs = zhashx_lookup (b->subscriptions, client);
+    if (unsub) {
+        if (subs) {
+            for (char *p = zlistx_first (subs); p; p = zlistx_next (subs)) {
+                if (!strcmp (p, topic)) {
+                    zlistx_delete (subs, zlistx_cursor (subs));
+                    break;
+                }
+            }
+        }
+    }
+    else {
+        if (!subs) {
+            if (!(subs = zlistx_new ()))
+                goto nomem;
+            zlistx_set_destructor (subs, (zlistx_destructor_fn *)zstr_free);
+            zlistx_set_duplicator (subs, (zlistx_duplicator_fn *)strdup);
+            zhashx_insert (b->subscriptions, client, subs);
+        }
+        if (zlistx_size (subs) >= 256) {
+            broker_respond_error (b, req, ENOSPC, "too many subscriptions");
+            goto done;
+        }
+        zlistx_add_end (subs, (void *)topic);
+    }
+    broker_respond (b, req, NULL);
+done:
+    json_decref (o);
+    return;
+nomem:
+    broker_respond_error (b, req, ENOMEM, NULL);
+    json_decref (o);
+}
+
+static void event_pub_cb (bgn_broker_t *b, const msg_t *req,
+                          const struct bgn_msg_info *info, void *arg)
+{
+    const char *topic;
+    json_t *o, *payload = NULL;
+    msg_t *ev = NULL;
+    char *s = NULL;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
+        return;
+    if (json_unpack (o, "{s:s s?o}", "topic", &topic, "payload", &payload) < 0
+        || (payload && !json_is_object (payload))) {
+        broker_respond_error (b, req, EPROTO,
+                              "need topic and an object payload");
+        goto done;
+    }
+    if (b->rank != 0) {
+        broker_respond_error (b, req, EHOSTUNREACH, "rank 0 is not reachable");
+        goto done;
+    }
+    if (payload && !(s = json_dumps (payload, JSON_COMPACT)))
+        goto nomem;
+    if (!(ev = msg_event_create (topic, s))) {
+        broker_respond_error (b, req, errno, "bad event topic");
+        goto done;
+    }
+    msg_set_seq (ev, ++b->event_seq);
+    msg_set_userid (ev, msg_get_userid (req));
+    broker_deliver_event (b, ev);
+    respond_json (b, req, json_pack ("{s:i}", "seq", (int)b->event_seq));
+done:
+    msg_destroy (&ev);
+    free (s);
+    json_decref (o);
+    return;
+nomem:
+    broker_respond_error (b, req, ENOMEM, NULL);
+    goto done;
+}
+
+static void broker_service_cb (bgn_broker_t *b, const msg_t *req,
+                               const struct bgn_msg_info *info, void *arg)
+{
+    static const struct {
+        const char *topic;
+        bgn_service_f fn;
+    } methods[] = {
+        { "broker.ping", ping_cb },
+        { "broker.info", info_cb },
+        { "broker.module-list", module_list_cb },
+        { "broker.shutdown", shutdown_cb },
+        { "broker.subscribe", subscribe_cb },
+        { "broker.unsubscribe", subscribe_cb },
+    };
+    const char *topic = msg_get_topic (req);
+
+    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
+        if (!strcmp (topic, methods[i].topic)) {
+            methods[i].fn (b, req, info, arg);
+            return;
+        }
+    }
+    if (msg_get_type (req) == MSGTYPE_REQUEST)
+        broker_respond_error (b, req, ENOSYS, "unknown broker method");
+}
+
+static void event_service_cb (bgn_broker_t *b, const msg_t *req,
+                              const struct bgn_msg_info *info, void *arg)
+{
+    if (!strcmp (msg_get_topic (req), "event.pub"))
+        event_pub_cb (b, req, info, arg);
+    else if (msg_get_type (req) == MSGTYPE_REQUEST)
+        broker_respond_error (b, req, ENOSYS, "unknown event method");
+}
+
+int builtins_register (struct bgn_broker *b)
+{
+    if (service_add (b->services, "broker", broker_service_cb, NULL) < 0
+        || service_add (b->services, "event", event_service_cb, NULL) < 0) {
+        logger_log (b->log, LOG_ERR, "registering built-in services: %s",
+                    strerror (errno));
+        return -1;
+    }
+    return 0;
+}

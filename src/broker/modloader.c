@@ -1,0 +1,132 @@
+/* modloader.c: find, dlopen and check broker modules (see modloader.h). */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "modloader.h"
+
+struct module {
+    void *dso;
+    char *path;
+    const struct bgn_module *entry;
+    void *state;
+    int loaded;
+};
+
+/* Find NAME.so in a colon-separated path.  Returns a malloc'd path. */
+static char *module_find (const char *name, const char *searchpath)
+{
+    char *copy, *dir, *save = NULL, *found = NULL;
+
+    if (strchr (name, '/'))
+        return access (name, R_OK) == 0 ? strdup (name) : NULL;
+    if (!searchpath || !(copy = strdup (searchpath)))
+        return NULL;
+    for (dir = strtok_r (copy, ":", &save); dir && !found;
+         dir = strtok_r (NULL, ":", &save)) {
+        char *p;
+        if (asprintf (&p, "%s/%s.so", dir, name) < 0)
+            break;
+        if (access (p, R_OK) == 0)
+            found = p;
+        else
+            free (p);
+    }
+    free (copy);
+    return found;
+}
+
+struct module *module_open (const char *name, const char *searchpath,
+                            char *errbuf, size_t errlen)
+{
+    struct module *m;
+    char *path;
+
+    if (!(path = module_find (name, searchpath))) {
+        snprintf (errbuf, errlen, "module %s: not found in %s", name,
+                  searchpath ? searchpath : "(no module path)");
+        errno = ENOENT;
+        return NULL;
+    }
+    if (!(m = calloc (1, sizeof (*m)))) {
+        free (path);
+        return NULL;
+    }
+    m->path = path;
+    dlerror ();
+    if (!(m->dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))) {
+        snprintf (errbuf, errlen, "module %s: %s", path, dlerror ());
+        errno = ELIBBAD;
+        goto error;
+    }
+    m->entry = dlsym (m->dso, BGN_MODULE_SYMBOL);
+    if (!m->entry) {
+        snprintf (errbuf, errlen, "module %s: no %s symbol: not a bgn module",
+                  path, BGN_MODULE_SYMBOL);
+        errno = EINVAL;
+        goto error;
+    }
+    if (m->entry->abi_version != BGN_MODULE_ABI_VERSION) {
+        snprintf (errbuf, errlen, "module %s: ABI version %u, broker needs %u",
+                  path, (unsigned)m->entry->abi_version,
+                  (unsigned)BGN_MODULE_ABI_VERSION);
+        errno = EINVAL;
+        goto error;
+    }
+    if (!m->entry->name || !m->entry->load) {
+        snprintf (errbuf, errlen, "module %s: entry lacks a name or load()",
+                  path);
+        errno = EINVAL;
+        goto error;
+    }
+    return m;
+error: {
+        int saved = errno;
+        module_close (&m);
+        errno = saved;
+        return NULL;
+    }
+}
+
+void module_close (struct module **mp)
+{
+    if (mp && *mp) {
+        struct module *m = *mp;
+        if (m->loaded && m->entry->unload)
+            m->entry->unload (m->state);
+        if (m->dso)
+            dlclose (m->dso);
+        free (m->path);
+        free (m);
+        *mp = NULL;
+    }
+}
+
+const struct bgn_module *module_entry (struct module *m)
+{
+    return m->entry;
+}
+
+const char *module_path (struct module *m)
+{
+    return m->path;
+}
+
+int module_load (struct module *m, const struct bgn_broker_api *api,
+                 bgn_broker_t *b)
+{
+    if (m->entry->load (api, b, &m->state) < 0)
+        return -1;
+    m->loaded = 1;
+    return 0;
+}
+
+int module_start (struct module *m)
+{
+    if (!m->entry->start)
+        return 0;
+    return m->entry->start (m->state);
+}

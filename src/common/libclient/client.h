@@ -1,0 +1,93 @@
+/* client.h: how programs talk to a bgn broker.
+ *
+ * A handle is one connection to one broker's local connector (a ZeroMQ
+ * DEALER socket on the broker's ipc:// endpoint).  Over it a program makes
+ * RPCs, matched to their responses by matchtag, and receives events it
+ * subscribed to.  Every RPC has a deadline: waiting past it fails with
+ * ETIMEDOUT, so nothing waits forever.
+ *
+ * Single-threaded: one handle per thread.  Responses and events that
+ * arrive while waiting for something else are queued in the handle (events
+ * up to BGN_EVENT_QUEUE_MAX, beyond which the oldest are dropped and
+ * counted, see bgn_event_drops()).
+ *
+ * Errors: -1 or NULL with errno.  A failed RPC sets errno to the errnum
+ * the responder sent (EHOSTUNREACH, ENOSYS, ...) and bgn_rpc_error()
+ * returns its error string, if any.
+ */
+#ifndef BGN_CLIENT_H
+#define BGN_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/common/libmsg/message.h"
+
+#define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
+#define BGN_EVENT_QUEUE_MAX 100000
+
+typedef struct bgn_handle bgn_t;
+typedef struct bgn_rpc bgn_rpc_t;
+
+/* Connect to the broker at 'uri' ("ipc:///path/local", or a plain socket
+ * path).  NULL uri means $BGN_URI.  Fails with ENOENT (no uri given, or no
+ * socket at that path: the message says which), EINVAL, ENOMEM, with a
+ * message in errbuf.
+ */
+bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen);
+void bgn_close (bgn_t **hp);
+
+/* The default deadline for new RPCs, in seconds (> 0; INFINITY allowed
+ * only for streaming RPCs, via bgn_rpc_set_timeout).
+ */
+int bgn_set_timeout (bgn_t *h, double seconds);
+double bgn_get_timeout (bgn_t *h);
+
+/* Send a request for 'topic' to broker 'nodeid' (a rank, NODEID_ANY or
+ * NODEID_UPSTREAM) with JSON object text 'payload' (NULL for none).
+ * flags: MSGFLAG_NORESPONSE, MSGFLAG_STREAMING.  Returns an rpc that the
+ * caller destroys, or NULL with errno.
+ */
+bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
+                    const char *payload, int flags);
+
+/* Wait for the (next) response, until the rpc's deadline.  On success
+ * returns 0 and, if payload is non-NULL, points it at the response's JSON
+ * text (NULL if it had none), valid until the next call on this rpc.
+ * -1 with ETIMEDOUT, or the responder's errnum.
+ */
+int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload);
+
+/* Streaming RPCs: drop the current response so bgn_rpc_get() waits for
+ * the next one.
+ */
+void bgn_rpc_next (bgn_rpc_t *rpc);
+
+/* Reset the rpc's deadline to 'seconds' from now (INFINITY for none). */
+void bgn_rpc_set_timeout (bgn_rpc_t *rpc, double seconds);
+
+/* The error string of a failed response, or NULL. */
+const char *bgn_rpc_error (bgn_rpc_t *rpc);
+
+/* The whole response message, after a successful or failed get. */
+const msg_t *bgn_rpc_response (bgn_rpc_t *rpc);
+
+void bgn_rpc_destroy (bgn_rpc_t **rpcp);
+
+/* Events: subscribe/unsubscribe to topics starting with 'prefix' (RPCs
+ * to the local broker), receive the next event (NULL with ETIMEDOUT when
+ * 'timeout' seconds pass; a negative timeout waits for ever), publish
+ * (an RPC to rank 0, which assigns the sequence number, returned in *seq).
+ * The caller destroys received events.
+ */
+int bgn_event_subscribe (bgn_t *h, const char *prefix);
+int bgn_event_unsubscribe (bgn_t *h, const char *prefix);
+msg_t *bgn_event_recv (bgn_t *h, double timeout);
+int bgn_event_publish (bgn_t *h, const char *topic, const char *payload,
+                       uint32_t *seq);
+uint64_t bgn_event_drops (bgn_t *h);
+
+/* Malformed messages from the broker that were dropped. */
+uint64_t bgn_malformed_drops (bgn_t *h);
+
+#endif /* BGN_CLIENT_H */

@@ -1,0 +1,135 @@
+/* bgn/module.h: the ABI between bgn-broker and its loadable modules.
+ *
+ * A module is a shared object (e.g. overlay-bgn.so) that exports one data
+ * symbol, BGN_MODULE_SYMBOL ("bgn_module_entry"), of type struct
+ * bgn_module.  The broker dlopen()s the file, looks the symbol up, checks
+ * abi_version == BGN_MODULE_ABI_VERSION and that name is set, and refuses
+ * the module otherwise (logging the module path and the reason).
+ *
+ * The broker hands the module a table of functions (struct bgn_broker_api)
+ * instead of letting it call broker symbols directly, so modules link
+ * against nothing in the broker executable and the ABI is exactly this
+ * file.  Everything runs in the broker's single thread, driven by its czmq
+ * reactor (api->loop()); a module must never block.
+ *
+ * Life cycle:
+ *   load()    called once after the broker has bootstrapped its rank and
+ *             size; the module sets itself up, may bind sockets and may
+ *             publish bootstrap values with api->boot_put().
+ *   start()   called once after the bootstrap barrier: every broker's
+ *             boot_put values are visible through api->boot_get().
+ *   unload()  called at shutdown, in reverse load order; frees everything.
+ *
+ * Ownership: msg_t pointers passed to deliver()/send() are taken over by
+ * the callee in every case, success or failure; the caller must not touch
+ * them afterwards.  Strings returned by the api are owned by the broker
+ * and live as long as it does.
+ */
+#ifndef BGN_MODULE_H
+#define BGN_MODULE_H
+
+#include <stdint.h>
+#include <czmq.h>
+#include <jansson.h>
+
+#include "src/common/libmsg/message.h"
+
+#define BGN_MODULE_ABI_VERSION 1
+#define BGN_MODULE_SYMBOL "bgn_module_entry"
+
+typedef struct bgn_broker bgn_broker_t;
+
+/* Facts the overlay knows about a message it delivers. */
+struct bgn_msg_info {
+    int hops;               /* overlay hops travelled, 0 if local */
+    uint32_t source;        /* rank that injected it into the overlay */
+    int from_overlay;       /* 1 if it arrived over the overlay */
+};
+
+/* A service handler: called for each request addressed to the service.
+ * It answers with api->respond() / respond_error() (or not at all for
+ * MSGFLAG_NORESPONSE requests).  'req' is only valid during the call.
+ */
+typedef void (*bgn_service_f) (bgn_broker_t *b, const msg_t *req,
+                               const struct bgn_msg_info *info, void *arg);
+
+/* What an overlay module provides to the broker (api->set_overlay). */
+struct bgn_overlay_ops {
+    /* Carry 'msg' toward rank 'dest' (requests: its nodeid; responses: the
+     * rank on top of the route stack; NODEID_ANY / NODEID_UPSTREAM for
+     * service-addressed requests, which the overlay forwards toward rank
+     * 0).  Takes ownership of msg.  Returns 0, or -1 with errno
+     * (EHOSTUNREACH: no route; the overlay has then NOT sent it).
+     */
+    int (*send) (void *state, msg_t *msg, uint32_t dest);
+    /* A one-word health ("full", "degraded", "partitioned", ...). */
+    const char *(*health) (void *state);
+    /* Topology name and diameter, for broker.info. */
+    const char *(*topology) (void *state);
+};
+
+struct bgn_broker_api {
+    uint32_t (*rank) (bgn_broker_t *b);
+    uint32_t (*size) (bgn_broker_t *b);
+    const char *(*hostname) (bgn_broker_t *b);
+    const char *(*instance_id) (bgn_broker_t *b);   /* same on all ranks */
+    const char *(*rundir) (bgn_broker_t *b);
+    zloop_t *(*loop) (bgn_broker_t *b);
+    json_t *(*config) (bgn_broker_t *b);            /* finalized config */
+
+    /* Log at a syslog level (LOG_ERR .. LOG_DEBUG). */
+    void (*log) (bgn_broker_t *b, int level, const char *fmt, ...)
+        __attribute__ ((format (printf, 3, 4)));
+
+    /* Bootstrap exchange: put before start(), get from start() on.
+     * get copies the value of 'key' published by 'rank' into buf.
+     * -1 with errno (ENOENT, EOVERFLOW, ETIMEDOUT, EPROTO).
+     */
+    int (*boot_put) (bgn_broker_t *b, const char *key, const char *value);
+    int (*boot_get) (bgn_broker_t *b, uint32_t rank, const char *key,
+                     char *buf, size_t len);
+
+    /* Services: requests whose topic's first component (up to the first
+     * '.') is 'name' go to fn.  EEXIST if taken.
+     */
+    int (*service_add) (bgn_broker_t *b, const char *name, bgn_service_f fn,
+                        void *arg);
+    int (*service_remove) (bgn_broker_t *b, const char *name);
+
+    /* Answer a request.  No-op for NORESPONSE requests. */
+    int (*respond) (bgn_broker_t *b, const msg_t *req, const char *payload);
+    int (*respond_error) (bgn_broker_t *b, const msg_t *req, int errnum,
+                          const char *errstr);
+
+    /* The overlay hands a message that reached this rank to the broker,
+     * which routes it locally (service, client, or back out).
+     */
+    int (*deliver) (bgn_broker_t *b, msg_t *msg,
+                    const struct bgn_msg_info *info);
+
+    /* Send a message as if a local client had: through the broker's
+     * routing.  For module-originated requests, a response comes back to
+     * the module's 'response' handler registered with service_add under
+     * the request topic's service name (routes end at this rank).
+     */
+    int (*send) (bgn_broker_t *b, msg_t *msg);
+
+    /* Install the overlay.  One per broker; EBUSY if already set. */
+    int (*set_overlay) (bgn_broker_t *b, const struct bgn_overlay_ops *ops,
+                        void *state);
+
+    /* Ask the broker to shut down with this exit code. */
+    void (*stop) (bgn_broker_t *b, int exit_code);
+};
+
+struct bgn_module {
+    uint32_t abi_version;
+    const char *name;
+    const char *description;
+    int (*load) (const struct bgn_broker_api *api, bgn_broker_t *b,
+                 void **state);
+    int (*start) (void *state);
+    void (*unload) (void *state);
+};
+
+#endif /* BGN_MODULE_H */
