@@ -524,6 +524,28 @@ static void do_get (pmi_server_t *srv, int rank, const char *line)
     reply (srv, rank, "cmd=get_result rc=0 msg=success value=%s", e->value);
 }
 
+/* Complete the barrier if everyone is in; fail it if the ranks that are
+ * not in can never come (they finalized or aborted).
+ */
+static void barrier_check (pmi_server_t *srv)
+{
+    int gone = 0;
+
+    if (srv->nbarrier == 0)
+        return;
+    if (srv->nbarrier == srv->size) {
+        barrier_release (srv, true, NULL);
+        return;
+    }
+    for (int i = 0; i < srv->size; i++) {
+        int st = srv->clients[i].state;
+        if (st != PMI_CLIENT_NONE && st != PMI_CLIENT_CONNECTED)
+            gone++;
+    }
+    if (gone > 0 && srv->nbarrier + gone >= srv->size)
+        barrier_release (srv, false, "some_ranks_finalized");
+}
+
 static void do_barrier (pmi_server_t *srv, int rank)
 {
     struct client *c = &srv->clients[rank];
@@ -537,8 +559,7 @@ static void do_barrier (pmi_server_t *srv, int rank)
     }
     c->in_barrier = true;
     srv->nbarrier++;
-    if (srv->nbarrier == srv->size)
-        barrier_release (srv, true, NULL);
+    barrier_check (srv);
 }
 
 static void do_line (pmi_server_t *srv, int rank, const char *line)
@@ -580,6 +601,7 @@ static void do_line (pmi_server_t *srv, int rank, const char *line)
         c->state = PMI_CLIENT_FINALIZED;
         srv->nfinalized++;
         reply (srv, rank, "cmd=finalize_ack rc=0");
+        barrier_check (srv);
     }
     else if (!strcmp (cmd, "abort")) {
         c->state = PMI_CLIENT_ABORTED;

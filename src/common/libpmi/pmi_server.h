@@ -30,11 +30,16 @@
  *
  * Barrier and exits: if a client closes before it sent finalize while
  * others wait in a barrier, they get "barrier_out rc=-1 msg=..." and the
- * barrier is broken: every later barrier_in gets rc=-1 at once.
+ * barrier is broken: every later barrier_in gets rc=-1 at once.  A
+ * barrier that can never complete because the missing ranks already sent
+ * finalize (or abort) also ends with rc=-1 (msg=some_ranks_finalized).
+ * The barrier waits for ranks that have not been added yet.
  *
  * Bounds: at most PMI_SERVER_MAX_KVS entries; key <= 64 bytes, value <=
  * 1024 bytes, kvsname <= 256; a put over a bound gets rc=-1.  A put of an
- * existing key replaces it (hydra rejects duplicates; we don't).
+ * existing key replaces it, and a put is visible to gets at once (hydra
+ * shows puts only after the next barrier: portable clients must barrier
+ * between put and get).
  *
  * Not thread-safe; no global state.  Writes use MSG_NOSIGNAL, so a dead
  * client never raises SIGPIPE.

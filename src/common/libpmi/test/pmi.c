@@ -228,6 +228,15 @@ static const char *xchg (pmi_server_t *srv, int sfd, int tfd,
     return reply;
 }
 
+static int nlogs;
+static char lastlog[512];
+static void log_cb (const char *msg, void *arg)
+{
+    nlogs++;
+    snprintf (lastlog, sizeof (lastlog), "%s", msg);
+    (void)arg;
+}
+
 static void test_protocol_errors (void)
 {
     char err[256];
@@ -236,6 +245,7 @@ static void test_protocol_errors (void)
     int rc;
     char big[6000];
 
+    pmi_server_set_log (srv, log_cb, NULL);
     socketpair (AF_UNIX, SOCK_STREAM, 0, sv);
     ok (pmi_server_add_client (srv, 0, sv[0], err, sizeof (err)) == 0,
         "add rank 0");
@@ -332,6 +342,8 @@ static void test_protocol_errors (void)
     ok (read (sv[1], &c, 1) <= 0, "then EOF/ECONNRESET on the client side");
     cmp_ok (pmi_server_client_state (srv, 0), "==", PMI_CLIENT_CLOSED,
             "rank 0 state CLOSED");
+    is (lastlog, "rank 0: closed before finalize", "log callback: %d messages",
+        nlogs);
     ok (pmi_server_client_rank (srv, sv[0]) < 0,
         "its fd is forgotten");
     cmp_ok (pmi_server_nclients (srv), "==", 1, "one client left");
@@ -363,6 +375,33 @@ static void test_protocol_errors (void)
         diag ("write failed");
     ok (pmi_server_handle (srv, sv[0]) == 1, "NUL byte: client closed");
     close (sv[1]);
+    pmi_server_destroy (&srv);
+
+    /* barrier that cannot complete: the other rank finalized */
+    srv = pmi_server_create (3, "K", NULL, 0);
+    socketpair (AF_UNIX, SOCK_STREAM, 0, sv);
+    socketpair (AF_UNIX, SOCK_STREAM, 0, sv2);
+    int sv3[2];
+    socketpair (AF_UNIX, SOCK_STREAM, 0, sv3);
+    pmi_server_add_client (srv, 0, sv[0], NULL, 0);
+    pmi_server_add_client (srv, 1, sv2[0], NULL, 0);
+    pmi_server_add_client (srv, 2, sv3[0], NULL, 0);
+    is (xchg (srv, sv[0], sv[1], "cmd=barrier_in\n", NULL), "",
+        "3 ranks: rank 0 waits in the barrier");
+    is (xchg (srv, sv2[0], sv2[1], "cmd=finalize\n", NULL),
+        "cmd=finalize_ack rc=0", "rank 1 finalizes");
+    is (xchg (srv, sv3[0], sv3[1], "cmd=barrier_in\n", NULL),
+        "cmd=barrier_out rc=-1 msg=some_ranks_finalized",
+        "rank 2 enters: the barrier fails (rank 1 finalized)");
+    xchg (srv, sv[0], sv[1], "", NULL);
+    is (reply, "cmd=barrier_out rc=-1 msg=some_ranks_finalized",
+        "rank 0 is released with rc=-1 too");
+    xchg (srv, sv3[0], sv3[1], "cmd=abort exitcode=3\n", NULL);
+    cmp_ok (pmi_server_client_state (srv, 2), "==", PMI_CLIENT_ABORTED,
+            "abort: state ABORTED");
+    close (sv[1]);
+    close (sv2[1]);
+    close (sv3[1]);
     pmi_server_destroy (&srv);
 
     ok (pmi_server_create (0, "K", err, sizeof (err)) == NULL
