@@ -42,8 +42,13 @@
  * key gives "rc=-1 msg=key_K_not_found"; an unknown command makes
  * mpiexec kill the whole job.
  *
- * After ETIMEDOUT, EPROTO or a connection error the stream may be out of
- * step; the client should be destroyed.
+ * A reply with rc != 0 (EPROTO, or ENOENT from get) leaves the stream in
+ * step; the client may go on.  ENOENT from get means only "the server
+ * answered the get with rc != 0" (the wire has no error codes), which is
+ * a missing key in practice.
+ *
+ * After ETIMEDOUT, a malformed reply or a connection error the stream
+ * may be out of step; the client should be destroyed.
  */
 #ifndef BGN_PMI_CLIENT_H
 #define BGN_PMI_CLIENT_H
