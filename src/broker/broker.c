@@ -853,6 +853,15 @@ static int bootstrap_finish (struct bgn_broker *b)
                     strerror (errno));
         return -1;
     }
+    /* Second barrier: every peer now admits connections (CURVE keys are
+     * authorized), so connecting cannot race a peer's ZAP set-up. */
+    if (boot_barrier (b->boot, err, sizeof (err)) < 0)
+        goto error;
+    if (b->overlay_mod && module_connect (b->overlay_mod) < 0) {
+        logger_log (b->log, LOG_ERR, "overlay connect failed: %s",
+                    strerror (errno));
+        return -1;
+    }
     if (boot_finalize (b->boot, err, sizeof (err)) < 0)
         goto error;
     return 0;

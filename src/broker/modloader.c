@@ -130,3 +130,10 @@ int module_start (struct module *m)
         return 0;
     return m->entry->start (m->state);
 }
+
+int module_connect (struct module *m)
+{
+    if (!m->entry->connect)
+        return 0;
+    return m->entry->connect (m->state);
+}

@@ -30,5 +30,6 @@ const char *module_path (struct module *m);
 int module_load (struct module *m, const struct bgn_broker_api *api,
                  bgn_broker_t *b);
 int module_start (struct module *m);
+int module_connect (struct module *m);
 
 #endif

@@ -203,7 +203,7 @@ static int rank_of_pid (struct instance *in, pid_t pid)
 }
 
 /* Reap every exited child.  Returns the number of brokers that exited. */
-static int reap (struct instance *in, int starting)
+static int reap (struct instance *in, int starting, int stopping)
 {
     int status, n = 0;
     pid_t pid;
@@ -224,7 +224,9 @@ static int reap (struct instance *in, int starting)
         describe_status (status, why, sizeof (why));
         if (starting)
             logmsg (in, "rank %d %s during start-up", r, why);
-        else
+        else if (!stopping || !((WIFEXITED (status) && WEXITSTATUS (status) == 0)
+                                || (WIFSIGNALED (status)
+                                    && WTERMSIG (status) == SIGTERM)))
             logmsg (in, "rank %d %s", r, why);
         write_pidfile (in);
     }
@@ -248,7 +250,9 @@ static int brokers_alive (struct instance *in)
 }
 
 /* Wait for signals/children/PMI traffic for up to 'timeout' seconds.
- * Returns the signal number that arrived (SIGINT/SIGTERM), 0 otherwise.
+ * 'starting' is 1 during start-up, 2 during shutdown, 0 otherwise (it
+ * decides how broker exits are reported).  Returns the signal number that
+ * arrived (SIGINT/SIGTERM), 0 otherwise.
  */
 static int service_events (struct instance *in, double timeout, int starting,
                            int *broker_exits)
@@ -277,7 +281,7 @@ static int service_events (struct instance *in, double timeout, int starting,
                 got = si.ssi_signo;
         }
     }
-    *broker_exits += reap (in, starting);
+    *broker_exits += reap (in, starting == 1, starting == 2);
     return got;
 }
 
@@ -399,13 +403,13 @@ static void shutdown_brokers (struct instance *in)
 
     signal_brokers (in, SIGTERM);
     while (brokers_alive (in) > 0 && now_seconds () < deadline)
-        service_events (in, 0.05, 0, &exits);
+        service_events (in, 0.05, 2, &exits);
     if (brokers_alive (in) > 0) {
         logmsg (in, "%d broker(s) still running after %gs: killing",
                 brokers_alive (in), in->shutdown_grace);
         signal_brokers (in, SIGKILL);
         while (brokers_alive (in) > 0)
-            service_events (in, 0.05, 0, &exits);
+            service_events (in, 0.05, 2, &exits);
     }
     for (int r = 0; r < in->size; r++) {
         int st = in->procs[r].status;
@@ -477,6 +481,10 @@ int cmd_start (int argc, char **argv)
     in.broker_path = cmd_find_program ("bgn-broker");
     add_arg (&in, "bgn-broker");
     add_arg (&in, "--rundir=");        /* filled in per rank */
+    /* All brokers share this host: ipc:// is the fastest transport.  A
+     * later -o overlay.bind=... from the user wins. */
+    add_arg (&in, "-o");
+    add_arg (&in, "overlay.bind=\"ipc://%R/overlay\"");
     while ((c = getopt_long (argc, argv, "+s:c:o:T:w:kvh", longopts,
                              NULL)) != -1) {
         switch (c) {

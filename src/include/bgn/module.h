@@ -17,7 +17,11 @@
  *             size; the module sets itself up, may bind sockets and may
  *             publish bootstrap values with api->boot_put().
  *   start()   called once after the bootstrap barrier: every broker's
- *             boot_put values are visible through api->boot_get().
+ *             boot_put values are visible through api->boot_get().  The
+ *             module reads its peers' values and authorizes their keys.
+ *   connect() optional: called after a second barrier, when every
+ *             broker's start() has run (so every peer is ready to admit
+ *             connections); the module connects to its peers.
  *   unload()  called at shutdown, in reverse load order; frees everything.
  *
  * Ownership: msg_t pointers passed to deliver()/send() are taken over by
@@ -130,6 +134,7 @@ struct bgn_module {
                  void **state);
     int (*start) (void *state);
     void (*unload) (void *state);
+    int (*connect) (void *state);
 };
 
 #endif /* BGN_MODULE_H */

@@ -1,0 +1,62 @@
+/* envelope.h: the overlay's per-hop envelope frame.
+ *
+ * Between two peers every overlay message is
+ *     [envelope][broker message frames...]
+ * (the ROUTER socket adds/strips the peer identity).  The envelope is
+ * added by the sending broker and stripped by the receiving one, so the
+ * broker message format (libmsg) never changes.  32 bytes, network order:
+ *
+ *   0  u8   magic 0xb6          8  u32 source rank (injected it)
+ *   1  u8   version 1          12  u32 destination rank, or NODEID_ANY /
+ *   2  u8   kind (ENV_*)               NODEID_UPSTREAM
+ *   3  u8   ttl (hops left)    16  u64 sender incarnation
+ *   4  u8   hops (so far)      24  u64 receiver incarnation as the sender
+ *   5  u8   flags                      knows it (0 only in HELLO)
+ *   6  u16  reserved, 0
+ *
+ * Pure functions, no state.
+ */
+#ifndef BGN_OVERLAY_ENVELOPE_H
+#define BGN_OVERLAY_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ENV_MAGIC   0xb6
+#define ENV_VERSION 1
+#define ENV_SIZE    32
+
+enum {
+    ENV_DATA = 1,        /* a broker message follows */
+    ENV_HELLO = 2,       /* connector -> binder: JSON hello */
+    ENV_HELLO_ACK = 3,   /* binder -> connector: JSON hello */
+    ENV_HELLO_NAK = 4,   /* refusal: JSON {"reason": "..."} */
+    ENV_KEEPALIVE = 5,   /* liveness only */
+    ENV_GOODBYE = 6,     /* orderly leave */
+    ENV_KIND_MAX = 6,
+};
+
+struct envelope {
+    uint8_t kind;
+    uint8_t ttl;
+    uint8_t hops;
+    uint8_t flags;
+    uint32_t source;
+    uint32_t dest;
+    uint64_t sender_inc;
+    uint64_t receiver_inc;
+};
+
+/* Write the 32-byte form of env into buf. */
+void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
+
+/* Parse len bytes at data.  Returns 0, or -1 with errno EPROTO and a
+ * reason in *why (a static string) for a wrong size, magic, version,
+ * kind or non-zero reserved field.
+ */
+int envelope_decode (const void *data, size_t len, struct envelope *env,
+                     const char **why);
+
+const char *envelope_kindstr (int kind);
+
+#endif

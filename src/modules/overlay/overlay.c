@@ -1,0 +1,1399 @@
+/* overlay.c: overlay-bgn.so, the broker's overlay network module.
+ *
+ * One ZMQ_ROUTER socket per broker carries all peer traffic.  It binds one
+ * endpoint and connects to the neighbours it is responsible for: for every
+ * graph edge the lower rank connects, so each edge has exactly one
+ * connection (two would duplicate routing ids and lose traffic, see
+ * notes/zeromq.md).  Socket identities are ranks in decimal.
+ *
+ * Every message between peers is [envelope][broker message frames].  An
+ * intermediate broker reads only the envelope, picks the next hop with
+ * libbgn's router and moves the frames on without decoding them; only the
+ * destination (or, for service-addressed requests, each broker on the way
+ * to rank 0) decodes the broker message and hands it to the broker.
+ *
+ * What else lives here: the hello exchange that admits a peer (rank,
+ * protocol version, instance id, CURVE key via the ZAP handler), the TTL
+ * loop guard, per-peer backlogs for full queues and not-yet-connected
+ * peers, keepalives and peer states, the start-up "ready" report that lets
+ * rank 0 say when the overlay is whole, and the overlay.* services
+ * (status for bgn overlay-status).
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <math.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <czmq.h>
+#include <jansson.h>
+
+#include "src/include/bgn/module.h"
+#include "src/common/libbgn/bgn.h"
+#include "src/common/libconf/conf.h"
+#include "envelope.h"
+
+#define MAX_FRAMES (MSG_MAX_ROUTES + 8)
+#define PROTOCOL_VERSION 1
+#define MAX_HOPS_LIST 128
+
+enum peer_state {
+    PEER_CONNECTING = 0,   /* no hello yet */
+    PEER_UP,
+    PEER_SUSPECT,          /* silent for a few keepalive intervals */
+    PEER_DOWN,
+};
+
+static const char *peer_state_str (int s)
+{
+    switch (s) {
+    case PEER_CONNECTING: return "connecting";
+    case PEER_UP: return "up";
+    case PEER_SUSPECT: return "suspect";
+    case PEER_DOWN: return "down";
+    }
+    return "unknown";
+}
+
+/* A message waiting for a peer: an envelope and owned frames. */
+struct pending {
+    struct envelope env;
+    int nframes;
+    zmq_msg_t frames[];
+};
+
+struct peer {
+    uint32_t rank;
+    char id[16];
+    int connector;           /* this broker connects to it */
+    int state;
+    uint64_t incarnation;    /* from its hello */
+    char endpoint[256];
+    char pubkey[41];
+    char hostname[64];
+    double last_heard;
+    double last_sent;
+    double state_since;
+    zlistx_t *backlog;       /* struct pending * */
+    uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
+    uint64_t reroutes, ttl_drops, backlog_drops;
+    double rtt_us;
+    double ka_sent_at;       /* keepalive awaiting echo, for RTT */
+    int leaving;             /* said goodbye: its down is orderly */
+};
+
+struct overlay {
+    const struct bgn_broker_api *api;
+    bgn_broker_t *b;
+    uint32_t rank, size;
+    uint64_t incarnation;
+    char topo_spec[64];
+    char topo_desc[96];
+    struct bgn_topo *topo;
+    struct bgn_router *router;
+    int diameter;
+    int ttl;
+    void *sock;
+    char bind_uri[512];
+    char public_uri[512];
+    zloop_t *loop;
+    int ka_timer;
+    int retry_timer;
+
+    struct peer **peers;      /* indexed by position in neighbours[] */
+    uint32_t *neighbours;     /* sorted */
+    int npeers;
+    int peers_up;
+
+    /* CURVE */
+    int curve;
+    zcert_t *cert;
+    zcertstore_t *certstore;  /* zauth owns it once the actor exists */
+    zactor_t *auth;
+
+    /* liveness settings */
+    double keepalive_interval;
+    double peer_timeout;
+    int sndhwm;
+    int backlog_max;
+
+    /* start-up readiness: rank 0 counts ranks that reported all peers up */
+    struct bgn_rankset *ready;
+    int reported_ready;
+
+    /* the inbound envelope while a message is being delivered, so that a
+     * service-addressed request the broker sends on keeps its ttl/hops */
+    const struct envelope *inbound;
+
+    int test_loop;            /* BGN_OVERLAY_TEST_LOOP: force a loop */
+
+    /* counters */
+    uint64_t ttl_drops;
+    uint64_t unknown_peer_drops;
+    uint64_t malformed_drops;
+    uint64_t stale_drops;
+    uint64_t no_route_drops;
+    uint64_t backlog_overflows;
+    uint64_t forwarded;
+    uint64_t delivered;
+};
+
+static double now_seconds (void)
+{
+    struct timespec ts;
+    clock_gettime (CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+#define ovlog(ov, level, ...) (ov)->api->log ((ov)->b, (level), __VA_ARGS__)
+
+/* ---- peers ------------------------------------------------------------ */
+
+static struct peer *peer_lookup (struct overlay *ov, uint32_t rank)
+{
+    int lo = 0, hi = ov->npeers - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (ov->neighbours[mid] == rank)
+            return ov->peers[mid];
+        if (ov->neighbours[mid] < rank)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return NULL;
+}
+
+static struct peer *peer_lookup_id (struct overlay *ov, const void *id,
+                                    size_t len)
+{
+    char buf[16];
+    char *end;
+    unsigned long r;
+
+    if (len == 0 || len >= sizeof (buf))
+        return NULL;
+    memcpy (buf, id, len);
+    buf[len] = '\0';
+    if (buf[0] < '0' || buf[0] > '9')
+        return NULL;
+    r = strtoul (buf, &end, 10);
+    if (*end || r >= ov->size)
+        return NULL;
+    return peer_lookup (ov, (uint32_t)r);
+}
+
+static void pending_destroy (struct pending **pp)
+{
+    if (pp && *pp) {
+        for (int i = 0; i < (*pp)->nframes; i++)
+            zmq_msg_close (&(*pp)->frames[i]);
+        free (*pp);
+        *pp = NULL;
+    }
+}
+
+static void pending_destructor (void **item)
+{
+    pending_destroy ((struct pending **)item);
+}
+
+static void peer_destroy (struct peer **pp)
+{
+    if (pp && *pp) {
+        zlistx_destroy (&(*pp)->backlog);
+        free (*pp);
+        *pp = NULL;
+    }
+}
+
+static struct peer *peer_create (struct overlay *ov, uint32_t rank)
+{
+    struct peer *p = calloc (1, sizeof (*p));
+    if (!p)
+        return NULL;
+    p->rank = rank;
+    snprintf (p->id, sizeof (p->id), "%u", (unsigned)rank);
+    p->connector = ov->rank < rank;
+    p->state = PEER_CONNECTING;
+    p->state_since = now_seconds ();
+    p->rtt_us = -1;
+    if (!(p->backlog = zlistx_new ())) {
+        free (p);
+        return NULL;
+    }
+    zlistx_set_destructor (p->backlog, pending_destructor);
+    return p;
+}
+
+/* ---- sending ---------------------------------------------------------- */
+
+/* Send one message to peer p now.  frames are consumed on success (moved
+ * into libzmq) and left to the caller on failure.  -1 with errno EAGAIN
+ * (queue full) or EHOSTUNREACH (not connected).
+ */
+static int peer_send_now (struct overlay *ov, struct peer *p,
+                          struct envelope *env, zmq_msg_t *frames, int n)
+{
+    uint8_t buf[ENV_SIZE];
+    size_t bytes = ENV_SIZE;
+
+    env->receiver_inc = p->incarnation;
+    env->sender_inc = ov->incarnation;
+    envelope_encode (env, buf);
+    if (zmq_send (ov->sock, p->id, strlen (p->id),
+                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        return -1;
+    /* Once the identity frame is accepted, the rest cannot fail. */
+    if (zmq_send (ov->sock, buf, ENV_SIZE, (n > 0 ? ZMQ_SNDMORE : 0)) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        bytes += zmq_msg_size (&frames[i]);
+        if (zmq_msg_send (&frames[i], ov->sock, i < n - 1 ? ZMQ_SNDMORE : 0) < 0)
+            return -1;
+    }
+    p->tx_msgs++;
+    p->tx_bytes += bytes;
+    p->last_sent = now_seconds ();
+    return 0;
+}
+
+/* Queue a message for p.  Takes the frames.  -1/ENOBUFS when full. */
+static int peer_enqueue (struct overlay *ov, struct peer *p,
+                         const struct envelope *env, zmq_msg_t *frames, int n)
+{
+    struct pending *pd;
+
+    if ((int)zlistx_size (p->backlog) >= ov->backlog_max) {
+        p->backlog_drops++;
+        ov->backlog_overflows++;
+        errno = ENOBUFS;
+        return -1;
+    }
+    if (!(pd = malloc (sizeof (*pd) + n * sizeof (zmq_msg_t))))
+        return -1;
+    pd->env = *env;
+    pd->nframes = n;
+    for (int i = 0; i < n; i++) {
+        zmq_msg_init (&pd->frames[i]);
+        zmq_msg_move (&pd->frames[i], &frames[i]);
+    }
+    zlistx_add_end (p->backlog, pd);
+    if (ov->retry_timer < 0)
+        ov->retry_timer = -2;   /* ask for the retry timer, see below */
+    return 0;
+}
+
+static void schedule_retry (struct overlay *ov);
+
+/* Choose among equal-cost hops: a fixed pick per (self, dest) keeps one
+ * flow on one path (in order); the others are fall-backs.
+ */
+static int hops_for (struct overlay *ov, uint32_t dest, uint32_t *hops, int max)
+{
+    int n;
+
+    if (ov->test_loop) {
+        /* Test-only: forward to the lowest neighbour that is not dest, so
+         * two brokers bounce a message until its TTL runs out. */
+        for (int i = 0; i < ov->npeers; i++) {
+            if (ov->neighbours[i] != dest) {
+                hops[0] = ov->neighbours[i];
+                return 1;
+            }
+        }
+    }
+    n = bgn_router_next_hop (ov->router, ov->rank, dest, hops, max);
+    if (n <= 1)
+        return n;
+    if (n > max)
+        n = max;
+    int first = (int)((ov->rank + dest) % (uint32_t)n);
+    /* rotate so hops[0] is the preferred one */
+    uint32_t tmp[MAX_HOPS_LIST];
+    for (int i = 0; i < n; i++)
+        tmp[i] = hops[(first + i) % n];
+    memcpy (hops, tmp, n * sizeof (uint32_t));
+    return n;
+}
+
+/* Route a message (envelope already filled: ttl, hops, source, dest)
+ * one hop toward env->dest.  Consumes the frames when it returns 0
+ * (sent or queued).  On -1 (errno EHOSTUNREACH: no route; ENOBUFS:
+ * backlog full) the frames are still the caller's.
+ */
+static int route_out (struct overlay *ov, struct envelope *env,
+                      zmq_msg_t *frames, int n)
+{
+    uint32_t hops[MAX_HOPS_LIST];
+    uint32_t target = env->dest;
+    int nh;
+    struct peer *queue_on = NULL;
+
+    if (target == NODEID_ANY || target == NODEID_UPSTREAM)
+        target = 0;
+    if ((nh = hops_for (ov, target, hops, MAX_HOPS_LIST)) < 0)
+        return -1;
+    if (nh == 0) {
+        errno = EINVAL;   /* it is for us: the caller should deliver */
+        return -1;
+    }
+    for (int i = 0; i < nh; i++) {
+        struct peer *p = peer_lookup (ov, hops[i]);
+        if (!p)
+            continue;
+        if (p->state == PEER_UP || p->state == PEER_SUSPECT) {
+            /* keep order: nothing may overtake what is queued */
+            if (zlistx_size (p->backlog) == 0
+                && peer_send_now (ov, p, env, frames, n) == 0) {
+                if (i > 0)
+                    p->reroutes++;
+                return 0;
+            }
+            if (!queue_on)
+                queue_on = p;
+        }
+        else if (p->state == PEER_CONNECTING && !queue_on)
+            queue_on = p;
+    }
+    if (!queue_on) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    if (peer_enqueue (ov, queue_on, env, frames, n) < 0)
+        return -1;
+    schedule_retry (ov);
+    return 0;
+}
+
+/* Flush backlogs of peers that can take traffic.  Messages whose peer went
+ * down are rerouted (they were never sent, so no duplicates).
+ */
+static void flush_backlogs (struct overlay *ov)
+{
+    int pending = 0;
+
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        struct pending *pd;
+        while ((pd = zlistx_first (p->backlog))) {
+            if (p->state == PEER_CONNECTING)
+                break;
+            if (p->state == PEER_DOWN) {
+                zlistx_detach (p->backlog, NULL);
+                p->reroutes++;
+                if (route_out (ov, &pd->env, pd->frames, pd->nframes) < 0) {
+                    ov->no_route_drops++;
+                }
+                else
+                    pd->nframes = 0;   /* frames moved */
+                pending_destroy (&pd);
+                continue;
+            }
+            if (peer_send_now (ov, p, &pd->env, pd->frames, pd->nframes) < 0)
+                break;
+            pd->nframes = 0;
+            zlistx_detach (p->backlog, NULL);
+            pending_destroy (&pd);
+        }
+        pending += zlistx_size (p->backlog);
+    }
+    (void)pending;
+}
+
+static int retry_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct overlay *ov = arg;
+    int left = 0;
+
+    ov->retry_timer = -1;
+    flush_backlogs (ov);
+    for (int i = 0; i < ov->npeers; i++)
+        if (ov->peers[i]->state != PEER_CONNECTING)
+            left += zlistx_size (ov->peers[i]->backlog);
+    if (left)
+        schedule_retry (ov);
+    return 0;
+}
+
+static void schedule_retry (struct overlay *ov)
+{
+    if (ov->retry_timer >= 0)
+        return;
+    ov->retry_timer = zloop_timer (ov->loop, 5, 1, retry_cb, ov);
+}
+
+/* Encode a broker message into freshly allocated zmq frames. */
+static int msg_to_frames (msg_t *msg, zmq_msg_t *frames, int max)
+{
+    struct msg_frame mf[MAX_FRAMES];
+    int n = msg_encode (msg, mf, MAX_FRAMES);
+
+    if (n < 0 || n > max) {
+        errno = EINVAL;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        if (zmq_msg_init_size (&frames[i], mf[i].size) < 0) {
+            for (int j = 0; j < i; j++)
+                zmq_msg_close (&frames[j]);
+            return -1;
+        }
+        memcpy (zmq_msg_data (&frames[i]), mf[i].data, mf[i].size);
+    }
+    return n;
+}
+
+static void close_frames (zmq_msg_t *frames, int n)
+{
+    for (int i = 0; i < n; i++)
+        zmq_msg_close (&frames[i]);
+}
+
+/* The overlay_ops.send entry point: the broker hands us a message. */
+static int overlay_send (void *state, msg_t *msg, uint32_t dest)
+{
+    struct overlay *ov = state;
+    zmq_msg_t frames[MAX_FRAMES];
+    struct envelope env = { .kind = ENV_DATA };
+    int n, saved;
+
+    if (dest == ov->rank || (dest >= ov->size && dest < NODEID_UPSTREAM)) {
+        msg_destroy (&msg);
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    if (ov->inbound) {
+        /* continuing a message that arrived over the overlay */
+        env.ttl = ov->inbound->ttl;
+        env.hops = ov->inbound->hops;
+        env.source = ov->inbound->source;
+    }
+    else {
+        env.ttl = ov->ttl;
+        env.hops = 0;
+        env.source = ov->rank;
+    }
+    env.dest = dest;
+    if (env.ttl == 0) {
+        ov->ttl_drops++;
+        msg_destroy (&msg);
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    env.ttl--;
+    env.hops++;
+    if ((n = msg_to_frames (msg, frames, MAX_FRAMES)) < 0) {
+        saved = errno;
+        msg_destroy (&msg);
+        errno = saved;
+        return -1;
+    }
+    msg_destroy (&msg);
+    if (route_out (ov, &env, frames, n) < 0) {
+        saved = errno;
+        close_frames (frames, n);
+        ov->no_route_drops++;
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+static const char *overlay_health (void *state);
+
+static const char *overlay_topology (void *state)
+{
+    struct overlay *ov = state;
+    return ov->topo_desc;
+}
+
+static const struct bgn_overlay_ops overlay_ops = {
+    .send = overlay_send,
+    .health = overlay_health,
+    .topology = overlay_topology,
+};
+
+/* ---- control messages (hello, keepalive) ------------------------------ */
+
+static int send_control (struct overlay *ov, struct peer *p, int kind,
+                         json_t *o)
+{
+    struct envelope env = { .kind = kind, .ttl = 1, .source = ov->rank,
+                            .dest = p->rank };
+    zmq_msg_t frame;
+    char *s = NULL;
+    int n = 0, rc;
+
+    if (o) {
+        if (!(s = json_dumps (o, JSON_COMPACT)))
+            return -1;
+        zmq_msg_init_size (&frame, strlen (s));
+        memcpy (zmq_msg_data (&frame), s, strlen (s));
+        n = 1;
+        free (s);
+    }
+    rc = peer_send_now (ov, p, &env, &frame, n);
+    if (rc < 0 && n)
+        zmq_msg_close (&frame);
+    return rc;
+}
+
+static json_t *hello_payload (struct overlay *ov)
+{
+    return json_pack ("{s:i s:i s:s s:I s:s s:s}",
+                      "version", PROTOCOL_VERSION,
+                      "rank", (int)ov->rank,
+                      "instance", ov->api->instance_id (ov->b),
+                      "incarnation", (json_int_t)ov->incarnation,
+                      "hostname", ov->api->hostname (ov->b),
+                      "topology", ov->topo_spec);
+}
+
+static void report_ready (struct overlay *ov);
+
+static void peer_set_state (struct overlay *ov, struct peer *p, int state)
+{
+    int was_up = (p->state == PEER_UP || p->state == PEER_SUSPECT);
+    int is_up = (state == PEER_UP || state == PEER_SUSPECT);
+
+    if (p->state == state)
+        return;
+    ovlog (ov, state == PEER_DOWN && !p->leaving ? LOG_WARNING : LOG_DEBUG,
+           "peer %u: %s -> %s", (unsigned)p->rank, peer_state_str (p->state),
+           peer_state_str (state));
+    p->state = state;
+    p->state_since = now_seconds ();
+    if (is_up && !was_up)
+        ov->peers_up++;
+    if (!is_up && was_up)
+        ov->peers_up--;
+    if (state == PEER_DOWN)
+        bgn_router_set_down (ov->router, p->rank, true);
+    else if (is_up)
+        bgn_router_set_down (ov->router, p->rank, false);
+    if (is_up || state == PEER_DOWN)
+        flush_backlogs (ov);
+    if (ov->peers_up == ov->npeers)
+        report_ready (ov);
+}
+
+/* Check a hello's content.  Returns NULL if acceptable, else the reason. */
+static const char *hello_check (struct overlay *ov, struct peer *p,
+                                json_t *o, uint64_t *inc)
+{
+    int version, rank;
+    const char *instance, *hostname = "", *topology = "";
+    json_int_t incarnation;
+
+    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s}", "version", &version,
+                           "rank", &rank, "instance", &instance,
+                           "incarnation", &incarnation, "hostname", &hostname,
+                           "topology", &topology) < 0)
+        return "malformed hello";
+    if (version != PROTOCOL_VERSION)
+        return "protocol version mismatch";
+    if ((uint32_t)rank != p->rank)
+        return "rank does not match the connection identity";
+    if (strcmp (instance, ov->api->instance_id (ov->b)) != 0)
+        return "peer belongs to another instance";
+    if (strcmp (topology, ov->topo_spec) != 0)
+        return "peer uses another topology";
+    snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
+    *inc = (uint64_t)incarnation;
+    return NULL;
+}
+
+static void handle_hello (struct overlay *ov, struct peer *p,
+                          const struct envelope *env, zmq_msg_t *body, int n)
+{
+    json_t *o = NULL;
+    const char *why;
+    uint64_t inc = 0;
+
+    if (n >= 1)
+        o = json_loadb (zmq_msg_data (&body[0]), zmq_msg_size (&body[0]), 0,
+                        NULL);
+    if (env->kind == ENV_HELLO_NAK) {
+        const char *reason = "?";
+        if (o)
+            json_unpack (o, "{s:s}", "reason", &reason);
+        ovlog (ov, LOG_ERR, "peer %u refused our hello: %s", (unsigned)p->rank,
+               reason);
+        if (p->connector && p->endpoint[0])
+            zmq_disconnect (ov->sock, p->endpoint);
+        peer_set_state (ov, p, PEER_DOWN);
+        goto done;
+    }
+    if ((why = hello_check (ov, p, o, &inc))) {
+        ovlog (ov, LOG_ERR, "peer %u: hello refused: %s", (unsigned)p->rank,
+               why);
+        if (env->kind == ENV_HELLO) {
+            json_t *nak = json_pack ("{s:s}", "reason", why);
+            uint64_t keep = p->incarnation;
+            p->incarnation = 0;
+            send_control (ov, p, ENV_HELLO_NAK, nak);
+            p->incarnation = keep;
+            json_decref (nak);
+        }
+        else if (p->connector && p->endpoint[0])
+            zmq_disconnect (ov->sock, p->endpoint);
+        goto done;
+    }
+    if (p->incarnation && inc != p->incarnation)
+        ovlog (ov, LOG_NOTICE, "peer %u restarted (incarnation %llu -> %llu)",
+               (unsigned)p->rank, (unsigned long long)p->incarnation,
+               (unsigned long long)inc);
+    p->incarnation = inc;
+    p->last_heard = now_seconds ();
+    if (env->kind == ENV_HELLO) {
+        json_t *ack = hello_payload (ov);
+        send_control (ov, p, ENV_HELLO_ACK, ack);
+        json_decref (ack);
+    }
+    peer_set_state (ov, p, PEER_UP);
+done:
+    json_decref (o);
+}
+
+/* ---- receiving -------------------------------------------------------- */
+
+/* Deliver a broker message that reached us (or must be looked at here). */
+static void deliver_local (struct overlay *ov, const struct envelope *env,
+                           zmq_msg_t *body, int n)
+{
+    struct msg_frame mf[MAX_FRAMES];
+    char reason[128] = "";
+    msg_t *msg;
+    struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
+                                 .from_overlay = 1 };
+
+    for (int i = 0; i < n; i++) {
+        mf[i].data = zmq_msg_data (&body[i]);
+        mf[i].size = zmq_msg_size (&body[i]);
+    }
+    if (!(msg = msg_decode (mf, n, reason, sizeof (reason)))) {
+        ov->malformed_drops++;
+        ovlog (ov, LOG_WARNING, "dropped malformed message from rank %u: %s",
+               (unsigned)env->source, reason);
+        return;
+    }
+    ov->delivered++;
+    ov->inbound = env;
+    ov->api->deliver (ov->b, msg, &info);
+    ov->inbound = NULL;
+}
+
+/* A request that cannot go on gets an error response; other messages are
+ * dropped (and counted by the caller). */
+static void fail_request (struct overlay *ov, const struct envelope *env,
+                          zmq_msg_t *body, int n, int errnum,
+                          const char *errstr)
+{
+    struct msg_frame mf[MAX_FRAMES];
+    msg_t *msg;
+
+    for (int i = 0; i < n; i++) {
+        mf[i].data = zmq_msg_data (&body[i]);
+        mf[i].size = zmq_msg_size (&body[i]);
+    }
+    if (!(msg = msg_decode (mf, n, NULL, 0)))
+        return;
+    if (msg_get_type (msg) == MSGTYPE_REQUEST)
+        ov->api->respond_error (ov->b, msg, errnum, errstr);
+    msg_destroy (&msg);
+}
+
+static void handle_data (struct overlay *ov, struct peer *p,
+                         struct envelope *env, zmq_msg_t *body, int n)
+{
+    if (env->dest == ov->rank || env->dest == NODEID_ANY
+        || env->dest == NODEID_UPSTREAM) {
+        if (ov->test_loop && env->dest == ov->rank)
+            goto forward_anyway;
+        deliver_local (ov, env, body, n);
+        return;
+    }
+forward_anyway:
+    if (env->dest >= ov->size) {
+        ov->malformed_drops++;
+        return;
+    }
+    if (env->ttl == 0) {
+        p->ttl_drops++;
+        ov->ttl_drops++;
+        ovlog (ov, LOG_DEBUG, "TTL expired: message from rank %u to %u "
+               "after %d hops", (unsigned)env->source, (unsigned)env->dest,
+               env->hops);
+        fail_request (ov, env, body, n, EHOSTUNREACH,
+                      "TTL expired in the overlay (routing loop?)");
+        return;
+    }
+    env->ttl--;
+    env->hops++;
+    if (route_out (ov, env, body, n) < 0) {
+        int errnum = errno;
+        ov->no_route_drops++;
+        fail_request (ov, env, body, n, errnum == ENOBUFS ? ENOBUFS
+                                                          : EHOSTUNREACH,
+                      errnum == ENOBUFS ? "overlay backlog full"
+                                        : "no route to the destination rank");
+        return;
+    }
+    ov->forwarded++;
+}
+
+static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
+{
+    struct envelope env;
+    const char *why = NULL;
+    struct peer *p;
+    size_t bytes = 0;
+
+    if (n < 2) {
+        ov->malformed_drops++;
+        return;
+    }
+    if (!(p = peer_lookup_id (ov, zmq_msg_data (&frames[0]),
+                              zmq_msg_size (&frames[0])))) {
+        ov->unknown_peer_drops++;
+        if (ov->unknown_peer_drops == 1 || ov->unknown_peer_drops % 1000 == 0)
+            ovlog (ov, LOG_WARNING, "dropped message from unknown peer "
+                   "'%.*s' (%llu so far)", (int)zmq_msg_size (&frames[0]),
+                   (char *)zmq_msg_data (&frames[0]),
+                   (unsigned long long)ov->unknown_peer_drops);
+        return;
+    }
+    if (envelope_decode (zmq_msg_data (&frames[1]), zmq_msg_size (&frames[1]),
+                         &env, &why) < 0) {
+        ov->malformed_drops++;
+        ovlog (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank, why);
+        return;
+    }
+    for (int i = 1; i < n; i++)
+        bytes += zmq_msg_size (&frames[i]);
+    p->rx_msgs++;
+    p->rx_bytes += bytes;
+    if (env.kind == ENV_HELLO || env.kind == ENV_HELLO_ACK
+        || env.kind == ENV_HELLO_NAK) {
+        handle_hello (ov, p, &env, frames + 2, n - 2);
+        return;
+    }
+    if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
+        ov->stale_drops++;
+        return;
+    }
+    if (env.sender_inc != p->incarnation || env.receiver_inc != ov->incarnation) {
+        ov->stale_drops++;
+        return;
+    }
+    p->last_heard = now_seconds ();
+    if (p->state == PEER_SUSPECT)
+        peer_set_state (ov, p, PEER_UP);
+    switch (env.kind) {
+    case ENV_DATA:
+        handle_data (ov, p, &env, frames + 2, n - 2);
+        break;
+    case ENV_KEEPALIVE:
+        if (env.flags == 0) {
+            /* echo, so the sender can measure RTT */
+            struct envelope echo = { .kind = ENV_KEEPALIVE, .flags = 1,
+                                     .ttl = 1, .source = ov->rank,
+                                     .dest = p->rank };
+            peer_send_now (ov, p, &echo, NULL, 0);
+        }
+        else if (p->ka_sent_at > 0) {
+            p->rtt_us = (now_seconds () - p->ka_sent_at) * 1e6;
+            p->ka_sent_at = 0;
+        }
+        break;
+    case ENV_GOODBYE:
+        ovlog (ov, LOG_INFO, "peer %u is leaving", (unsigned)p->rank);
+        p->leaving = 1;
+        peer_set_state (ov, p, PEER_DOWN);
+        break;
+    default:
+        ov->malformed_drops++;
+        break;
+    }
+}
+
+static int sock_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    struct overlay *ov = arg;
+    zmq_msg_t frames[MAX_FRAMES];
+
+    for (int budget = 0; budget < 1024; budget++) {
+        int n = 0, more = 1, toolong = 0;
+        while (more) {
+            zmq_msg_t scratch, *m = n < MAX_FRAMES ? &frames[n] : &scratch;
+            zmq_msg_init (m);
+            if (zmq_msg_recv (m, ov->sock, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close (m);
+                close_frames (frames, n);
+                return 0;
+            }
+            more = zmq_msg_more (m);
+            if (m == &scratch) {
+                zmq_msg_close (m);
+                toolong = 1;
+            }
+            else
+                n++;
+        }
+        if (toolong)
+            ov->malformed_drops++;
+        else
+            handle_one (ov, frames, n);
+        close_frames (frames, n);
+    }
+    return 0;
+}
+
+/* ---- keepalives and liveness ------------------------------------------ */
+
+static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct overlay *ov = arg;
+    double now = now_seconds ();
+
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->state == PEER_UP || p->state == PEER_SUSPECT) {
+            double silent = now - p->last_heard;
+            if (silent >= ov->peer_timeout) {
+                ovlog (ov, LOG_WARNING, "peer %u silent for %.1fs: down",
+                       (unsigned)p->rank, silent);
+                peer_set_state (ov, p, PEER_DOWN);
+                continue;
+            }
+            if (silent >= 3 * ov->keepalive_interval)
+                peer_set_state (ov, p, PEER_SUSPECT);
+            if (now - p->last_sent >= ov->keepalive_interval * 0.9) {
+                struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1,
+                                       .source = ov->rank, .dest = p->rank };
+                if (p->ka_sent_at == 0 || now - p->ka_sent_at > ov->peer_timeout)
+                    p->ka_sent_at = now;
+                peer_send_now (ov, p, &ka, NULL, 0);
+            }
+        }
+        else if (p->state == PEER_CONNECTING && p->connector
+                 && now - p->state_since > 2.0 && now - p->last_sent > 2.0) {
+            /* The first hello may have gone to a broker that was not
+             * listening yet; say it again. */
+            json_t *hello = hello_payload (ov);
+            send_control (ov, p, ENV_HELLO, hello);
+            json_decref (hello);
+        }
+    }
+    return 0;
+}
+
+/* ---- readiness and health --------------------------------------------- */
+
+static void ready_mark (struct overlay *ov, uint32_t rank)
+{
+    if (bgn_rankset_add (ov->ready, rank) == 1
+        && bgn_rankset_count (ov->ready) == ov->size)
+        ovlog (ov, LOG_INFO, "overlay complete: all %u ranks connected",
+               (unsigned)ov->size);
+}
+
+/* Tell rank 0 (once) that all our peers are up. */
+static void report_ready (struct overlay *ov)
+{
+    msg_t *msg;
+    char payload[64];
+
+    if (ov->reported_ready)
+        return;
+    ov->reported_ready = 1;
+    if (ov->rank == 0) {
+        ready_mark (ov, 0);
+        return;
+    }
+    snprintf (payload, sizeof (payload), "{\"rank\":%u}", (unsigned)ov->rank);
+    if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
+        return;
+    msg_set_flags (msg, msg_get_flags (msg) | MSGFLAG_NORESPONSE);
+    ov->api->send (ov->b, msg);
+}
+
+static const char *overlay_health (void *state)
+{
+    struct overlay *ov = state;
+
+    if (ov->size == 1)
+        return "full";
+    if (bgn_router_down_count (ov->router) > 0)
+        return "degraded";
+    if (ov->rank == 0)
+        return bgn_rankset_count (ov->ready) == ov->size ? "full" : "partial";
+    return ov->peers_up == ov->npeers ? "full" : "partial";
+}
+
+/* ---- services --------------------------------------------------------- */
+
+static json_t *peer_json (struct overlay *ov, struct peer *p, double now)
+{
+    json_t *o = json_pack ("{s:i s:s s:s s:b s:b s:I s:I s:I s:I s:I s:I s:I"
+                           " s:f s:f s:i}",
+                           "rank", (int)p->rank,
+                           "hostname", p->hostname,
+                           "state", peer_state_str (p->state),
+                           "substitute", 0,
+                           "connector", p->connector,
+                           "tx_msgs", (json_int_t)p->tx_msgs,
+                           "rx_msgs", (json_int_t)p->rx_msgs,
+                           "tx_bytes", (json_int_t)p->tx_bytes,
+                           "rx_bytes", (json_int_t)p->rx_bytes,
+                           "reroutes", (json_int_t)p->reroutes,
+                           "ttl_drops", (json_int_t)p->ttl_drops,
+                           "backlog_drops", (json_int_t)p->backlog_drops,
+                           "last_heard", p->last_heard > 0
+                                             ? now - p->last_heard : -1.0,
+                           "state_since", now - p->state_since,
+                           "backlog", (int)zlistx_size (p->backlog));
+    if (o)
+        json_object_set_new (o, "rtt_us",
+                             p->rtt_us >= 0 ? json_real (p->rtt_us)
+                                            : json_null ());
+    return o;
+}
+
+static json_t *status_json (struct overlay *ov)
+{
+    double now = now_seconds ();
+    json_t *peers = json_array ();
+    json_t *down = json_array ();
+    const struct bgn_rankset *ds = bgn_router_down_set (ov->router);
+
+    for (int i = 0; i < ov->npeers; i++)
+        json_array_append_new (peers, peer_json (ov, ov->peers[i], now));
+    for (int r = bgn_rankset_first (ds); r >= 0; r = bgn_rankset_next (ds, r))
+        json_array_append_new (down, json_integer (r));
+    return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
+                      " s:I s:I s:I s:I s:I} s:s s:s}",
+                      "rank", (int)ov->rank,
+                      "size", (int)ov->size,
+                      "topology", ov->topo_spec,
+                      "diameter", ov->diameter,
+                      "state", overlay_health (ov),
+                      "ttl", ov->ttl,
+                      "incarnation", (json_int_t)ov->incarnation,
+                      "down_ranks", down,
+                      "peers", peers,
+                      "counters",
+                      "ttl_drops", (json_int_t)ov->ttl_drops,
+                      "unknown_peer_drops", (json_int_t)ov->unknown_peer_drops,
+                      "malformed_drops", (json_int_t)ov->malformed_drops,
+                      "stale_drops", (json_int_t)ov->stale_drops,
+                      "no_route_drops", (json_int_t)ov->no_route_drops,
+                      "backlog_overflows", (json_int_t)ov->backlog_overflows,
+                      "forwarded", (json_int_t)ov->forwarded,
+                      "delivered", (json_int_t)ov->delivered,
+                      "endpoint", ov->public_uri,
+                      "hostname", ov->api->hostname (ov->b));
+}
+
+static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
+{
+    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    if (s)
+        ov->api->respond (ov->b, req, s);
+    else
+        ov->api->respond_error (ov->b, req, ENOMEM, NULL);
+    free (s);
+    json_decref (o);
+}
+
+static void overlay_service (bgn_broker_t *b, const msg_t *req,
+                             const struct bgn_msg_info *info, void *arg)
+{
+    struct overlay *ov = arg;
+    const char *topic = msg_get_topic (req);
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    if (!strcmp (topic, "overlay.ready")) {
+        json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
+        int rank = -1;
+        if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
+            && rank >= 0 && (uint32_t)rank < ov->size)
+            ready_mark (ov, rank);
+        json_decref (o);
+        return;
+    }
+    if (!strcmp (topic, "overlay.status")) {
+        respond_json (ov, req, status_json (ov));
+        return;
+    }
+    if (!strcmp (topic, "overlay.ping")) {
+        /* service-addressed ping target used by tests ("bgn ping overlay") */
+        json_t *o = json_pack ("{s:i s:i}", "rank", (int)ov->rank,
+                               "hops", info ? info->hops : 0);
+        respond_json (ov, req, o);
+        return;
+    }
+    ov->api->respond_error (ov->b, req, ENOSYS, "unknown overlay method");
+}
+
+/* A service that exists only on ranks listed in BGN_TEST_SERVICE_RANKS
+ * (test-only), so tests can check that service-addressed requests find a
+ * service that lives away from rank 0. */
+static void test_service (bgn_broker_t *b, const msg_t *req,
+                          const struct bgn_msg_info *info, void *arg)
+{
+    struct overlay *ov = arg;
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    respond_json (ov, req, json_pack ("{s:i s:i}", "rank", (int)ov->rank,
+                                      "hops", info ? info->hops : 0));
+}
+
+/* ---- set-up ----------------------------------------------------------- */
+
+static int first_ipv4 (char *buf, size_t len)
+{
+    struct ifaddrs *ifa, *i;
+    int found = -1;
+
+    if (getifaddrs (&ifa) < 0)
+        return -1;
+    for (i = ifa; i && found < 0; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        struct sockaddr_in *sin = (struct sockaddr_in *)i->ifa_addr;
+        if (ntohl (sin->sin_addr.s_addr) >> 24 == 127)
+            continue;
+        if (inet_ntop (AF_INET, &sin->sin_addr, buf, len))
+            found = 0;
+    }
+    freeifaddrs (ifa);
+    if (found < 0)
+        snprintf (buf, len, "127.0.0.1");
+    return 0;
+}
+
+/* Expand %R (rundir) and %r (rank) in a bind template. */
+static int expand_bind (struct overlay *ov, const char *tmpl, char *out,
+                        size_t len)
+{
+    size_t o = 0;
+    for (const char *p = tmpl; *p; p++) {
+        const char *ins = NULL;
+        char rank[16];
+        if (p[0] == '%' && p[1] == 'R') {
+            ins = ov->api->rundir (ov->b);
+            p++;
+        }
+        else if (p[0] == '%' && p[1] == 'r') {
+            snprintf (rank, sizeof (rank), "%u", (unsigned)ov->rank);
+            ins = rank;
+            p++;
+        }
+        if (ins) {
+            size_t l = strlen (ins);
+            if (o + l >= len)
+                return -1;
+            memcpy (out + o, ins, l);
+            o += l;
+        }
+        else {
+            if (o + 1 >= len)
+                return -1;
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int setup_socket (struct overlay *ov)
+{
+    json_t *conf = ov->api->config (ov->b);
+    const char *bind_cfg = "";
+    int one = 1, linger = 0;
+    size_t len;
+
+    conf_get_string (conf, "overlay.bind", &bind_cfg);
+    if (*bind_cfg) {
+        if (expand_bind (ov, bind_cfg, ov->bind_uri, sizeof (ov->bind_uri)) < 0)
+            return -1;
+    }
+    else
+        snprintf (ov->bind_uri, sizeof (ov->bind_uri), "tcp://*:*");
+    if (!(ov->sock = zmq_socket (zsys_init (), ZMQ_ROUTER)))
+        return -1;
+    zmq_setsockopt (ov->sock, ZMQ_ROUTING_ID, ov->api->rundir ? "" : "", 0);
+    char id[16];
+    snprintf (id, sizeof (id), "%u", (unsigned)ov->rank);
+    zmq_setsockopt (ov->sock, ZMQ_ROUTING_ID, id, strlen (id));
+    zmq_setsockopt (ov->sock, ZMQ_ROUTER_MANDATORY, &one, sizeof (one));
+    zmq_setsockopt (ov->sock, ZMQ_ROUTER_HANDOVER, &one, sizeof (one));
+    zmq_setsockopt (ov->sock, ZMQ_LINGER, &linger, sizeof (linger));
+    zmq_setsockopt (ov->sock, ZMQ_SNDHWM, &ov->sndhwm, sizeof (ov->sndhwm));
+    zmq_setsockopt (ov->sock, ZMQ_RCVHWM, &ov->sndhwm, sizeof (ov->sndhwm));
+    if (ov->curve) {
+        zcert_apply (ov->cert, ov->sock);
+        zmq_setsockopt (ov->sock, ZMQ_CURVE_SERVER, &one, sizeof (one));
+    }
+    if (zmq_bind (ov->sock, ov->bind_uri) < 0) {
+        ovlog (ov, LOG_ERR, "overlay bind %s: %s", ov->bind_uri,
+               zmq_strerror (errno));
+        return -1;
+    }
+    len = sizeof (ov->public_uri);
+    zmq_getsockopt (ov->sock, ZMQ_LAST_ENDPOINT, ov->public_uri, &len);
+    /* A wildcard address is no use to peers: publish a real one. */
+    if (!strncmp (ov->public_uri, "tcp://0.0.0.0:", 14)) {
+        char ip[64], port[16];
+        snprintf (port, sizeof (port), "%s", ov->public_uri + 14);
+        first_ipv4 (ip, sizeof (ip));
+        snprintf (ov->public_uri, sizeof (ov->public_uri), "tcp://%s:%s", ip,
+                  port);
+    }
+    return 0;
+}
+
+static int setup_curve (struct overlay *ov)
+{
+    if (!ov->curve)
+        return 0;
+    if (!(ov->cert = zcert_new ()) || !(ov->certstore = zcertstore_new (NULL)))
+        return -1;
+    /* The ZAP handler: only keys we put in the store may connect. */
+    if (!(ov->auth = zactor_new (zauth, ov->certstore)))
+        return -1;
+    if (getenv ("BGN_OVERLAY_ZAP_VERBOSE")) {
+        zstr_send (ov->auth, "VERBOSE");
+        zsock_wait (ov->auth);
+    }
+    return 0;
+}
+
+static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
+                         void **state)
+{
+    struct overlay *ov = calloc (1, sizeof (*ov));
+    json_t *conf = api->config (b);
+    const char *topo = "bgn";
+    long long ttl = 0, hwm = 1000, backlog = 10000;
+    int curve = 1;
+    struct timeval tv;
+
+    if (!ov)
+        return -1;
+    ov->api = api;
+    ov->b = b;
+    ov->rank = api->rank (b);
+    ov->size = api->size (b);
+    ov->loop = api->loop (b);
+    ov->retry_timer = -1;
+    ov->ka_timer = -1;
+    gettimeofday (&tv, NULL);
+    ov->incarnation = (uint64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    conf_get_string (conf, "overlay.topology", &topo);
+    conf_get_int (conf, "overlay.ttl", &ttl);
+    conf_get_int (conf, "overlay.sndhwm", &hwm);
+    conf_get_int (conf, "overlay.backlog", &backlog);
+    conf_get_bool (conf, "overlay.curve", &curve);
+    ov->keepalive_interval = 1.0;
+    ov->peer_timeout = 10.0;
+    conf_get_duration (conf, "overlay.keepalive_interval",
+                       &ov->keepalive_interval);
+    conf_get_duration (conf, "overlay.peer_timeout", &ov->peer_timeout);
+    ov->sndhwm = (int)hwm;
+    ov->backlog_max = (int)backlog;
+    ov->curve = curve;
+    ov->test_loop = getenv ("BGN_OVERLAY_TEST_LOOP") != NULL;
+    if (!(ov->topo = bgn_topo_create (topo, ov->size))) {
+        api->log (b, LOG_ERR, "overlay.topology: '%s' is not a topology", topo);
+        goto error;
+    }
+    snprintf (ov->topo_spec, sizeof (ov->topo_spec), "%s",
+              bgn_topo_name (ov->topo));
+    ov->diameter = bgn_topo_diameter (ov->topo);
+    snprintf (ov->topo_desc, sizeof (ov->topo_desc), "%s", ov->topo_spec);
+    /* Default TTL: room for detours around failures, bounded by the wire. */
+    ov->ttl = ttl > 0 ? (int)ttl : 2 * ov->diameter + 4;
+    if (ov->ttl > 255)
+        ov->ttl = 255;
+    if (!(ov->router = bgn_router_create (ov->topo))
+        || !(ov->ready = bgn_rankset_create (ov->size)))
+        goto error;
+    int deg = bgn_topo_degree (ov->topo, ov->rank);
+    if (deg < 0 || !(ov->neighbours = calloc (deg + 1, sizeof (uint32_t)))
+        || !(ov->peers = calloc (deg + 1, sizeof (struct peer *))))
+        goto error;
+    ov->npeers = bgn_topo_neighbours (ov->topo, ov->rank, ov->neighbours, deg);
+    for (int i = 0; i < ov->npeers; i++)
+        if (!(ov->peers[i] = peer_create (ov, ov->neighbours[i])))
+            goto error;
+    if (setup_curve (ov) < 0 || setup_socket (ov) < 0)
+        goto error;
+    if (api->boot_put (b, "endpoint", ov->public_uri) < 0)
+        goto error;
+    if (ov->curve && api->boot_put (b, "pubkey", zcert_public_txt (ov->cert)) < 0)
+        goto error;
+    if (api->service_add (b, "overlay", overlay_service, ov) < 0)
+        goto error;
+    const char *ts = getenv ("BGN_TEST_SERVICE_RANKS");
+    if (ts) {
+        char key[16];
+        snprintf (key, sizeof (key), ",%u,", (unsigned)ov->rank);
+        char *list;
+        if (asprintf (&list, ",%s,", ts) >= 0) {
+            if (strstr (list, key))
+                api->service_add (b, "testsvc", test_service, ov);
+            free (list);
+        }
+    }
+    if (api->set_overlay (b, &overlay_ops, ov) < 0)
+        goto error;
+    *state = ov;
+    return 0;
+error:
+    api->log (b, LOG_ERR, "overlay: set-up failed: %s", strerror (errno));
+    free (ov->neighbours);
+    if (ov->peers)
+        for (int i = 0; i < ov->npeers; i++)
+            peer_destroy (&ov->peers[i]);
+    free (ov->peers);
+    if (ov->sock)
+        zmq_close (ov->sock);
+    if (ov->auth)
+        zactor_destroy (&ov->auth);   /* destroys the certstore too */
+    else
+        zcertstore_destroy (&ov->certstore);
+    zcert_destroy (&ov->cert);
+    bgn_rankset_destroy (&ov->ready);
+    bgn_router_destroy (&ov->router);
+    bgn_topo_destroy (&ov->topo);
+    free (ov);
+    return -1;
+}
+
+/* After the bootstrap barrier: learn peers' endpoints and keys, authorize
+ * the keys of those that connect to us, connect to the rest.
+ */
+static int overlay_start (void *state)
+{
+    struct overlay *ov = state;
+    zmq_pollitem_t item = { .socket = ov->sock, .events = ZMQ_POLLIN };
+
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (ov->api->boot_get (ov->b, p->rank, "endpoint", p->endpoint,
+                               sizeof (p->endpoint)) < 0)
+            return -1;
+        if (ov->curve) {
+            if (ov->api->boot_get (ov->b, p->rank, "pubkey", p->pubkey,
+                                   sizeof (p->pubkey)) < 0)
+                return -1;
+            if (!p->connector) {
+                uint8_t pub[32], sec[32] = { 0 };
+                zcert_t *c = NULL;
+                if (strlen (p->pubkey) == 40 && zmq_z85_decode (pub, p->pubkey))
+                    c = zcert_new_from (pub, sec);
+                if (!c) {
+                    ovlog (ov, LOG_ERR, "peer %u: bad public key",
+                           (unsigned)p->rank);
+                    return -1;
+                }
+                zcertstore_insert (ov->certstore, &c);
+            }
+        }
+    }
+    if (zloop_poller (ov->loop, &item, sock_readable, ov) < 0)
+        return -1;
+    return 0;
+}
+
+/* After the second barrier: connect to the peers this broker is
+ * responsible for, and say hello. */
+static int overlay_connect (void *state)
+{
+    struct overlay *ov = state;
+
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (!p->connector)
+            continue;
+        if (ov->curve)
+            zmq_setsockopt (ov->sock, ZMQ_CURVE_SERVERKEY, p->pubkey, 40);
+        zmq_setsockopt (ov->sock, ZMQ_CONNECT_ROUTING_ID, p->id, strlen (p->id));
+        if (zmq_connect (ov->sock, p->endpoint) < 0) {
+            ovlog (ov, LOG_ERR, "connect to rank %u at %s: %s",
+                   (unsigned)p->rank, p->endpoint, zmq_strerror (errno));
+            return -1;
+        }
+        json_t *hello = hello_payload (ov);
+        send_control (ov, p, ENV_HELLO, hello);
+        json_decref (hello);
+    }
+    ov->ka_timer = zloop_timer (ov->loop,
+                                (size_t)(ov->keepalive_interval * 1000 / 2) + 1,
+                                0, keepalive_cb, ov);
+    if (ov->npeers == 0)
+        report_ready (ov);
+    ovlog (ov, LOG_DEBUG, "overlay %s: %d peers, bind %s, ttl %d",
+           ov->topo_spec, ov->npeers, ov->public_uri, ov->ttl);
+    return 0;
+}
+
+static void overlay_unload (void *state)
+{
+    struct overlay *ov = state;
+
+    if (!ov)
+        return;
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->state == PEER_UP || p->state == PEER_SUSPECT) {
+            struct envelope bye = { .kind = ENV_GOODBYE, .ttl = 1,
+                                    .source = ov->rank, .dest = p->rank };
+            peer_send_now (ov, p, &bye, NULL, 0);
+        }
+    }
+    if (ov->sock) {
+        zmq_pollitem_t item = { .socket = ov->sock };
+        zloop_poller_end (ov->loop, &item);
+        zmq_close (ov->sock);
+    }
+    if (ov->ka_timer >= 0)
+        zloop_timer_end (ov->loop, ov->ka_timer);
+    if (ov->retry_timer >= 0)
+        zloop_timer_end (ov->loop, ov->retry_timer);
+    for (int i = 0; i < ov->npeers; i++)
+        peer_destroy (&ov->peers[i]);
+    free (ov->peers);
+    free (ov->neighbours);
+    if (ov->auth)
+        zactor_destroy (&ov->auth);   /* destroys the certstore too */
+    else
+        zcertstore_destroy (&ov->certstore);
+    zcert_destroy (&ov->cert);
+    bgn_rankset_destroy (&ov->ready);
+    bgn_router_destroy (&ov->router);
+    bgn_topo_destroy (&ov->topo);
+    free (ov);
+}
+
+const struct bgn_module bgn_module_entry = {
+    .abi_version = BGN_MODULE_ABI_VERSION,
+    .name = "overlay-bgn",
+    .description = "binomial graph overlay (also kary:K and binomial trees)",
+    .load = overlay_load,
+    .start = overlay_start,
+    .unload = overlay_unload,
+    .connect = overlay_connect,
+};
