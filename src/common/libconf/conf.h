@@ -42,7 +42,19 @@
  *       port     integer (optional, 1..65535)
  *
  * A duration is a string as fsd.h parses ("250ms", "5s"); an integer is
- * also accepted and means seconds.
+ * also accepted and means seconds (so is a non-negative float, e.g. from
+ * "-o broker.rpc_timeout=1.5").  Durations are stored as written; use
+ * conf_get_duration() to read them.
+ *
+ * Clarifications (implementation notes, see conf.c):
+ * - Between conf_load()/conf_set() and conf_finalize() the object holds a
+ *   reserved member "_origin" (which file or -o set each key, used for the
+ *   "already defined in FILE" error); conf_finalize() removes it.
+ * - conf_finalize() also fills bind, connect and port into every
+ *   bootstrap.hosts entry that lacks them (from default_bind,
+ *   default_connect and default_port), so each entry is complete.
+ * - Loading a key already set by an earlier conf_load() is an error too;
+ *   conf_set() replaces silently (overrides win).
  *
  * No global state; all functions are reentrant.
  */
