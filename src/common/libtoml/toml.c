@@ -226,6 +226,8 @@ static int buf_reserve (struct buf *b, size_t more)
 
 static int buf_add (struct buf *b, const void *data, size_t len)
 {
+    if (len == 0)
+        return 0;
     if (buf_reserve (b, len) < 0)
         return -1;
     memcpy (b->data + b->len, data, len);
