@@ -570,7 +570,8 @@ static void usage (FILE *f)
 "  -c, --config=PATH        TOML config file, or a directory of *.toml\n"
 "  -o, --setattr=KEY=VALUE  override a config key (repeatable),\n"
 "                           e.g. -o overlay.peer_timeout=2s\n"
-"      --rundir=DIR         directory for the local socket (mode 0700)\n"
+"      --rundir=DIR         directory for the local socket (mode 0700);\n"
+"                           %%r in DIR stands for the rank\n"
 "      --module-path=PATH   colon-separated module directories\n"
 "      --overlay=NAME       overlay module to load (default overlay-bgn;\n"
 "                           \"none\" runs without one, size 1 only)\n"
@@ -686,8 +687,14 @@ static int setup_rundir (struct bgn_broker *b, const char *dir)
     if (!dir && conf_get_string (b->conf, "broker.rundir", &cfg) == 0 && *cfg)
         dir = cfg;
     if (dir) {
-        if (snprintf (b->rundir, sizeof (b->rundir), "%s", dir)
-            >= (int)sizeof (b->rundir))
+        /* "%r" stands for the rank, so one command line serves every
+         * broker of a launcher (mpiexec ... --rundir=/tmp/bgn-%r). */
+        const char *pct = strstr (dir, "%r");
+        int n = pct ? snprintf (b->rundir, sizeof (b->rundir), "%.*s%u%s",
+                                (int)(pct - dir), dir, (unsigned)b->rank,
+                                pct + 2)
+                    : snprintf (b->rundir, sizeof (b->rundir), "%s", dir);
+        if (n >= (int)sizeof (b->rundir))
             goto toolong;
         if (mkdir (b->rundir, 0700) == 0)
             b->rundir_created = 1;

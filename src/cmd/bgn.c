@@ -29,6 +29,8 @@ static const struct {
 } builtins[] = {
     { "start", cmd_start, "start an instance of N brokers and run a command" },
     { "ping", cmd_ping, "send echo requests to a rank or a service" },
+    { "rpc", cmd_rpc, "send one request and print the response" },
+    { "overlay-status", cmd_overlay_status, "show overlay health and peers" },
 };
 
 /* External commands, listed for help only (they are found at run time). */
