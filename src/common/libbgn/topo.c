@@ -207,12 +207,6 @@ static int circulant_wrap_split (const struct bgn_topo *t, uint32_t rank)
     return lo;
 }
 
-static inline uint32_t circulant_add (const struct bgn_topo *t, uint32_t rank,
-                                      uint32_t offset)
-{
-    uint32_t wrap_at = t->size - rank;
-    return offset >= wrap_at ? offset - wrap_at : rank + offset;
-}
 
 /* ----------------------------------------------------------- tree basics */
 
@@ -420,9 +414,11 @@ int topo_fill_neighbours (const struct bgn_topo *t, uint32_t rank,
 
     if (t->kind == TOPO_CIRCULANT) {
         int split = circulant_wrap_split (t, rank);
-        for (int k = 0; k < t->noffsets; k++)
-            buf[count++] = circulant_add (t, rank,
-                                          t->offsets[(split + k) % t->noffsets]);
+        uint32_t wrap_at = t->size - rank;
+        for (int i = split; i < t->noffsets; i++)
+            buf[count++] = t->offsets[i] - wrap_at;
+        for (int i = 0; i < split; i++)
+            buf[count++] = rank + t->offsets[i];
         return count;
     }
     if (rank > 0)
@@ -575,22 +571,31 @@ int bgn_topo_distance (struct bgn_topo *t, uint32_t a, uint32_t b)
 
 /* ----------------------------------------------------------- next hop */
 
+/* Append n to hops if dist(n, dest) == want. */
+static inline void consider_hop (const struct bgn_topo *t, uint32_t n,
+                                 uint32_t dest, int want, uint32_t *hops,
+                                 int max, int *count)
+{
+    if (t->dist0[circulant_delta (t, n, dest)] == want) {
+        if (hops && *count < max)
+            hops[*count] = n;
+        (*count)++;
+    }
+}
+
 static int circulant_next_hop (struct bgn_topo *t, uint32_t self,
                                uint32_t dest, uint32_t *hops, int max)
 {
     int want = t->dist0[circulant_delta (t, self, dest)] - 1;
     int split = circulant_wrap_split (t, self);
+    uint32_t wrap_at = t->size - self;
     int count = 0;
 
-    for (int k = 0; k < t->noffsets; k++) {
-        int i = (split + k) % t->noffsets;   /* ascending neighbour order */
-        uint32_t n = circulant_add (t, self, t->offsets[i]);
-        if (t->dist0[circulant_delta (t, n, dest)] == want) {
-            if (hops && count < max)
-                hops[count] = n;
-            count++;
-        }
-    }
+    /* Ascending neighbour order: wrapped offsets first, then the rest. */
+    for (int i = split; i < t->noffsets; i++)
+        consider_hop (t, t->offsets[i] - wrap_at, dest, want, hops, max, &count);
+    for (int i = 0; i < split; i++)
+        consider_hop (t, self + t->offsets[i], dest, want, hops, max, &count);
     return count;
 }
 
