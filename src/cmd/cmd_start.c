@@ -386,6 +386,7 @@ static pid_t run_command (struct instance *in, char **argv)
         sigset_t none;
         sigemptyset (&none);
         sigprocmask (SIG_SETMASK, &none, NULL);
+        prctl (PR_SET_PDEATHSIG, SIGTERM);
         setenv ("BGN_URI", uri, 1);
         setenv ("BGN_RUNDIR", in->dir, 1);
         execvp (argv[0], argv);
@@ -582,7 +583,9 @@ int cmd_start (int argc, char **argv)
             rc = 128 + (WIFSIGNALED (in.cmd_status)
                             ? WTERMSIG (in.cmd_status) : 0);
         }
-        if (rc == 0 && in.failed)
+        /* A broker failure decides the status: the command's own is
+         * then mostly a consequence of it. */
+        if (in.failed)
             rc = 1;
     }
     else

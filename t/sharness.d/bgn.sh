@@ -5,8 +5,28 @@
 export BGN_TOP_BUILDDIR BGN_TOP_SRCDIR
 
 # Programs from the build tree come first in PATH.
-PATH="$BGN_TOP_BUILDDIR/src/cmd:$BGN_TOP_BUILDDIR/src/broker:$BGN_TOP_BUILDDIR/src/sim:$PATH"
+PATH="$BGN_TOP_BUILDDIR/t:$BGN_TOP_BUILDDIR/src/cmd:$BGN_TOP_BUILDDIR/src/broker:$BGN_TOP_BUILDDIR/src/sim:$PATH"
 export PATH
 
 # Never let a test inherit an instance from the environment.
 unset BGN_URI BGN_RUNDIR
+
+# pids_gone FILE: every pid in FILE ("rank pid" lines) has exited (and
+# been reaped) within 10 seconds.
+pids_gone () {
+    _i=0
+    while test $_i -lt 200; do
+        _alive=0
+        while read _rank _pid; do
+            if kill -0 "$_pid" 2>/dev/null \
+               && ! grep -q '^State:.*Z' /proc/$_pid/status 2>/dev/null; then
+                _alive=1
+            fi
+        done <"$1"
+        test $_alive -eq 0 && return 0
+        sleep 0.05
+        _i=$((_i + 1))
+    done
+    echo "still running: $(cat "$1")" >&2
+    return 1
+}

@@ -102,6 +102,8 @@ struct overlay {
     int diameter;
     int ttl;
     void *sock;
+    void *monitor;            /* PAIR: libzmq's socket events */
+    uint64_t auth_failures;
     char bind_uri[512];
     char public_uri[512];
     zloop_t *loop;
@@ -133,7 +135,8 @@ struct overlay {
      * service-addressed request the broker sends on keeps its ttl/hops */
     const struct envelope *inbound;
 
-    int test_loop;            /* BGN_OVERLAY_TEST_LOOP: force a loop */
+    long test_loop;           /* BGN_OVERLAY_TEST_LOOP=RANK: messages to
+                                 RANK loop (test only); -1 = off */
 
     /* counters */
     uint64_t ttl_drops;
@@ -301,7 +304,7 @@ static int hops_for (struct overlay *ov, uint32_t dest, uint32_t *hops, int max)
 {
     int n;
 
-    if (ov->test_loop) {
+    if (ov->test_loop >= 0 && dest == (uint32_t)ov->test_loop) {
         /* Test-only: forward to the lowest neighbour that is not dest, so
          * two brokers bounce a message until its TTL runs out. */
         for (int i = 0; i < ov->npeers; i++) {
@@ -613,7 +616,8 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
 }
 
 static void handle_hello (struct overlay *ov, struct peer *p,
-                          const struct envelope *env, zmq_msg_t *body, int n)
+                          const struct envelope *env, zmq_msg_t *body, int n,
+                          const char *key_problem)
 {
     json_t *o = NULL;
     const char *why;
@@ -633,7 +637,7 @@ static void handle_hello (struct overlay *ov, struct peer *p,
         peer_set_state (ov, p, PEER_DOWN);
         goto done;
     }
-    if ((why = hello_check (ov, p, o, &inc))) {
+    if ((why = key_problem) || (why = hello_check (ov, p, o, &inc))) {
         ovlog (ov, LOG_ERR, "peer %u: hello refused: %s", (unsigned)p->rank,
                why);
         if (env->kind == ENV_HELLO) {
@@ -717,7 +721,8 @@ static void handle_data (struct overlay *ov, struct peer *p,
 {
     if (env->dest == ov->rank || env->dest == NODEID_ANY
         || env->dest == NODEID_UPSTREAM) {
-        if (ov->test_loop && env->dest == ov->rank)
+        if (ov->test_loop >= 0 && env->dest == ov->rank
+            && env->dest == (uint32_t)ov->test_loop)
             goto forward_anyway;
         deliver_local (ov, env, body, n);
         return;
@@ -784,7 +789,17 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
     p->rx_bytes += bytes;
     if (env.kind == ENV_HELLO || env.kind == ENV_HELLO_ACK
         || env.kind == ENV_HELLO_NAK) {
-        handle_hello (ov, p, &env, frames + 2, n - 2);
+        const char *key_problem = NULL;
+        /* On connections peers made to us, CURVE tells who they are: the
+         * key must be the one the claimed rank published.  (ZAP already
+         * refused keys of no neighbour; this stops one neighbour posing
+         * as another.) */
+        if (ov->curve && !p->connector) {
+            const char *uid = zmq_msg_gets (&frames[1], "User-Id");
+            if (!uid || strcmp (uid, p->pubkey) != 0)
+                key_problem = "CURVE key does not belong to that rank";
+        }
+        handle_hello (ov, p, &env, frames + 2, n - 2, key_problem);
         return;
     }
     if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
@@ -981,7 +996,7 @@ static json_t *status_json (struct overlay *ov)
     for (int r = bgn_rankset_first (ds); r >= 0; r = bgn_rankset_next (ds, r))
         json_array_append_new (down, json_integer (r));
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s}",
+                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -1001,7 +1016,10 @@ static json_t *status_json (struct overlay *ov)
                       "forwarded", (json_int_t)ov->forwarded,
                       "delivered", (json_int_t)ov->delivered,
                       "endpoint", ov->public_uri,
-                      "hostname", ov->api->hostname (ov->b));
+                      "hostname", ov->api->hostname (ov->b),
+                      "instance", ov->api->instance_id (ov->b),
+                      "pubkey", ov->curve ? zcert_public_txt (ov->cert) : "",
+                      "auth_failures", (json_int_t)ov->auth_failures);
 }
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
@@ -1057,6 +1075,70 @@ static void test_service (bgn_broker_t *b, const msg_t *req,
         return;
     respond_json (ov, req, json_pack ("{s:i s:i}", "rank", (int)ov->rank,
                                       "hops", info ? info->hops : 0));
+}
+
+/* ---- socket events ---------------------------------------------------- */
+
+/* libzmq's monitor: [u16 event, u32 value][endpoint].  Refused CURVE
+ * handshakes are the ZAP handler at work: log them. */
+static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    struct overlay *ov = arg;
+
+    for (;;) {
+        zmq_msg_t ev, ep;
+        uint16_t event;
+        uint32_t value;
+        char endpoint[256] = "";
+
+        zmq_msg_init (&ev);
+        if (zmq_msg_recv (&ev, ov->monitor, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close (&ev);
+            return 0;
+        }
+        zmq_msg_init (&ep);
+        if (zmq_msg_more (&ev))
+            zmq_msg_recv (&ep, ov->monitor, 0);
+        if (zmq_msg_size (&ev) >= 6) {
+            memcpy (&event, zmq_msg_data (&ev), 2);
+            memcpy (&value, (char *)zmq_msg_data (&ev) + 2, 4);
+            snprintf (endpoint, sizeof (endpoint), "%.*s",
+                      (int)zmq_msg_size (&ep), (char *)zmq_msg_data (&ep));
+            if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+                ov->auth_failures++;
+                ovlog (ov, LOG_WARNING, "refused a peer connection on %s: "
+                       "CURVE key not authorized (ZAP status %u)", endpoint,
+                       (unsigned)value);
+            }
+            else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                     || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
+                ov->auth_failures++;
+                ovlog (ov, LOG_WARNING, "peer handshake failed on %s "
+                       "(event 0x%x, value %u)", endpoint, (unsigned)event,
+                       (unsigned)value);
+            }
+        }
+        zmq_msg_close (&ev);
+        zmq_msg_close (&ep);
+    }
+}
+
+static int setup_monitor (struct overlay *ov)
+{
+    char uri[64];
+    zmq_pollitem_t item = { 0 };
+
+    snprintf (uri, sizeof (uri), "inproc://bgn-overlay-monitor-%p", (void *)ov);
+    if (zmq_socket_monitor (ov->sock, uri, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                            | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                            | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) < 0)
+        return -1;
+    if (!(ov->monitor = zmq_socket (zsys_init (), ZMQ_PAIR))
+        || zmq_connect (ov->monitor, uri) < 0)
+        return -1;
+    item.socket = ov->monitor;
+    item.events = ZMQ_POLLIN;
+    return zloop_poller (ov->loop, &item, monitor_readable, ov);
 }
 
 /* ---- set-up ----------------------------------------------------------- */
@@ -1214,7 +1296,9 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ov->sndhwm = (int)hwm;
     ov->backlog_max = (int)backlog;
     ov->curve = curve;
-    ov->test_loop = getenv ("BGN_OVERLAY_TEST_LOOP") != NULL;
+    ov->test_loop = getenv ("BGN_OVERLAY_TEST_LOOP")
+                        ? strtol (getenv ("BGN_OVERLAY_TEST_LOOP"), NULL, 10)
+                        : -1;
     if (!(ov->topo = bgn_topo_create (topo, ov->size))) {
         api->log (b, LOG_ERR, "overlay.topology: '%s' is not a topology", topo);
         goto error;
@@ -1238,7 +1322,7 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     for (int i = 0; i < ov->npeers; i++)
         if (!(ov->peers[i] = peer_create (ov, ov->neighbours[i])))
             goto error;
-    if (setup_curve (ov) < 0 || setup_socket (ov) < 0)
+    if (setup_curve (ov) < 0 || setup_socket (ov) < 0 || setup_monitor (ov) < 0)
         goto error;
     if (api->boot_put (b, "endpoint", ov->public_uri) < 0)
         goto error;
@@ -1363,6 +1447,12 @@ static void overlay_unload (void *state)
                                     .source = ov->rank, .dest = p->rank };
             peer_send_now (ov, p, &bye, NULL, 0);
         }
+    }
+    if (ov->monitor) {
+        zmq_pollitem_t item = { .socket = ov->monitor };
+        zloop_poller_end (ov->loop, &item);
+        zmq_socket_monitor (ov->sock, NULL, 0);
+        zmq_close (ov->monitor);
     }
     if (ov->sock) {
         zmq_pollitem_t item = { .socket = ov->sock };
