@@ -1248,9 +1248,32 @@ static int setup_socket (struct overlay *ov)
 
 static int setup_curve (struct overlay *ov)
 {
+    const char *path = "";
+
     if (!ov->curve)
         return 0;
-    if (!(ov->cert = zcert_new ()) || !(ov->certstore = zcertstore_new (NULL)))
+    /* A system instance shares one certificate (bootstrap.curve_cert);
+     * otherwise each broker makes a key pair and publishes the public key
+     * through the bootstrap exchange. */
+    conf_get_string (ov->api->config (ov->b), "bootstrap.curve_cert", &path);
+    if (*path) {
+        if (!(ov->cert = zcert_load (path))) {
+            ovlog (ov, LOG_ERR, "cannot load CURVE certificate %s "
+                   "(and %s_secret)", path, path);
+            errno = EINVAL;
+            return -1;
+        }
+        if (!strcmp (zcert_secret_txt (ov->cert),
+                     "0000000000000000000000000000000000000000")) {
+            ovlog (ov, LOG_ERR, "CURVE certificate %s has no secret key "
+                   "(is %s_secret missing?)", path, path);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    else if (!(ov->cert = zcert_new ()))
+        return -1;
+    if (!(ov->certstore = zcertstore_new (NULL)))
         return -1;
     /* The ZAP handler: only keys we put in the store may connect. */
     if (!(ov->auth = zactor_new (zauth, ov->certstore)))
@@ -1393,7 +1416,12 @@ static int overlay_start (void *state)
                            (unsigned)p->rank);
                     return -1;
                 }
-                zcertstore_insert (ov->certstore, &c);
+                /* czmq asserts on a duplicate key: with a shared cert
+                 * every peer has the same one. */
+                if (zcertstore_lookup (ov->certstore, p->pubkey))
+                    zcert_destroy (&c);
+                else
+                    zcertstore_insert (ov->certstore, &c);
             }
         }
     }
