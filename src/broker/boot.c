@@ -1,41 +1,347 @@
-/* boot.c: bootstrap through PMI-1 or as a singleton (see boot.h). */
+/* boot.c: bootstrap through PMI-1, a static host list, or as a singleton.
+ *
+ * See boot.h for what each method provides.  The static method needs no
+ * network exchange at all: everything a peer would publish (its endpoint,
+ * its public key, rank 0's instance id) follows from the shared config, so
+ * every broker computes the same values on its own.  That is what lets a
+ * system instance start in any order, each broker under its own systemd.
+ */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <czmq.h>
 
+#include "src/common/libconf/conf.h"
 #include "src/common/libpmi/pmi_client.h"
+#include "src/common/libutil/hostlist.h"
 #include "boot.h"
 
 struct boot {
-    pmi_client_t *pmi;       /* NULL for a singleton */
+    pmi_client_t *pmi;       /* PMI-1; NULL otherwise */
+    int is_static;           /* static host list */
     uint32_t rank;
     uint32_t size;
-    zhashx_t *local;         /* singleton's own values */
+    zhashx_t *local;         /* values kept in this process */
+
+    /* static mode */
+    hostlist_t *hosts;       /* rank -> host name */
+    int *entry;              /* rank -> index in bootstrap.hosts */
+    json_t *entries;         /* bootstrap.hosts (a reference) */
+    char hostname[256];      /* ours, as matched */
+    char pubkey[41];         /* shared cert's public key, "" without CURVE */
+    char instance[37];       /* derived instance id */
 };
 
-struct boot *boot_create (double timeout, char *errbuf, size_t errlen)
+static int errset (char *errbuf, size_t errlen, int errnum,
+                   const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
+
+static int errset (char *errbuf, size_t errlen, int errnum,
+                   const char *fmt, ...)
+{
+    va_list ap;
+    if (errbuf && errlen) {
+        va_start (ap, fmt);
+        vsnprintf (errbuf, errlen, fmt, ap);
+        va_end (ap);
+    }
+    errno = errnum;
+    return -1;
+}
+
+/* Expand %h (host) and %p (port) in 'tmpl'.  Other %-sequences (%R, %r
+ * of overlay.bind) are copied as they are.  -1 + EOVERFLOW if too long.
+ */
+static int expand_template (const char *tmpl, const char *host, int port,
+                            char *out, size_t len)
+{
+    size_t o = 0;
+    char portstr[16];
+
+    snprintf (portstr, sizeof (portstr), "%d", port);
+    for (const char *p = tmpl; *p; p++) {
+        const char *ins = NULL;
+        if (p[0] == '%' && p[1] == 'h')
+            ins = host;
+        else if (p[0] == '%' && p[1] == 'p')
+            ins = portstr;
+        if (ins) {
+            size_t l = strlen (ins);
+            if (o + l >= len)
+                goto overflow;
+            memcpy (out + o, ins, l);
+            o += l;
+            p++;
+        }
+        else {
+            if (o + 1 >= len)
+                goto overflow;
+            out[o++] = *p;
+        }
+    }
+    out[o] = '\0';
+    return 0;
+overflow:
+    errno = EOVERFLOW;
+    return -1;
+}
+
+/* The secret half of a CURVE certificate must be private to its owner:
+ * anyone who can read it can join the instance (every broker shares it).
+ * On success, copy the public key (Z85) to pub[41].
+ */
+static int check_cert (const char *path, char *pub, char *errbuf,
+                       size_t errlen)
+{
+    char secret[4096];
+    struct stat st;
+    zcert_t *cert;
+
+    if (snprintf (secret, sizeof (secret), "%s_secret", path)
+        >= (int)sizeof (secret))
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: path is too long");
+    if (stat (path, &st) < 0)
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert %s: %s (create the certificate "
+                       "with: bgn keygen %s)", path, strerror (errno), path);
+    if (stat (secret, &st) < 0)
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: secret file %s: %s (create the "
+                       "certificate with: bgn keygen %s)", secret,
+                       strerror (errno), path);
+    if (!S_ISREG (st.st_mode))
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: %s is not a regular file",
+                       secret);
+    if (st.st_mode & 077)
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: %s is readable or writable by "
+                       "group or others (mode %04o); fix with: chmod 600 %s",
+                       secret, (unsigned)(st.st_mode & 07777), secret);
+    if (!(cert = zcert_load (path)))
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: cannot parse %s", path);
+    if (!strcmp (zcert_secret_txt (cert),
+                 "0000000000000000000000000000000000000000")) {
+        zcert_destroy (&cert);
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.curve_cert: %s holds no secret key", secret);
+    }
+    snprintf (pub, 41, "%s", zcert_public_txt (cert));
+    zcert_destroy (&cert);
+    return 0;
+}
+
+static json_t *entry_of (struct boot *b, uint32_t rank)
+{
+    return json_array_get (b->entries, (size_t)b->entry[rank]);
+}
+
+/* Endpoint (connect template expanded) of 'rank'. */
+static int static_endpoint (struct boot *b, uint32_t rank, char *buf,
+                            size_t len)
+{
+    json_t *e = entry_of (b, rank);
+    const char *tmpl = json_string_value (json_object_get (e, "connect"));
+    int port = (int)json_integer_value (json_object_get (e, "port"));
+
+    if (!tmpl) {
+        errno = EINVAL;
+        return -1;
+    }
+    return expand_template (tmpl, hostlist_nth (b->hosts, (int)rank), port,
+                            buf, len);
+}
+
+/* A name-based (version 5 layout) uuid from SHA-1 over every rank's host
+ * name and endpoint and the shared public key: the same on every broker
+ * of one config, different for a different host list or cert. */
+static int static_instance (struct boot *b)
+{
+    zdigest_t *d = zdigest_new ();
+    const uint8_t *h;
+    uint8_t u[16];
+    char ep[1024];
+
+    if (!d)
+        return -1;
+    zdigest_update (d, (const byte *)"bgn-static-v1", 14);
+    for (uint32_t r = 0; r < b->size; r++) {
+        const char *host = hostlist_nth (b->hosts, (int)r);
+        if (static_endpoint (b, r, ep, sizeof (ep)) < 0) {
+            zdigest_destroy (&d);
+            return -1;
+        }
+        zdigest_update (d, (const byte *)host, strlen (host) + 1);
+        zdigest_update (d, (const byte *)ep, strlen (ep) + 1);
+    }
+    zdigest_update (d, (const byte *)b->pubkey, strlen (b->pubkey) + 1);
+    h = zdigest_data (d);
+    memcpy (u, h, 16);
+    zdigest_destroy (&d);
+    u[6] = (u[6] & 0x0f) | 0x50;
+    u[8] = (u[8] & 0x3f) | 0x80;
+    snprintf (b->instance, sizeof (b->instance),
+              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+              "%02x%02x%02x%02x%02x%02x",
+              u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+              u[10], u[11], u[12], u[13], u[14], u[15]);
+    return 0;
+}
+
+static int static_create (struct boot *b, json_t *conf, const char *confname,
+                          char *errbuf, size_t errlen)
+{
+    const char *cfgname = confname ? confname : "the config";
+    const char *want = "", *cert = "";
+    json_t *e;
+    size_t i;
+    int idx, curve = 1;
+    char err[256];
+    zhashx_t *seen;
+
+    b->is_static = 1;
+    b->entries = json_object_get (json_object_get (conf, "bootstrap"),
+                                  "hosts");
+    if (!(b->hosts = hostlist_create ()))
+        return -1;
+    json_array_foreach (b->entries, i, e) {
+        const char *spec = json_string_value (json_object_get (e, "host"));
+        int before = hostlist_count (b->hosts);
+        int *ne;
+        if (!spec || hostlist_append (b->hosts, spec, err, sizeof (err)) < 0)
+            return errset (errbuf, errlen, EINVAL,
+                           "%s: bootstrap.hosts[%zu]: %s", cfgname, i,
+                           spec ? err : "no host");
+        int after = hostlist_count (b->hosts);
+        if (!(ne = realloc (b->entry, sizeof (int) * (after ? after : 1))))
+            return -1;
+        b->entry = ne;
+        for (int r = before; r < after; r++)
+            b->entry[r] = (int)i;
+    }
+    b->size = (uint32_t)hostlist_count (b->hosts);
+    if (b->size == 0)
+        return errset (errbuf, errlen, EINVAL,
+                       "%s: bootstrap.hosts lists no hosts", cfgname);
+    /* A host named twice would leave its second rank unreachable. */
+    if (!(seen = zhashx_new ()))
+        return -1;
+    for (uint32_t r = 0; r < b->size; r++) {
+        const char *h = hostlist_nth (b->hosts, (int)r);
+        if (zhashx_insert (seen, h, (void *)h) < 0) {
+            zhashx_destroy (&seen);
+            return errset (errbuf, errlen, EINVAL,
+                           "%s: host '%s' appears more than once in "
+                           "bootstrap.hosts", cfgname, h);
+        }
+    }
+    zhashx_destroy (&seen);
+
+    /* Who are we?  bootstrap.hostname, else gethostname(); a fully
+     * qualified name also matches its first label. */
+    conf_get_string (conf, "bootstrap.hostname", &want);
+    if (*want)
+        snprintf (b->hostname, sizeof (b->hostname), "%s", want);
+    else if (gethostname (b->hostname, sizeof (b->hostname) - 1) < 0)
+        return errset (errbuf, errlen, EINVAL, "gethostname: %s",
+                       strerror (errno));
+    if ((idx = hostlist_find (b->hosts, b->hostname)) < 0 && !*want) {
+        char *dot = strchr (b->hostname, '.');
+        if (dot) {
+            *dot = '\0';
+            if ((idx = hostlist_find (b->hosts, b->hostname)) < 0)
+                *dot = '.';
+        }
+    }
+    if (idx < 0)
+        return errset (errbuf, errlen, EINVAL,
+                       "this host '%s' is not in bootstrap.hosts of %s "
+                       "(fix the host list, or set bootstrap.hostname)",
+                       b->hostname, cfgname);
+    b->rank = (uint32_t)idx;
+
+    /* The shared certificate. */
+    conf_get_bool (conf, "overlay.curve", &curve);
+    conf_get_string (conf, "bootstrap.curve_cert", &cert);
+    if (curve) {
+        if (!*cert)
+            return errset (errbuf, errlen, EINVAL,
+                           "%s: a static bootstrap with overlay.curve = true "
+                           "needs bootstrap.curve_cert (make one with: bgn "
+                           "keygen PATH)", cfgname);
+        if (check_cert (cert, b->pubkey, errbuf, errlen) < 0)
+            return -1;
+    }
+
+    /* Our bind address, unless the config names one. */
+    const char *bind = "";
+    conf_get_string (conf, "overlay.bind", &bind);
+    if (!*bind) {
+        char uri[1024];
+        e = entry_of (b, b->rank);
+        const char *tmpl = json_string_value (json_object_get (e, "bind"));
+        int port = (int)json_integer_value (json_object_get (e, "port"));
+        json_t *ovl = json_object_get (conf, "overlay");
+        if (!tmpl || !ovl
+            || expand_template (tmpl, b->hostname, port, uri, sizeof (uri)) < 0)
+            return errset (errbuf, errlen, EINVAL,
+                           "%s: bootstrap.hosts[%d].bind is invalid",
+                           cfgname, b->entry[b->rank]);
+        if (json_object_set_new (ovl, "bind", json_string (uri)) < 0)
+            return -1;
+    }
+    /* Every endpoint must expand; check now rather than at connect. */
+    if (static_instance (b) < 0)
+        return errset (errbuf, errlen, EINVAL,
+                       "%s: a bootstrap.hosts connect template is too long",
+                       cfgname);
+    return 0;
+}
+
+struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+                          char *errbuf, size_t errlen)
 {
     struct boot *b = calloc (1, sizeof (*b));
+    json_t *hosts = json_object_get (json_object_get (conf, "bootstrap"),
+                                     "hosts");
+    const char *cert = "";
+    int curve = 1;
+
     if (!b)
         return NULL;
-    if (!getenv ("PMI_FD")) {
-        b->size = 1;
-        if (!(b->local = zhashx_new ()))
+    if (!(b->local = zhashx_new ()))
+        goto error;
+    zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
+    zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
+    if (getenv ("PMI_FD")) {
+        if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
             goto error;
-        zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
-        zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
+        pmi_client_set_timeout (b->pmi, timeout);
+        b->rank = pmi_client_rank (b->pmi);
+        b->size = pmi_client_size (b->pmi);
+        if (pmi_client_init (b->pmi, errbuf, errlen) < 0
+            || pmi_client_get_maxes (b->pmi, NULL, NULL, NULL, errbuf,
+                                     errlen) < 0
+            || pmi_client_get_my_kvsname (b->pmi, NULL, 0, errbuf,
+                                          errlen) < 0)
+            goto error;
+    }
+    else if (json_is_array (hosts) && json_array_size (hosts) > 0) {
+        if (static_create (b, conf, confname, errbuf, errlen) < 0)
+            goto error;
         return b;
     }
-    if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
-        goto error;
-    pmi_client_set_timeout (b->pmi, timeout);
-    b->rank = pmi_client_rank (b->pmi);
-    b->size = pmi_client_size (b->pmi);
-    if (pmi_client_init (b->pmi, errbuf, errlen) < 0
-        || pmi_client_get_maxes (b->pmi, NULL, NULL, NULL, errbuf, errlen) < 0
-        || pmi_client_get_my_kvsname (b->pmi, NULL, 0, errbuf, errlen) < 0)
+    else
+        b->size = 1;
+    /* pmi and single: a configured certificate must still be private. */
+    conf_get_bool (conf, "overlay.curve", &curve);
+    conf_get_string (conf, "bootstrap.curve_cert", &cert);
+    if (curve && *cert && check_cert (cert, b->pubkey, errbuf, errlen) < 0)
         goto error;
     return b;
 error: {
@@ -51,6 +357,8 @@ void boot_destroy (struct boot **bp)
     if (bp && *bp) {
         pmi_client_destroy (&(*bp)->pmi);
         zhashx_destroy (&(*bp)->local);
+        hostlist_destroy (&(*bp)->hosts);
+        free ((*bp)->entry);
         free (*bp);
         *bp = NULL;
     }
@@ -68,7 +376,12 @@ uint32_t boot_size (struct boot *b)
 
 const char *boot_method (struct boot *b)
 {
-    return b->pmi ? "pmi" : "single";
+    return b->pmi ? "pmi" : b->is_static ? "static" : "single";
+}
+
+const char *boot_hostname (struct boot *b)
+{
+    return b->is_static ? b->hostname : NULL;
 }
 
 static int make_key (char *buf, size_t len, uint32_t rank, const char *key)
@@ -81,6 +394,12 @@ static int make_key (char *buf, size_t len, uint32_t rank, const char *key)
     return 0;
 }
 
+static int is_derived_key (const char *key)
+{
+    return !strcmp (key, "endpoint") || !strcmp (key, "pubkey")
+           || !strcmp (key, "instance");
+}
+
 int boot_put (struct boot *b, const char *key, const char *value,
               char *errbuf, size_t errlen)
 {
@@ -89,11 +408,53 @@ int boot_put (struct boot *b, const char *key, const char *value,
         snprintf (errbuf, errlen, "bootstrap key '%s' is too long", key);
         return -1;
     }
+    /* Static: peers compute these from the config, nobody reads ours. */
+    if (b->is_static && is_derived_key (key))
+        return 0;
     if (!b->pmi) {
         zhashx_update (b->local, k, (void *)value);
         return 0;
     }
     return pmi_client_kvs_put (b->pmi, k, value, errbuf, errlen);
+}
+
+static int copy_out (const char *v, char *buf, size_t len, const char *what,
+                     char *errbuf, size_t errlen)
+{
+    if (strlen (v) >= len)
+        return errset (errbuf, errlen, EOVERFLOW,
+                       "bootstrap value of %s is too long", what);
+    strcpy (buf, v);
+    return 0;
+}
+
+static int static_get (struct boot *b, uint32_t rank, const char *key,
+                       const char *k, char *buf, size_t len, char *errbuf,
+                       size_t errlen)
+{
+    if (rank >= b->size)
+        return errset (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
+                       (unsigned)rank, (unsigned)b->size - 1);
+    if (!strcmp (key, "endpoint")) {
+        if (static_endpoint (b, rank, buf, len) < 0)
+            return errset (errbuf, errlen, errno,
+                           "endpoint of rank %u: %s", (unsigned)rank,
+                           strerror (errno));
+        return 0;
+    }
+    if (!strcmp (key, "pubkey")) {
+        if (!*b->pubkey)
+            return errset (errbuf, errlen, ENOENT,
+                           "no bootstrap.curve_cert, so no public key");
+        return copy_out (b->pubkey, buf, len, k, errbuf, errlen);
+    }
+    if (!strcmp (key, "instance"))
+        return copy_out (b->instance, buf, len, k, errbuf, errlen);
+    if (rank != b->rank)
+        return errset (errbuf, errlen, ENOENT,
+                       "bootstrap key %s: a static bootstrap has no "
+                       "exchange with other ranks", k);
+    return 1;   /* our own value: look it up locally */
 }
 
 int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
@@ -104,19 +465,17 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
         snprintf (errbuf, errlen, "bootstrap key '%s' is too long", key);
         return -1;
     }
+    if (b->is_static) {
+        int rc = static_get (b, rank, key, k, buf, len, errbuf, errlen);
+        if (rc <= 0)
+            return rc;
+    }
     if (!b->pmi) {
         const char *v = zhashx_lookup (b->local, k);
-        if (!v) {
-            snprintf (errbuf, errlen, "bootstrap key %s not found", k);
-            errno = ENOENT;
-            return -1;
-        }
-        if (strlen (v) >= len) {
-            errno = EOVERFLOW;
-            return -1;
-        }
-        strcpy (buf, v);
-        return 0;
+        if (!v)
+            return errset (errbuf, errlen, ENOENT,
+                           "bootstrap key %s not found", k);
+        return copy_out (v, buf, len, k, errbuf, errlen);
     }
     return pmi_client_kvs_get (b->pmi, k, buf, len, errbuf, errlen) < 0 ? -1 : 0;
 }

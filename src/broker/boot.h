@@ -1,29 +1,65 @@
 /* boot.h: how a broker learns its rank, its size and its peers' values.
  *
  * Three ways, chosen by the environment and the config:
- *   PMI-1     PMI_FD is set (bgn start, mpiexec, srun): rank and size come
+ *   pmi       PMI_FD is set (bgn start, mpiexec, srun): rank and size come
  *             from the launcher; values are exchanged through its KVS.
+ *   static    PMI_FD is not set and the config has bootstrap.hosts (a
+ *             system instance, e.g. started by systemd): the rank is the
+ *             index of this broker's host name in the expanded host list,
+ *             the size is the list's length, and every value a peer would
+ *             publish is computed from the config instead (see below).
  *   single    neither: rank 0 of size 1; values stay in this process.
- * (A static [bootstrap] host list is the third; see boot_static.)
  *
  * Keys are published per rank: boot_put("endpoint", v) on rank 3 is read
  * elsewhere with boot_get(3, "endpoint").  Every call has a deadline.
+ *
+ * Static mode, key by key:
+ *   endpoint  the rank's host entry's "connect" template, %h replaced by
+ *             the rank's host name and %p by the entry's port.
+ *   pubkey    the public key of bootstrap.curve_cert, which every broker
+ *             of the instance shares (required when overlay.curve is on).
+ *   instance  (rank 0) a name-based uuid derived from the expanded host
+ *             list, the templates and the public key, so every broker
+ *             computes the same id without talking to anyone.
+ * boot_put() of those keys succeeds without doing anything (the value is
+ * the broker's own, already known to everyone); other keys are kept
+ * locally.  boot_barrier() and boot_finalize() return at once: brokers
+ * start in any order and find each other through the overlay's retries.
+ * boot_create() also sets overlay.bind from this host's entry ("bind"
+ * template, %h and %p expanded) unless the config already sets it.
+ *
+ * In every mode, a configured bootstrap.curve_cert (with overlay.curve on)
+ * must have a secret file (PATH_secret) that is a regular file readable
+ * by its owner only; otherwise boot_create() fails.
+ *
+ * Errors: NULL/-1 with errno and a message in errbuf.  boot_create() sets
+ * errno EINVAL for configuration errors (host not in the list, bad
+ * template, missing or exposed certificate): the broker exits 1 then.
  */
 #ifndef BGN_BROKER_BOOT_H
 #define BGN_BROKER_BOOT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 struct boot;
 
-/* Choose and start the bootstrap method.  NULL + errno with a message. */
-struct boot *boot_create (double timeout, char *errbuf, size_t errlen);
+/* Choose and start the bootstrap method.  'conf' is the finalized broker
+ * config (static mode may add overlay.bind to it); 'confname' names it in
+ * messages (a path, or NULL).  NULL + errno with a message.
+ */
+struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+                          char *errbuf, size_t errlen);
 void boot_destroy (struct boot **bp);
 
 uint32_t boot_rank (struct boot *b);
 uint32_t boot_size (struct boot *b);
-const char *boot_method (struct boot *b);        /* "pmi" or "single" */
+const char *boot_method (struct boot *b);   /* "pmi", "static" or "single" */
+
+/* Static mode: this broker's host name as matched in the host list;
+ * other modes: NULL. */
+const char *boot_hostname (struct boot *b);
 
 int boot_put (struct boot *b, const char *key, const char *value,
               char *errbuf, size_t errlen);

@@ -565,7 +565,8 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: bgn-broker [OPTIONS]\n"
 "Run one bgn broker.  Rank and size come from a PMI-1 launcher (PMI_FD),\n"
-"or the broker runs alone as rank 0 of 1.\n"
+"from the config's [bootstrap] host list, or the broker runs alone as\n"
+"rank 0 of 1.\n"
 "\n"
 "  -c, --config=PATH        TOML config file, or a directory of *.toml\n"
 "  -o, --setattr=KEY=VALUE  override a config key (repeatable),\n"
@@ -791,6 +792,14 @@ static int setup_instance_id (struct bgn_broker *b)
 {
     char err[256] = "";
 
+    /* A static instance's id follows from its config: every broker,
+     * rank 0 included, computes the same one. */
+    if (!strcmp (boot_method (b->boot), "static")) {
+        if (boot_get (b->boot, 0, "instance", b->instance_id,
+                      sizeof (b->instance_id), err, sizeof (err)) < 0)
+            goto error;
+        return 0;
+    }
     if (b->rank == 0) {
         uuid_t u;
         uuid_generate (u);
@@ -900,7 +909,7 @@ int main (int argc, char **argv)
 {
     struct bgn_broker broker = { .sigfd = -1 }, *b = &broker;
     struct options opts = { 0 };
-    char err[256] = "";
+    char err[512] = "";
     long long level;
     double boot_timeout = 60.;
     int rc = EXIT_FAILURE_RUNTIME;
@@ -939,12 +948,19 @@ int main (int argc, char **argv)
         logger_log (b->log, LOG_ERR, "signals: %s", strerror (errno));
         goto done;
     }
-    if (!(b->boot = boot_create (boot_timeout, err, sizeof (err)))) {
+    if (!(b->boot = boot_create (b->conf, opts.config, boot_timeout, err,
+                                 sizeof (err)))) {
+        /* EINVAL: the config is wrong; restarting will not help. */
+        if (errno == EINVAL)
+            rc = EXIT_CONFIG;
         logger_log (b->log, LOG_ERR, "bootstrap: %s", err);
         goto done;
     }
     b->rank = boot_rank (b->boot);
     b->size = boot_size (b->boot);
+    if (boot_hostname (b->boot))
+        snprintf (b->hostname, sizeof (b->hostname), "%s",
+                  boot_hostname (b->boot));
     logger_set_rank (b->log, b->rank);
     if (setup_rundir (b, opts.rundir) < 0 || setup_local (b) < 0
         || builtins_register (b) < 0 || setup_instance_id (b) < 0
