@@ -40,6 +40,7 @@ struct client {
     int fd;                 /* -1 when not open */
     int state;              /* PMI_CLIENT_* */
     bool in_barrier;
+    bool solo;            /* rejoined: barriers do not wait for others */
     bool dead;              /* shut down; close on next handle */
     size_t inlen;
     char *inbuf;            /* PMI_SERVER_MAX_LINE + 1 bytes, lazily */
@@ -222,6 +223,41 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     c->dead = false;
     srv->fdmap[fd] = rank;
     srv->nopen++;
+    return 0;
+}
+
+int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
+                              char *errbuf, size_t errlen)
+{
+    struct client *c;
+    int st;
+
+    if (!srv || rank < 0 || rank >= srv->size) {
+        seterr (errbuf, errlen, "pmi server: bad rank %d", rank);
+        if (fd >= 0)
+            close (fd);
+        errno = EINVAL;
+        return -1;
+    }
+    c = &srv->clients[rank];
+    st = c->state;
+    if (st == PMI_CLIENT_CONNECTED || (st == PMI_CLIENT_FINALIZED && c->fd >= 0)) {
+        seterr (errbuf, errlen, "pmi server: rank %d still has a client", rank);
+        if (fd >= 0)
+            close (fd);
+        errno = EBUSY;
+        return -1;
+    }
+    if (st == PMI_CLIENT_FINALIZED || st == PMI_CLIENT_DONE)
+        srv->nfinalized--;
+    c->state = PMI_CLIENT_NONE;
+    if (pmi_server_add_client (srv, rank, fd, errbuf, errlen) < 0) {
+        c->state = st;
+        if (st == PMI_CLIENT_FINALIZED || st == PMI_CLIENT_DONE)
+            srv->nfinalized++;
+        return -1;
+    }
+    c->solo = true;
     return 0;
 }
 
@@ -552,6 +588,10 @@ static void do_barrier (pmi_server_t *srv, int rank)
 
     if (c->in_barrier)
         return reply_error (srv, rank, "barrier_in", "already_in_barrier");
+    if (c->solo) {
+        reply (srv, rank, "cmd=barrier_out rc=0");
+        return;
+    }
     if (srv->barrier_broken) {
         reply (srv, rank, "cmd=barrier_out rc=-1 msg=%s",
                srv->barrier_reason);
@@ -631,7 +671,9 @@ static int close_client (pmi_server_t *srv, int rank, const char *why)
         c->in_barrier = false;
         srv->nbarrier--;
     }
-    if (early) {
+    if (early && c->solo)
+        c->state = PMI_CLIENT_CLOSED;
+    else if (early) {
         c->state = PMI_CLIENT_CLOSED;
         logmsg (srv, "rank %d: closed before finalize", rank);
         char reason[64];

@@ -92,6 +92,15 @@ void pmi_server_set_log (pmi_server_t *srv, pmi_server_log_f fn, void *arg);
 int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
                            char *errbuf, size_t errlen);
 
+/* A restarted rank: hand the server a new client for 'rank' whose old
+ * client has finalized or gone.  The KVS keeps every value put so far (a
+ * put replaces), and this client's barriers complete at once: the rest
+ * of the job is running and will not enter a barrier with it.  -1 +
+ * EBUSY if rank still has an open, unfinalized client, EINVAL.
+ */
+int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
+                              char *errbuf, size_t errlen);
+
 /* Read from the client on fd and answer every complete line.
  * Returns 0 (still connected), 1 if the client closed or was closed for a
  * protocol error (its fd is closed and forgotten: stop polling it; the

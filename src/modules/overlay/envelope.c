@@ -86,6 +86,8 @@ const char *envelope_kindstr (int kind)
     case ENV_HELLO_NAK: return "hello-nak";
     case ENV_KEEPALIVE: return "keepalive";
     case ENV_GOODBYE: return "goodbye";
+    case ENV_FENCE: return "fence";
+    case ENV_UNFENCE: return "unfence";
     default: return "unknown";
     }
 }

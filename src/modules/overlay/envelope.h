@@ -33,7 +33,9 @@ enum {
     ENV_HELLO_NAK = 4,   /* refusal: JSON {"reason": "..."} */
     ENV_KEEPALIVE = 5,   /* liveness only */
     ENV_GOODBYE = 6,     /* orderly leave */
-    ENV_KIND_MAX = 6,
+    ENV_FENCE = 7,       /* flooded: JSON {"rank", "incarnation", "reason"} */
+    ENV_UNFENCE = 8,     /* flooded: JSON {"rank", "incarnation"} */
+    ENV_KIND_MAX = 8,
 };
 
 struct envelope {

@@ -31,6 +31,8 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <arpa/inet.h>
 #include <ifaddrs.h>
 #include <czmq.h>
@@ -88,6 +90,8 @@ struct peer {
     double rtt_us;
     double ka_sent_at;       /* keepalive awaiting echo, for RTT */
     int leaving;             /* said goodbye: its down is orderly */
+    int refused;             /* it refused our hello: stop saying it */
+    int unreachable;         /* a send failed with EHOSTUNREACH */
 };
 
 struct overlay {
@@ -118,6 +122,7 @@ struct overlay {
     /* CURVE */
     int curve;
     zcert_t *cert;
+    int cert_saved;           /* kept in the rundir: remove at unload */
     zcertstore_t *certstore;  /* zauth owns it once the actor exists */
     zactor_t *auth;
 
@@ -138,7 +143,24 @@ struct overlay {
     long test_loop;           /* BGN_OVERLAY_TEST_LOOP=RANK: messages to
                                  RANK loop (test only); -1 = off */
 
+    /* fences: rank -> struct fence; the view of which ranks are down */
+    zhashx_t *fences;
+    int nfenced;
+    int lost_timer;           /* deferred peer-loss processing */
+    int partition_timer;      /* deferred partition check */
+    int partitioned;          /* rank 0: some live ranks are unreachable */
+    uint32_t unreachable_live;
+
+    /* requests this broker injected, to fail them once if their
+     * destination is fenced: "client:matchtag" -> struct tracked */
+    zhashx_t *tracker;
+    int sweep_timer;
+    double rpc_timeout;
+
     /* counters */
+    uint64_t tracker_failed;
+    uint64_t tracker_dup_drops;
+    uint64_t fences_seen;
     uint64_t ttl_drops;
     uint64_t unknown_peer_drops;
     uint64_t malformed_drops;
@@ -157,6 +179,22 @@ static double now_seconds (void)
 }
 
 #define ovlog(ov, level, ...) (ov)->api->log ((ov)->b, (level), __VA_ARGS__)
+
+/* What this broker knows about a rank's incarnations. */
+struct fence {
+    uint64_t inc;            /* fenced incarnation, or last known live one */
+    int fenced;
+    double since;
+    char reason[48];
+};
+
+/* A request this broker sent into the overlay, awaiting its response. */
+struct tracked {
+    msg_t *req;              /* header copy (no payload), for the error */
+    uint32_t dest;
+    double expires;
+    int failed;              /* an error went back: drop a late response */
+};
 
 /* ---- peers ------------------------------------------------------------ */
 
@@ -239,6 +277,11 @@ static struct peer *peer_create (struct overlay *ov, uint32_t rank)
 
 /* ---- sending ---------------------------------------------------------- */
 
+static void peer_unreachable (struct overlay *ov, struct peer *p);
+static int tracker_response (struct overlay *ov, const msg_t *rsp);
+static int tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
+static int tracker_key (const msg_t *msg, char *key, size_t len);
+
 /* Send one message to peer p now.  frames are consumed on success (moved
  * into libzmq) and left to the caller on failure.  -1 with errno EAGAIN
  * (queue full) or EHOSTUNREACH (not connected).
@@ -253,8 +296,14 @@ static int peer_send_now (struct overlay *ov, struct peer *p,
     env->sender_inc = ov->incarnation;
     envelope_encode (env, buf);
     if (zmq_send (ov->sock, p->id, strlen (p->id),
-                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        if (errno == EHOSTUNREACH) {
+            int saved = errno;
+            peer_unreachable (ov, p);
+            errno = saved;
+        }
         return -1;
+    }
     /* Once the identity frame is accepted, the rest cannot fail. */
     if (zmq_send (ov->sock, buf, ENV_SIZE, (n > 0 ? ZMQ_SNDMORE : 0)) < 0)
         return -1;
@@ -500,11 +549,24 @@ static int overlay_send (void *state, msg_t *msg, uint32_t dest)
         errno = saved;
         return -1;
     }
+    if (!ov->inbound && bgn_router_is_down (ov->router, dest < ov->size
+                                                          ? dest : 0)) {
+        /* known down: fail at once rather than queue */
+        close_frames (frames, n);
+        msg_destroy (&msg);
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    char tkey[MSG_MAX_ROUTEID + 16] = "";
+    if (!ov->inbound && tracker_add (ov, msg, dest) == 0)
+        tracker_key (msg, tkey, sizeof (tkey));
     msg_destroy (&msg);
     if (route_out (ov, &env, frames, n) < 0) {
         saved = errno;
         close_frames (frames, n);
         ov->no_route_drops++;
+        if (tkey[0])   /* the broker answers this one itself */
+            zhashx_delete (ov->tracker, tkey);
         errno = saved;
         return -1;
     }
@@ -563,6 +625,28 @@ static json_t *hello_payload (struct overlay *ov)
 
 static void report_ready (struct overlay *ov);
 
+static struct fence *fence_lookup (struct overlay *ov, uint32_t rank)
+{
+    char key[16];
+    snprintf (key, sizeof (key), "%u", (unsigned)rank);
+    return zhashx_lookup (ov->fences, key);
+}
+
+static int is_fenced (struct overlay *ov, uint32_t rank)
+{
+    struct fence *f = fence_lookup (ov, rank);
+    return f && f->fenced;
+}
+
+/* The router's down set is the fence view plus neighbours whose link is
+ * down here (they may be alive, but not through us). */
+static void router_refresh (struct overlay *ov, uint32_t rank)
+{
+    struct peer *p = peer_lookup (ov, rank);
+    bool down = is_fenced (ov, rank) || (p && p->state == PEER_DOWN);
+    bgn_router_set_down (ov->router, rank, down);
+}
+
 static void peer_set_state (struct overlay *ov, struct peer *p, int state)
 {
     int was_up = (p->state == PEER_UP || p->state == PEER_SUSPECT);
@@ -570,23 +654,377 @@ static void peer_set_state (struct overlay *ov, struct peer *p, int state)
 
     if (p->state == state)
         return;
-    ovlog (ov, state == PEER_DOWN && !p->leaving ? LOG_WARNING : LOG_DEBUG,
-           "peer %u: %s -> %s", (unsigned)p->rank, peer_state_str (p->state),
-           peer_state_str (state));
+    ovlog (ov, LOG_DEBUG, "peer %u: %s -> %s", (unsigned)p->rank,
+           peer_state_str (p->state), peer_state_str (state));
     p->state = state;
     p->state_since = now_seconds ();
     if (is_up && !was_up)
         ov->peers_up++;
     if (!is_up && was_up)
         ov->peers_up--;
-    if (state == PEER_DOWN)
-        bgn_router_set_down (ov->router, p->rank, true);
-    else if (is_up)
-        bgn_router_set_down (ov->router, p->rank, false);
+    if (is_up)
+        p->unreachable = 0;
+    router_refresh (ov, p->rank);
     if (is_up || state == PEER_DOWN)
         flush_backlogs (ov);
     if (ov->peers_up == ov->npeers)
         report_ready (ov);
+}
+
+/* ---- fencing ----------------------------------------------------------
+ * A broker that loses a peer fences it: marks (rank, incarnation) down
+ * and floods the fence to its live peers, each of which applies it once
+ * and floods it on, so every broker routes around the rank.  A rank that
+ * comes back with a newer incarnation is unfenced the same way.  A fence
+ * for an incarnation older than one already known live is stale and
+ * ignored; a broker that sees a fence of its own current incarnation (it
+ * was hung, not dead) rejoins with a new incarnation.
+ */
+
+static void flood (struct overlay *ov, int kind, uint32_t rank, uint64_t inc,
+                   const char *reason, int except)
+{
+    json_t *o = json_pack ("{s:i s:I s:s s:i}", "rank", (int)rank,
+                           "incarnation", (json_int_t)inc,
+                           "reason", reason ? reason : "",
+                           "origin", (int)ov->rank);
+    if (!o)
+        return;
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if ((int)p->rank == except || p->rank == rank)
+            continue;
+        if (p->state == PEER_UP || p->state == PEER_SUSPECT)
+            send_control (ov, p, kind, o);
+    }
+    json_decref (o);
+}
+
+static void tracker_fail_dest (struct overlay *ov, uint32_t dest);
+static void schedule_partition_check (struct overlay *ov);
+static void rejoin_self (struct overlay *ov, const char *why);
+
+static struct fence *fence_get (struct overlay *ov, uint32_t rank)
+{
+    struct fence *f = fence_lookup (ov, rank);
+    char key[16];
+
+    if (f)
+        return f;
+    if (!(f = calloc (1, sizeof (*f))))
+        return NULL;
+    snprintf (key, sizeof (key), "%u", (unsigned)rank);
+    zhashx_insert (ov->fences, key, f);
+    return f;
+}
+
+/* Apply a fence of (rank, inc).  Returns 1 if it was news. */
+static int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
+                        const char *reason, int from)
+{
+    struct fence *f;
+    struct peer *p;
+
+    if (rank >= ov->size)
+        return 0;
+    if (rank == ov->rank) {
+        if (inc == ov->incarnation)
+            rejoin_self (ov, reason);
+        return 0;
+    }
+    if (!(f = fence_get (ov, rank)))
+        return 0;
+    if ((f->fenced && f->inc >= inc) || (!f->fenced && f->inc > inc))
+        return 0;
+    f->fenced = 1;
+    f->inc = inc;
+    f->since = now_seconds ();
+    snprintf (f->reason, sizeof (f->reason), "%s", reason ? reason : "");
+    ov->nfenced++;
+    ov->fences_seen++;
+    ovlog (ov, reason && !strcmp (reason, "left the instance") ? LOG_INFO
+                                                                : LOG_NOTICE,
+           "rank %u fenced (%s)", (unsigned)rank,
+           reason && *reason ? reason : "down");
+    if ((p = peer_lookup (ov, rank)) && p->state != PEER_DOWN
+        && p->incarnation <= inc)
+        peer_set_state (ov, p, PEER_DOWN);
+    router_refresh (ov, rank);
+    flood (ov, ENV_FENCE, rank, inc, reason, from);
+    tracker_fail_dest (ov, rank);
+    flush_backlogs (ov);
+    schedule_partition_check (ov);
+    return 1;
+}
+
+/* Apply an unfence of (rank, inc): rank is alive again as incarnation inc. */
+static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
+                          int from)
+{
+    struct fence *f;
+    struct peer *p;
+
+    if (rank >= ov->size || rank == ov->rank || !(f = fence_get (ov, rank)))
+        return 0;
+    if (f->fenced ? f->inc >= inc : f->inc >= inc)
+        return 0;
+    int was = f->fenced;
+    f->inc = inc;
+    f->fenced = 0;
+    if (!was)
+        return 0;
+    ov->nfenced--;
+    ovlog (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
+           (unsigned)rank, (unsigned long long)inc);
+    router_refresh (ov, rank);
+    flood (ov, ENV_UNFENCE, rank, inc, "rejoined", from);
+    /* If it is our neighbour and we connect to it, say hello now rather
+     * than at the next retry. */
+    if ((p = peer_lookup (ov, rank)) && p->connector && p->state == PEER_DOWN) {
+        json_t *hello = hello_payload (ov);
+        send_control (ov, p, ENV_HELLO, hello);
+        json_decref (hello);
+    }
+    schedule_partition_check (ov);
+    return 1;
+}
+
+/* We lost peer p: fence it with the incarnation we knew. */
+static void peer_lost (struct overlay *ov, struct peer *p, const char *why)
+{
+    if (p->state == PEER_DOWN)
+        return;
+    ovlog (ov, p->leaving ? LOG_INFO : LOG_WARNING, "peer %u lost: %s",
+           (unsigned)p->rank, why);
+    peer_set_state (ov, p, PEER_DOWN);
+    fence_apply (ov, p->rank, p->incarnation, why, -1);
+}
+
+static int lost_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct overlay *ov = arg;
+    ov->lost_timer = -1;
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->unreachable && (p->state == PEER_UP || p->state == PEER_SUSPECT))
+            peer_lost (ov, p, "connection gone (EHOSTUNREACH)");
+        p->unreachable = 0;
+    }
+    return 0;
+}
+
+/* A send to p failed as if it were gone: handle it outside the send path. */
+static void peer_unreachable (struct overlay *ov, struct peer *p)
+{
+    if (p->state != PEER_UP && p->state != PEER_SUSPECT)
+        return;
+    p->unreachable = 1;
+    if (ov->lost_timer < 0)
+        ov->lost_timer = zloop_timer (ov->loop, 1, 1, lost_cb, ov);
+}
+
+/* This broker was fenced while alive (it was stopped, or cut off for a
+ * while): start over as a new incarnation so everyone lets it back in. */
+static void rejoin_self (struct overlay *ov, const char *why)
+{
+    struct timeval tv;
+    uint64_t inc;
+
+    gettimeofday (&tv, NULL);
+    inc = (uint64_t)tv.tv_sec * 1000000 + tv.tv_usec;
+    if (inc <= ov->incarnation)
+        inc = ov->incarnation + 1;
+    ovlog (ov, LOG_WARNING, "this broker was fenced (%s): rejoining as "
+           "incarnation %llu", why && *why ? why : "declared down",
+           (unsigned long long)inc);
+    ov->incarnation = inc;
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->state != PEER_CONNECTING)
+            peer_set_state (ov, p, PEER_CONNECTING);
+        p->refused = 0;
+        if (p->connector) {
+            json_t *hello = hello_payload (ov);
+            send_control (ov, p, ENV_HELLO, hello);
+            json_decref (hello);
+        }
+    }
+}
+
+static void handle_fence_msg (struct overlay *ov, struct peer *from,
+                              const struct envelope *env, zmq_msg_t *body,
+                              int n)
+{
+    json_t *o = n >= 1 ? json_loadb (zmq_msg_data (&body[0]),
+                                     zmq_msg_size (&body[0]), 0, NULL) : NULL;
+    int rank;
+    json_int_t inc;
+    const char *reason = "";
+
+    if (!o || json_unpack (o, "{s:i s:I s?s}", "rank", &rank,
+                           "incarnation", &inc, "reason", &reason) < 0
+        || rank < 0) {
+        ov->malformed_drops++;
+        json_decref (o);
+        return;
+    }
+    if (env->kind == ENV_FENCE)
+        fence_apply (ov, (uint32_t)rank, (uint64_t)inc, reason, from->rank);
+    else
+        unfence_apply (ov, (uint32_t)rank, (uint64_t)inc, from->rank);
+    json_decref (o);
+}
+
+/* ---- partitions -------------------------------------------------------
+ * Policy (doc/overlay-protocol.md): a broker that cannot reach rank 0 in
+ * its view of the live graph, for two keepalive intervals in a row, logs
+ * a critical line and exits with status 3; rank 0 keeps running, reports
+ * "partitioned" and counts the live-but-unreachable ranks as lost.
+ */
+static int partition_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct overlay *ov = arg;
+
+    ov->partition_timer = -1;
+    if (ov->rank != 0) {
+        if (bgn_router_distance (ov->router, ov->rank, 0) < 0) {
+            ovlog (ov, LOG_CRIT, "partitioned: rank 0 is unreachable from "
+                   "here (%d ranks fenced); shutting down (exit 3)",
+                   ov->nfenced);
+            ov->api->stop (ov->b, 3);
+        }
+        return 0;
+    }
+    uint32_t lost = 0;
+    for (uint32_t r = 1; r < ov->size; r++) {
+        if (bgn_router_is_down (ov->router, r))
+            continue;
+        if (bgn_router_distance (ov->router, r, 0) < 0)
+            lost++;
+    }
+    if (lost && !ov->partitioned)
+        ovlog (ov, LOG_CRIT, "partitioned: %u live ranks cannot be reached "
+               "from rank 0; they are lost", (unsigned)lost);
+    ov->partitioned = lost > 0;
+    ov->unreachable_live = lost;
+    return 0;
+}
+
+static void schedule_partition_check (struct overlay *ov)
+{
+    if (ov->partition_timer >= 0)
+        return;
+    ov->partition_timer = zloop_timer (ov->loop,
+        (size_t)(ov->keepalive_interval * 2000) + 1, 1, partition_cb, ov);
+}
+
+/* ---- request tracker -------------------------------------------------- */
+
+static void tracked_destroy (void **item)
+{
+    struct tracked *t = *item;
+    if (t) {
+        msg_destroy (&t->req);
+        free (t);
+        *item = NULL;
+    }
+}
+
+static int tracker_key (const msg_t *msg, char *key, size_t len)
+{
+    const char *client = msg_route_last (msg);
+    if (!client || msg_route_count (msg) < 1)
+        return -1;
+    snprintf (key, len, "%s:%u", client, (unsigned)msg_get_matchtag (msg));
+    return 0;
+}
+
+#define TRACKER_MAX 100000
+
+/* Remember a request this broker injects toward 'dest'. */
+static int tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
+{
+    char key[MSG_MAX_ROUTEID + 16];
+    struct tracked *t;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST
+        || (msg_get_flags (req) & MSGFLAG_NORESPONSE) || dest >= ov->size
+        || zhashx_size (ov->tracker) >= TRACKER_MAX
+        || tracker_key (req, key, sizeof (key)) < 0)
+        return -1;
+    if (!(t = calloc (1, sizeof (*t))) || !(t->req = msg_copy (req))) {
+        free (t);
+        return -1;
+    }
+    msg_set_payload (t->req, NULL, 0);
+    t->dest = dest;
+    t->expires = now_seconds () + ov->rpc_timeout * 2 + 5;
+    zhashx_update (ov->tracker, key, t);
+    return 0;
+}
+
+/* A response reached its origin broker.  Returns 1 if it must be dropped
+ * (its request was already failed by the tracker). */
+static int tracker_response (struct overlay *ov, const msg_t *rsp)
+{
+    char key[MSG_MAX_ROUTEID + 16];
+    struct tracked *t;
+    int drop = 0;
+
+    if (msg_get_type (rsp) != MSGTYPE_RESPONSE
+        || tracker_key (rsp, key, sizeof (key)) < 0
+        || !(t = zhashx_lookup (ov->tracker, key)))
+        return 0;
+    if (t->failed) {
+        ov->tracker_dup_drops++;
+        drop = 1;
+    }
+    if (!(msg_get_flags (rsp) & MSGFLAG_STREAMING) || drop)
+        zhashx_delete (ov->tracker, key);
+    return drop;
+}
+
+static void tracker_fail_dest (struct overlay *ov, uint32_t dest)
+{
+    char errstr[64];
+    zlistx_t *fail = zlistx_new ();
+
+    if (!fail)
+        return;
+    for (struct tracked *t = zhashx_first (ov->tracker); t;
+         t = zhashx_next (ov->tracker))
+        if (t->dest == dest && !t->failed)
+            zlistx_add_end (fail, t);
+    snprintf (errstr, sizeof (errstr), "rank %u went down", (unsigned)dest);
+    for (struct tracked *t = zlistx_first (fail); t; t = zlistx_next (fail)) {
+        t->failed = 1;
+        ov->tracker_failed++;
+        msg_t *req = msg_copy (t->req);
+        if (req) {
+            /* The copy's stack ends with our rank: the broker pops it. */
+            ov->api->respond_error (ov->b, req, EHOSTUNREACH, errstr);
+            msg_destroy (&req);
+        }
+    }
+    zlistx_destroy (&fail);
+}
+
+static int sweep_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct overlay *ov = arg;
+    double now = now_seconds ();
+    zlistx_t *old = zlistx_new ();
+
+    if (!old)
+        return 0;
+    for (struct tracked *t = zhashx_first (ov->tracker); t;
+         t = zhashx_next (ov->tracker))
+        if (t->expires < now)
+            zlistx_add_end (old, (void *)zhashx_cursor (ov->tracker));
+    for (const char *k = zlistx_first (old); k; k = zlistx_next (old))
+        zhashx_delete (ov->tracker, k);
+    zlistx_destroy (&old);
+    return 0;
 }
 
 /* Check a hello's content.  Returns NULL if acceptable, else the reason. */
@@ -630,8 +1068,13 @@ static void handle_hello (struct overlay *ov, struct peer *p,
         const char *reason = "?";
         if (o)
             json_unpack (o, "{s:s}", "reason", &reason);
+        if (!strncmp (reason, "fenced", 6)) {
+            rejoin_self (ov, "a peer refused our fenced incarnation");
+            goto done;
+        }
         ovlog (ov, LOG_ERR, "peer %u refused our hello: %s", (unsigned)p->rank,
                reason);
+        p->refused = 1;
         if (p->connector && p->endpoint[0])
             zmq_disconnect (ov->sock, p->endpoint);
         peer_set_state (ov, p, PEER_DOWN);
@@ -652,11 +1095,36 @@ static void handle_hello (struct overlay *ov, struct peer *p,
             zmq_disconnect (ov->sock, p->endpoint);
         goto done;
     }
+    struct fence *f = fence_lookup (ov, p->rank);
+    if (f && ((f->fenced && inc <= f->inc) || (!f->fenced && inc < f->inc))) {
+        /* A fenced (or older) incarnation: it must come back as new. */
+        ovlog (ov, LOG_INFO, "peer %u: hello from fenced incarnation %llu",
+               (unsigned)p->rank, (unsigned long long)inc);
+        uint64_t keep = p->incarnation;
+        p->incarnation = inc;
+        if (env->kind == ENV_HELLO) {
+            json_t *nak = json_pack ("{s:s}", "reason",
+                                     "fenced: rejoin with a new incarnation");
+            send_control (ov, p, ENV_HELLO_NAK, nak);
+            json_decref (nak);
+        }
+        else {
+            json_t *fo = json_pack ("{s:i s:I s:s}", "rank", (int)p->rank,
+                                    "incarnation", (json_int_t)inc,
+                                    "reason", "fenced");
+            send_control (ov, p, ENV_FENCE, fo);
+            json_decref (fo);
+        }
+        p->incarnation = keep;
+        goto done;
+    }
     if (p->incarnation && inc != p->incarnation)
         ovlog (ov, LOG_NOTICE, "peer %u restarted (incarnation %llu -> %llu)",
                (unsigned)p->rank, (unsigned long long)p->incarnation,
                (unsigned long long)inc);
     p->incarnation = inc;
+    /* Alive as a newer incarnation: lift any fence everywhere. */
+    unfence_apply (ov, p->rank, inc, -1);
     p->last_heard = now_seconds ();
     if (env->kind == ENV_HELLO) {
         json_t *ack = hello_payload (ov);
@@ -688,6 +1156,10 @@ static void deliver_local (struct overlay *ov, const struct envelope *env,
         ov->malformed_drops++;
         ovlog (ov, LOG_WARNING, "dropped malformed message from rank %u: %s",
                (unsigned)env->source, reason);
+        return;
+    }
+    if (tracker_response (ov, msg)) {
+        msg_destroy (&msg);
         return;
     }
     ov->delivered++;
@@ -830,10 +1302,13 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
             p->ka_sent_at = 0;
         }
         break;
+    case ENV_FENCE:
+    case ENV_UNFENCE:
+        handle_fence_msg (ov, p, &env, frames + 2, n - 2);
+        break;
     case ENV_GOODBYE:
-        ovlog (ov, LOG_INFO, "peer %u is leaving", (unsigned)p->rank);
         p->leaving = 1;
-        peer_set_state (ov, p, PEER_DOWN);
+        peer_lost (ov, p, "left the instance");
         break;
     default:
         ov->malformed_drops++;
@@ -885,9 +1360,9 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
         if (p->state == PEER_UP || p->state == PEER_SUSPECT) {
             double silent = now - p->last_heard;
             if (silent >= ov->peer_timeout) {
-                ovlog (ov, LOG_WARNING, "peer %u silent for %.1fs: down",
-                       (unsigned)p->rank, silent);
-                peer_set_state (ov, p, PEER_DOWN);
+                char why[64];
+                snprintf (why, sizeof (why), "silent for %.1fs", silent);
+                peer_lost (ov, p, why);
                 continue;
             }
             if (silent >= 3 * ov->keepalive_interval)
@@ -900,7 +1375,8 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
                 peer_send_now (ov, p, &ka, NULL, 0);
             }
         }
-        else if (p->state == PEER_CONNECTING && p->connector
+        else if ((p->state == PEER_CONNECTING || p->state == PEER_DOWN)
+                 && p->connector && !p->refused
                  && now - p->state_since > 2.0 && now - p->last_sent > 2.0) {
             /* The first hello may have gone to a broker that was not
              * listening yet; say it again. */
@@ -948,7 +1424,9 @@ static const char *overlay_health (void *state)
 
     if (ov->size == 1)
         return "full";
-    if (bgn_router_down_count (ov->router) > 0)
+    if (ov->partitioned)
+        return "partitioned";
+    if (ov->nfenced > 0)
         return "degraded";
     if (ov->rank == 0)
         return bgn_rankset_count (ov->ready) == ov->size ? "full" : "partial";
@@ -989,14 +1467,27 @@ static json_t *status_json (struct overlay *ov)
     double now = now_seconds ();
     json_t *peers = json_array ();
     json_t *down = json_array ();
-    const struct bgn_rankset *ds = bgn_router_down_set (ov->router);
+    json_t *info = json_array ();
 
     for (int i = 0; i < ov->npeers; i++)
         json_array_append_new (peers, peer_json (ov, ov->peers[i], now));
-    for (int r = bgn_rankset_first (ds); r >= 0; r = bgn_rankset_next (ds, r))
+    /* fenced ranks, in rank order */
+    for (uint32_t r = 0; r < ov->size && ov->nfenced > 0; r++) {
+        struct fence *f = fence_lookup (ov, r);
+        if (!f || !f->fenced)
+            continue;
         json_array_append_new (down, json_integer (r));
+        json_array_append_new (info, json_pack ("{s:i s:I s:f s:s}",
+                                                "rank", (int)r,
+                                                "incarnation",
+                                                (json_int_t)f->inc,
+                                                "seconds", now - f->since,
+                                                "reason", f->reason));
+        if ((int)json_array_size (down) == ov->nfenced)
+            break;
+    }
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I}",
+                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -1019,7 +1510,13 @@ static json_t *status_json (struct overlay *ov)
                       "hostname", ov->api->hostname (ov->b),
                       "instance", ov->api->instance_id (ov->b),
                       "pubkey", ov->curve ? zcert_public_txt (ov->cert) : "",
-                      "auth_failures", (json_int_t)ov->auth_failures);
+                      "auth_failures", (json_int_t)ov->auth_failures,
+                      "down", info,
+                      "unreachable_live", (int)ov->unreachable_live,
+                      "tracker", (int)zhashx_size (ov->tracker),
+                      "tracker_failed", (json_int_t)ov->tracker_failed,
+                      "tracker_dup_drops", (json_int_t)ov->tracker_dup_drops,
+                      "fences_seen", (json_int_t)ov->fences_seen);
 }
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
@@ -1110,6 +1607,23 @@ static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
                        "CURVE key not authorized (ZAP status %u)", endpoint,
                        (unsigned)value);
             }
+            else if (event == ZMQ_EVENT_DISCONNECTED
+                     || event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+                /* Only connections we made name a peer by endpoint. */
+                for (int i = 0; i < ov->npeers; i++) {
+                    struct peer *p = ov->peers[i];
+                    if (!p->connector || strcmp (p->endpoint, endpoint))
+                        continue;
+                    if (event == ZMQ_EVENT_DISCONNECTED)
+                        peer_lost (ov, p, "connection closed");
+                    else if ((p->state == PEER_DOWN
+                              || p->state == PEER_CONNECTING) && !p->refused) {
+                        json_t *hello = hello_payload (ov);
+                        send_control (ov, p, ENV_HELLO, hello);
+                        json_decref (hello);
+                    }
+                }
+            }
             else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
                      || event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) {
                 ov->auth_failures++;
@@ -1130,6 +1644,8 @@ static int setup_monitor (struct overlay *ov)
 
     snprintf (uri, sizeof (uri), "inproc://bgn-overlay-monitor-%p", (void *)ov);
     if (zmq_socket_monitor (ov->sock, uri, ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
+                            | ZMQ_EVENT_DISCONNECTED
+                            | ZMQ_EVENT_HANDSHAKE_SUCCEEDED
                             | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
                             | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) < 0)
         return -1;
@@ -1246,6 +1762,18 @@ static int setup_socket (struct overlay *ov)
     return 0;
 }
 
+static void overlay_cert_remove (struct overlay *ov)
+{
+    char path[PATH_MAX], secret[PATH_MAX + 8];
+
+    if (!ov->cert_saved)
+        return;
+    snprintf (path, sizeof (path), "%s/overlay.cert", ov->api->rundir (ov->b));
+    snprintf (secret, sizeof (secret), "%s_secret", path);
+    unlink (path);
+    unlink (secret);
+}
+
 static int setup_curve (struct overlay *ov)
 {
     const char *path = "";
@@ -1271,8 +1799,28 @@ static int setup_curve (struct overlay *ov)
             return -1;
         }
     }
-    else if (!(ov->cert = zcert_new ()))
-        return -1;
+    else {
+        /* Keep the key pair in the run directory: a broker restarted in
+         * the same place (bgn fault restart) presents the key its peers
+         * already trust.  Removed at an orderly shutdown. */
+        char certpath[PATH_MAX], secret[PATH_MAX + 8];
+        snprintf (certpath, sizeof (certpath), "%s/overlay.cert",
+                  ov->api->rundir (ov->b));
+        snprintf (secret, sizeof (secret), "%s_secret", certpath);
+        if (access (secret, R_OK) == 0 && (ov->cert = zcert_load (certpath)))
+            ovlog (ov, LOG_INFO, "reusing the overlay key pair in %s",
+                   certpath);
+        else {
+            mode_t old = umask (077);
+            if (!(ov->cert = zcert_new ()) || zcert_save (ov->cert, certpath) < 0) {
+                umask (old);
+                ovlog (ov, LOG_ERR, "cannot create %s", certpath);
+                return -1;
+            }
+            umask (old);
+        }
+        ov->cert_saved = 1;
+    }
     if (!(ov->certstore = zcertstore_new (NULL)))
         return -1;
     /* The ZAP handler: only keys we put in the store may connect. */
@@ -1304,6 +1852,15 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ov->loop = api->loop (b);
     ov->retry_timer = -1;
     ov->ka_timer = -1;
+    ov->lost_timer = -1;
+    ov->partition_timer = -1;
+    ov->sweep_timer = -1;
+    ov->rpc_timeout = 10.;
+    conf_get_duration (conf, "broker.rpc_timeout", &ov->rpc_timeout);
+    if (!(ov->fences = zhashx_new ()) || !(ov->tracker = zhashx_new ()))
+        goto error;
+    zhashx_set_destructor (ov->fences, (zhashx_destructor_fn *)zstr_free);
+    zhashx_set_destructor (ov->tracker, tracked_destroy);
     gettimeofday (&tv, NULL);
     ov->incarnation = (uint64_t)tv.tv_sec * 1000000 + tv.tv_usec;
     conf_get_string (conf, "overlay.topology", &topo);
@@ -1385,6 +1942,8 @@ error:
     bgn_rankset_destroy (&ov->ready);
     bgn_router_destroy (&ov->router);
     bgn_topo_destroy (&ov->topo);
+    zhashx_destroy (&ov->tracker);
+    zhashx_destroy (&ov->fences);
     free (ov);
     return -1;
 }
@@ -1452,6 +2011,7 @@ static int overlay_connect (void *state)
         send_control (ov, p, ENV_HELLO, hello);
         json_decref (hello);
     }
+    ov->sweep_timer = zloop_timer (ov->loop, 1000, 0, sweep_cb, ov);
     ov->ka_timer = zloop_timer (ov->loop,
                                 (size_t)(ov->keepalive_interval * 1000 / 2) + 1,
                                 0, keepalive_cb, ov);
@@ -1487,10 +2047,14 @@ static void overlay_unload (void *state)
         zloop_poller_end (ov->loop, &item);
         zmq_close (ov->sock);
     }
-    if (ov->ka_timer >= 0)
-        zloop_timer_end (ov->loop, ov->ka_timer);
-    if (ov->retry_timer >= 0)
-        zloop_timer_end (ov->loop, ov->retry_timer);
+    int timers[] = { ov->ka_timer, ov->retry_timer, ov->lost_timer,
+                     ov->partition_timer, ov->sweep_timer };
+    for (size_t i = 0; i < sizeof (timers) / sizeof (timers[0]); i++)
+        if (timers[i] >= 0)
+            zloop_timer_end (ov->loop, timers[i]);
+    zhashx_destroy (&ov->tracker);
+    zhashx_destroy (&ov->fences);
+    overlay_cert_remove (ov);
     for (int i = 0; i < ov->npeers; i++)
         peer_destroy (&ov->peers[i]);
     free (ov->peers);
