@@ -1,0 +1,345 @@
+#!/bin/sh
+test_description='system instance: bgn keygen, static [bootstrap], brokers in network namespaces
+
+The first part needs no privileges: bgn keygen, and a static instance of
+four brokers on this host over ipc:// (host list "h[0-3]", %h in the
+templates), started in a shuffled order.  The second part (root, ip and
+nft: prerequisite ROOT_NETNS) builds eight network namespaces bgntPID-0..7
+whose veth links meet on a bridge in a ninth "switch" namespace, so no
+address or rule is ever added to the host network; it starts one broker
+per namespace over tcp:// from one config, checks all-pairs RPC, a late
+joiner, kill and restart, and an nftables cut of one namespace.'
+
+. "$(dirname "$0")/sharness.sh"
+
+# Short, space-free run directories: a unix socket path has ~100 bytes
+# and the trash directory name has a space in it.
+RD=$(mktemp -d /tmp/bgnt$$.XXXXXX) || exit 1
+NS=bgnt$$
+NNS=8
+
+netns_cleanup () {
+	if test -f "$RD/pids"; then
+		while read r pid; do
+			kill -9 "$pid" 2>/dev/null
+		done <"$RD/pids"
+	fi
+	for n in $(seq 0 $((NNS - 1))) sw; do
+		if ip netns list 2>/dev/null | grep -q "^$NS-$n\b"; then
+			for p in $(ip netns pids "$NS-$n" 2>/dev/null); do
+				kill -9 "$p" 2>/dev/null
+			done
+			ip netns del "$NS-$n" 2>/dev/null
+		fi
+	done
+	rm -rf "$RD"
+}
+trap 'rc=$?; netns_cleanup; (exit $rc); die' EXIT
+trap 'exit 130' INT TERM
+
+# uri RANK: the local connector of the broker with run directory r$RANK.
+uri () {
+	echo "ipc://$RD/r$1/local"
+}
+
+# wait_ping FROM TO [TRIES]: retry a one-shot ping (1s deadline each)
+# until it is answered.
+wait_ping () {
+	_n=${3:-30}
+	while test $_n -gt 0; do
+		bgn --uri="$(uri $1)" ping --count=1 --timeout=1s $2 >/dev/null 2>&1 \
+			&& return 0
+		_n=$((_n - 1))
+		sleep 0.5
+	done
+	echo "rank $2 never answered rank $1" >&2
+	return 1
+}
+
+# ping_pairs "RANKS": every rank in RANKS pings every other once.
+ping_pairs () {
+	for s in $1; do
+		for d in $1; do
+			bgn --uri="$(uri $s)" ping --count=1 --timeout=3s $d \
+				>ping.out 2>&1 || { echo "$s -> $d:"; cat ping.out; return 1; } >&2
+			grep -q "^reply from rank $d:" ping.out || return 1
+		done
+	done
+}
+
+# ---- bgn keygen -----------------------------------------------------------
+
+test_expect_success 'bgn keygen writes a public and a private file' '
+	bgn keygen --name=testcert cert >out &&
+	test -f cert && test -f cert_secret &&
+	test "$(stat -c %a cert_secret)" = 600 &&
+	test "$(stat -c %a cert)" = 644 &&
+	grep -q "name = \"testcert\"" cert &&
+	grep -q "public-key" cert && ! grep -q "secret-key" cert &&
+	grep -q "secret-key" cert_secret
+'
+
+test_expect_success 'bgn keygen refuses to overwrite without --force' '
+	cp cert cert.orig &&
+	test_must_fail bgn keygen cert 2>err &&
+	grep "already exists.*--force" err &&
+	test_cmp cert.orig cert
+'
+
+test_expect_success 'bgn keygen --force replaces the key pair, secret stays 0600' '
+	chmod 644 cert_secret &&
+	bgn keygen --force cert &&
+	! test_cmp cert.orig cert >/dev/null &&
+	test "$(stat -c %a cert_secret)" = 600
+'
+
+test_expect_success 'bgn keygen --help; no PATH is an error' '
+	bgn keygen --help | grep "^Usage: bgn-keygen" &&
+	test_expect_code 1 bgn keygen 2>err && grep "missing PATH" err
+'
+
+# ---- static bootstrap, one host ------------------------------------------
+
+cat >static.toml <<EOF
+[overlay]
+keepalive_interval = "250ms"
+peer_timeout = "2s"
+
+[bootstrap]
+curve_cert = "$PWD/cert"
+hosts = [
+  { host = "h[0-3]", bind = "ipc://$RD/%h.ovl", connect = "ipc://$RD/%h.ovl" },
+]
+EOF
+
+test_expect_success 'a host not in bootstrap.hosts exits 1 naming host and config' '
+	test_expect_code 1 bgn-broker -c static.toml -o bootstrap.hostname=nothere \
+		--rundir="$RD/x" 2>err &&
+	grep "nothere.*not in bootstrap.hosts of static.toml" err
+'
+
+test_expect_success 'a secret readable by others is refused with the fix' '
+	chmod 640 cert_secret &&
+	test_expect_code 1 bgn-broker -c static.toml -o bootstrap.hostname=h0 \
+		--rundir="$RD/x" 2>err &&
+	chmod 600 cert_secret &&
+	grep "chmod 600 .*cert_secret" err
+'
+
+test_expect_success 'static bootstrap with CURVE needs bootstrap.curve_cert' '
+	test_expect_code 1 bgn-broker -c static.toml -o bootstrap.curve_cert= \
+		-o bootstrap.hostname=h0 --rundir="$RD/x" 2>err &&
+	grep "needs bootstrap.curve_cert" err
+'
+
+test_expect_success 'a missing certificate is a config error' '
+	test_expect_code 1 bgn-broker -c static.toml -o bootstrap.curve_cert=$RD/none \
+		-o bootstrap.hostname=h0 --rundir="$RD/x" 2>err &&
+	grep "bgn keygen" err
+'
+
+# start_static HOST RANK: one broker of the ipc instance, in the background.
+start_static () {
+	bgn-broker -c static.toml -o bootstrap.hostname=$1 --rundir="$RD/r$2" \
+		>>broker-$1.log 2>&1 &
+	echo "$2 $!" >>"$RD/pids"
+}
+
+test_expect_success 'four static brokers started in shuffled order form an instance' '
+	start_static h2 2 && sleep 0.5 &&
+	start_static h0 0 && sleep 0.5 &&
+	start_static h3 3 &&
+	wait_ping 0 3 &&
+	bgn --uri="$(uri 0)" overlay-status --summary >health &&
+	grep partial health &&
+	start_static h1 1 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=20s &&
+	ping_pairs "0 1 2 3"
+'
+
+test_expect_success 'every static broker reports the same instance id' '
+	for r in 0 1 2 3; do
+		bgn --uri="$(uri $r)" rpc broker.info | sed -n "s/.*\"instance\": *\"\([^\"]*\)\".*/\1/p"
+	done | sort -u >ids &&
+	test $(wc -l <ids) -eq 1
+'
+
+test_expect_success 'stop the ipc instance' '
+	while read r pid; do kill $pid; done <"$RD/pids" &&
+	pids_gone "$RD/pids" &&
+	rm -f "$RD/pids"
+'
+
+# ---- eight network namespaces ---------------------------------------------
+
+if ! test_have_prereq ROOT_NETNS; then
+	skip_all_netns="needs root with ip(8) and nft(8) (prerequisite ROOT_NETNS)"
+	test_expect_success 'network namespace tests skipped' "
+		echo '# SKIP netns part: $skip_all_netns'
+	"
+	test_done
+fi
+
+# addr K: the address of namespace K (private range, inside our
+# namespaces only).
+addr () {
+	echo "10.251.0.$(($1 + 1))"
+}
+
+test_expect_success ROOT_NETNS 'make 8 namespaces on a bridge in a switch namespace' '
+	ip netns add $NS-sw &&
+	ip -n $NS-sw link set lo up &&
+	ip -n $NS-sw link add br0 type bridge &&
+	ip -n $NS-sw link set br0 up &&
+	for k in $(seq 0 $((NNS - 1))); do
+		ip netns add $NS-$k &&
+		ip -n $NS-$k link set lo up &&
+		ip -n $NS-sw link add p$k type veth peer name eth0 netns $NS-$k &&
+		ip -n $NS-sw link set p$k master br0 &&
+		ip -n $NS-sw link set p$k up &&
+		ip -n $NS-$k addr add $(addr $k)/24 dev eth0 &&
+		ip -n $NS-$k link set eth0 up || return 1
+	done &&
+	test $(ip -n $NS-sw -o link show master br0 | wc -l) -eq $NNS &&
+	ip -n $NS-5 -o addr show dev eth0 | grep -q "inet $(addr 5)/24" &&
+	! ip -o addr show | grep -q "10\.251\.0\."
+'
+
+test_expect_success ROOT_NETNS 'one static config for all eight hosts' '
+	{
+		cat <<-EOF &&
+		[overlay]
+		keepalive_interval = "250ms"
+		peer_timeout = "2s"
+
+		[bootstrap]
+		curve_cert = "$PWD/cert"
+		default_port = 8050
+		hosts = [
+		EOF
+		for k in $(seq 0 $((NNS - 1))); do
+			echo "  { host = \"host$k\", bind = \"tcp://$(addr $k):%p\", connect = \"tcp://$(addr $k):%p\" },"
+		done &&
+		echo "]"
+	} >netns.toml &&
+	bgn config check netns.toml
+'
+
+# start_ns K: the broker of namespace K, host name hostK.
+start_ns () {
+	ip netns exec $NS-$1 bgn-broker -c netns.toml -o bootstrap.hostname=host$1 \
+		--rundir="$RD/r$1" >>broker-host$1.log 2>&1 &
+	echo "$1 $!" >>"$RD/pids"
+}
+
+test_expect_success ROOT_NETNS 'start brokers 5-7 first, then 0-3: partial without rank 4' '
+	for k in 5 6 7; do start_ns $k; done &&
+	sleep 1 &&
+	for k in 0 1 2 3; do start_ns $k; sleep 0.2; done &&
+	wait_ping 0 7 40 &&
+	bgn --uri="$(uri 0)" overlay-status --summary >health &&
+	grep partial health
+'
+
+test_expect_success ROOT_NETNS 'a broker started late (rank 4) joins; health becomes full' '
+	sleep 2 &&
+	start_ns 4 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=30s
+'
+
+test_expect_success ROOT_NETNS 'all pairs of the 8 brokers answer each other over tcp://' '
+	ping_pairs "0 1 2 3 4 5 6 7"
+'
+
+test_expect_success ROOT_NETNS 'the brokers really talk tcp between namespaces' '
+	bgn --uri="$(uri 0)" overlay-status --json >st.json &&
+	grep -q "tcp://10.251.0." st.json ||
+	ip netns exec $NS-0 ss -tn | grep -q "10.251.0..*:8050"
+'
+
+# Events: bgn has no command yet to publish or subscribe to events across
+# brokers (issue 5), so this check is reported as skipped (prerequisite
+# BGN_EVENT_CMD, never set yet).  Whoever adds "bgn event" sets the
+# prerequisite here and writes the check: publish on host2, receive on
+# every other host.
+if bgn help 2>&1 | grep -q "^  event "; then
+	test_set_prereq BGN_EVENT_CMD
+fi
+test_expect_success ROOT_NETNS,BGN_EVENT_CMD 'event delivery across namespaces' '
+	echo "the event check is still to be written (issue 5)" >&2 &&
+	false
+'
+
+test_expect_success ROOT_NETNS 'kill -9 the broker of host3, restart it: it answers again' '
+	pid=$(sed -n "s/^3 //p" "$RD/pids" | tail -1) &&
+	kill -9 $pid &&
+	sleep 1 &&
+	start_ns 3 &&
+	wait_ping 0 3 60 &&
+	wait_ping 3 0 30 &&
+	wait_ping 3 7 30
+'
+
+test_expect_success ROOT_NETNS 'after the restart every pair answers again' '
+	wait_ping 5 3 30 &&
+	ping_pairs "0 1 2 3 4 5 6 7"
+'
+
+# nft_cut K: drop every packet in and out of namespace K's eth0.
+nft_cut () {
+	ip netns exec $NS-$1 nft -f - <<-EOF
+	table inet bgntest {
+		chain in { type filter hook input priority 0; iifname "eth0" drop; }
+		chain out { type filter hook output priority 0; oifname "eth0" drop; }
+	}
+	EOF
+}
+
+test_expect_success ROOT_NETNS 'cut host6 off with nftables: the rank is reported down' '
+	nft_cut 6 &&
+	ip netns exec $NS-6 nft list ruleset | grep -q drop &&
+	n=0 &&
+	while ! bgn --uri="$(uri 0)" overlay-status >status.cut 2>&1 ||
+	      ! grep -qE "^down: (.*[ ,])?6([ ,]|$)" status.cut; do
+		n=$((n + 1)) && test $n -lt 60 || break
+		sleep 0.25
+	done &&
+	cat status.cut &&
+	grep -E "^down: (.*[ ,])?6([ ,]|$)" status.cut
+'
+
+test_expect_success ROOT_NETNS 'with host6 cut off the other seven answer each other' '
+	wait_ping 0 7 20 &&
+	ping_pairs "0 1 2 3 4 5 7"
+'
+
+test_expect_success ROOT_NETNS 'a request to the cut-off rank fails (does not hang)' '
+	test_must_fail bgn --uri="$(uri 0)" ping --count=1 --timeout=5s 6
+'
+
+# The partition policy (bgn-broker(8)): a broker that cannot reach rank 0
+# exits 3; under systemd, Restart=always brings it back.
+test_expect_success ROOT_NETNS 'the cut-off broker of host6 shuts down with exit status 3' '
+	pid=$(sed -n "s/^6 //p" "$RD/pids" | tail -1) &&
+	n=0 &&
+	while kill -0 $pid 2>/dev/null && test $n -lt 60; do
+		sleep 0.25; n=$((n + 1))
+	done &&
+	test_expect_code 3 wait $pid
+'
+
+test_expect_success ROOT_NETNS 'remove the nftables rule, restart host6 (as systemd would): it rejoins' '
+	ip netns exec $NS-6 nft delete table inet bgntest &&
+	start_ns 6 &&
+	wait_ping 0 6 60 &&
+	wait_ping 6 0 30 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=30s &&
+	ping_pairs "0 1 2 3 4 5 6 7"
+'
+
+test_expect_success ROOT_NETNS 'stop all eight brokers' '
+	while read r pid; do kill $pid 2>/dev/null; done <"$RD/pids" &&
+	pids_gone "$RD/pids"
+'
+
+test_done
