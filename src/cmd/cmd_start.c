@@ -45,6 +45,9 @@ struct broker_proc {
     pid_t pid;
     int status;
     int exited;
+    int expected;      /* bgn start killed it for a fault: not a failure */
+    int stopped;       /* SIGSTOPped by a fault */
+    int restarts;
 };
 
 struct instance {
@@ -56,6 +59,8 @@ struct instance {
     struct broker_proc *procs;
     pmi_server_t *pmi;
     int sigfd;
+    int ctlfd;                  /* FIFO for 'bgn fault' requests */
+    pid_t pgid;
     pid_t cmd_pid;
     int cmd_status;
     int cmd_exited;
@@ -131,7 +136,8 @@ static void instance_remove_dir (struct instance *in)
         nftw (in->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Record "rank pid" lines for tools like 'bgn fault'. */
+/* Record "rank pid state" lines (state: starting, running, stopped,
+ * dead) for tools like 'bgn fault'. */
 static void write_pidfile (struct instance *in)
 {
     char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
@@ -141,14 +147,24 @@ static void write_pidfile (struct instance *in)
     snprintf (tmp, sizeof (tmp), "%s/brokers.tmp", in->dir);
     if (!(f = fopen (tmp, "w")))
         return;
-    for (int r = 0; r < in->size; r++)
-        fprintf (f, "%d %d\n", r, in->procs[r].exited ? -1
-                                                       : (int)in->procs[r].pid);
+    for (int r = 0; r < in->size; r++) {
+        struct broker_proc *b = &in->procs[r];
+        const char *state = "running";
+        if (b->exited)
+            state = "dead";
+        else if (b->stopped)
+            state = "stopped";
+        else if (in->pmi && pmi_server_client_state (in->pmi, r)
+                                == PMI_CLIENT_CONNECTED)
+            state = "starting";
+        fprintf (f, "%d %d %s\n", r, b->exited ? -1 : (int)b->pid, state);
+    }
     if (fclose (f) == 0)
         rename (tmp, path);
 }
 
-static pid_t spawn_broker (struct instance *in, int rank, pid_t pgid)
+static pid_t spawn_broker (struct instance *in, int rank, pid_t pgid,
+                           int rejoin)
 {
     int sv[2];
     char rundir[PATH_MAX + 32], errbuf[256];
@@ -186,8 +202,10 @@ static pid_t spawn_broker (struct instance *in, int rank, pid_t pgid)
         _exit (127);
     }
     close (sv[1]);
-    if (pmi_server_add_client (in->pmi, rank, sv[0], errbuf,
-                               sizeof (errbuf)) < 0) {
+    if ((rejoin ? pmi_server_rejoin_client (in->pmi, rank, sv[0], errbuf,
+                                            sizeof (errbuf))
+                : pmi_server_add_client (in->pmi, rank, sv[0], errbuf,
+                                         sizeof (errbuf))) < 0) {
         logmsg (in, "rank %d: %s", rank, errbuf);
         return -1;
     }
@@ -220,8 +238,13 @@ static int reap (struct instance *in, int starting, int stopping)
             continue;
         in->procs[r].exited = 1;
         in->procs[r].status = status;
-        n++;
         describe_status (status, why, sizeof (why));
+        if (in->procs[r].expected) {
+            logmsg (in, "rank %d %s (fault injection)", r, why);
+            write_pidfile (in);
+            continue;
+        }
+        n++;
         if (starting)
             logmsg (in, "rank %d %s during start-up", r, why);
         else if (!stopping || !((WIFEXITED (status) && WEXITSTATUS (status) == 0)
@@ -254,25 +277,69 @@ static int brokers_alive (struct instance *in)
  * decides how broker exits are reported).  Returns the signal number that
  * arrived (SIGINT/SIGTERM), 0 otherwise.
  */
+static void fault_request (struct instance *in, const char *line);
+
+/* Read whole lines from the control FIFO and act on them. */
+static void control_readable (struct instance *in)
+{
+    static char buf[4096];
+    static size_t len;
+    ssize_t n;
+
+    while ((n = read (in->ctlfd, buf + len, sizeof (buf) - 1 - len)) > 0) {
+        char *nl;
+        len += n;
+        buf[len] = '\0';
+        while ((nl = strchr (buf, '\n'))) {
+            *nl = '\0';
+            fault_request (in, buf);
+            memmove (buf, nl + 1, len - (nl + 1 - buf) + 1);
+            len -= nl + 1 - buf;
+        }
+        if (len >= sizeof (buf) - 1)
+            len = 0;   /* an over-long line: drop it */
+    }
+}
+
+/* Wait for signals/children/PMI traffic/fault requests for up to
+ * 'timeout' seconds.  'starting' is 1 during start-up, 2 during shutdown,
+ * 0 otherwise (it decides how broker exits are reported, and whether
+ * fault requests are taken).  Returns the signal number that arrived
+ * (SIGINT/SIGTERM), 0 otherwise.
+ */
 static int service_events (struct instance *in, double timeout, int starting,
                            int *broker_exits)
 {
-    struct pollfd pfd[1 + 1024];
-    int fds[1024];
-    int nfds = 0, got = 0;
-    int nclients = pmi_server_fds (in->pmi, fds, 1024);
+    int max = in->size + 2;
+    struct pollfd *pfd = calloc (max, sizeof (*pfd));
+    int *fds = calloc (in->size, sizeof (int));
+    int nfds = 0, got = 0, nclients;
 
+    if (!pfd || !fds) {
+        free (pfd);
+        free (fds);
+        return 0;
+    }
+    nclients = pmi_server_fds (in->pmi, fds, in->size);
     pfd[nfds].fd = in->sigfd;
     pfd[nfds++].events = POLLIN;
-    for (int i = 0; i < nclients && i < 1024; i++) {
+    pfd[nfds].fd = starting == 0 ? in->ctlfd : -1;
+    pfd[nfds++].events = POLLIN;
+    for (int i = 0; i < nclients && i < in->size; i++) {
         pfd[nfds].fd = fds[i];
         pfd[nfds++].events = POLLIN;
     }
     if (poll (pfd, nfds, (int)(timeout * 1000)) < 0)
-        return 0;
-    for (int i = 1; i < nfds; i++) {
-        if (pfd[i].revents)
+        goto done;
+    for (int i = 2; i < nfds; i++) {
+        if (pfd[i].revents) {
+            int r = pmi_server_client_rank (in->pmi, pfd[i].fd);
             pmi_server_handle (in->pmi, pfd[i].fd);
+            /* a rank that finished bootstrap is now "running" */
+            if (r >= 0 && pmi_server_client_state (in->pmi, r)
+                              != PMI_CLIENT_CONNECTED)
+                write_pidfile (in);
+        }
     }
     if (pfd[0].revents & POLLIN) {
         struct signalfd_siginfo si;
@@ -281,8 +348,82 @@ static int service_events (struct instance *in, double timeout, int starting,
                 got = si.ssi_signo;
         }
     }
+    if (pfd[1].fd >= 0 && (pfd[1].revents & POLLIN))
+        control_readable (in);
+done:
     *broker_exits += reap (in, starting == 1, starting == 2);
+    free (pfd);
+    free (fds);
     return got;
+}
+
+/* Wait (up to 10 s) for rank r to be reaped after a kill. */
+static void wait_reaped (struct instance *in, int r)
+{
+    double deadline = now_seconds () + 10.;
+    while (!in->procs[r].exited && now_seconds () < deadline) {
+        int status;
+        pid_t pid = waitpid (in->procs[r].pid, &status, 0);
+        if (pid == in->procs[r].pid) {
+            char why[128];
+            in->procs[r].exited = 1;
+            in->procs[r].status = status;
+            describe_status (status, why, sizeof (why));
+            logmsg (in, "rank %d %s (fault injection)", r, why);
+        }
+        else if (pid < 0 && errno != EINTR)
+            break;
+    }
+}
+
+/* One fault request: "kill R", "stop R", "cont R", "restart R". */
+static void fault_request (struct instance *in, const char *line)
+{
+    char verb[16];
+    int r;
+
+    if (sscanf (line, "%15s %d", verb, &r) != 2 || r < 0 || r >= in->size) {
+        logmsg (in, "ignored malformed fault request '%s'", line);
+        return;
+    }
+    struct broker_proc *b = &in->procs[r];
+    if (!strcmp (verb, "kill")) {
+        if (b->exited)
+            return;
+        b->expected = 1;
+        kill (b->pid, SIGKILL);
+        wait_reaped (in, r);
+    }
+    else if (!strcmp (verb, "stop") && !b->exited) {
+        kill (b->pid, SIGSTOP);
+        b->stopped = 1;
+    }
+    else if (!strcmp (verb, "cont") && !b->exited) {
+        kill (b->pid, SIGCONT);
+        b->stopped = 0;
+    }
+    else if (!strcmp (verb, "restart")) {
+        if (!b->exited) {
+            b->expected = 1;
+            kill (b->pid, SIGKILL);
+            wait_reaped (in, r);
+        }
+        pid_t pid = spawn_broker (in, r, in->pgid, 1);
+        if (pid < 0) {
+            logmsg (in, "rank %d: restart failed: %s", r, strerror (errno));
+            return;
+        }
+        setpgid (pid, in->pgid);
+        b->pid = pid;
+        b->exited = b->expected = b->stopped = 0;
+        b->restarts++;
+        logmsg (in, "rank %d restarted (pid %d)", r, (int)pid);
+    }
+    else {
+        logmsg (in, "ignored fault request '%s'", line);
+        return;
+    }
+    write_pidfile (in);
 }
 
 /* Rank 0's health, or NULL if it cannot be asked yet. */
@@ -325,14 +466,14 @@ static int start_brokers (struct instance *in)
         return -1;
     }
     for (int r = 0; r < in->size; r++) {
-        pid_t pid = spawn_broker (in, r, pgid);
+        pid_t pid = spawn_broker (in, r, pgid, 0);
         if (pid < 0) {
             logmsg (in, "rank %d: cannot start %s: %s", r, in->broker_path,
                     strerror (errno));
             return -1;
         }
         if (pgid == 0)
-            pgid = pid;
+            pgid = in->pgid = pid;
         setpgid (pid, pgid);   /* also here: avoids a race with the child */
         in->procs[r].pid = pid;
     }
@@ -446,6 +587,18 @@ static int add_arg (struct instance *in, const char *a)
     return 0;
 }
 
+static int make_control_fifo (struct instance *in)
+{
+    char path[PATH_MAX + 16];
+
+    snprintf (path, sizeof (path), "%s/control", in->dir);
+    if (mkfifo (path, 0600) < 0)
+        return -1;
+    /* O_RDWR: the FIFO never reports EOF when a writer goes away. */
+    in->ctlfd = open (path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+    return in->ctlfd < 0 ? -1 : 0;
+}
+
 static int make_instance_dir (struct instance *in)
 {
     const char *tmp = getenv ("TMPDIR");
@@ -473,7 +626,8 @@ int cmd_start (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct instance in = { .size = 1, .sigfd = -1, .startup_timeout = 60.,
+    struct instance in = { .size = 1, .sigfd = -1, .ctlfd = -1,
+                           .startup_timeout = 60.,
                            .shutdown_grace = 10. };
     char *end, *topo_opt = NULL;
     int c, rc = 1, exits = 0;
@@ -537,7 +691,8 @@ int cmd_start (int argc, char **argv)
         goto done;
     }
     if (!(in.procs = calloc (in.size, sizeof (*in.procs)))
-        || setup_signals (&in) < 0 || make_instance_dir (&in) < 0)
+        || setup_signals (&in) < 0 || make_instance_dir (&in) < 0
+        || make_control_fifo (&in) < 0)
         goto done;
     if (start_brokers (&in) < 0) {
         shutdown_brokers (&in);
@@ -595,6 +750,8 @@ done:
     instance_remove_dir (&in);
     if (in.sigfd >= 0)
         close (in.sigfd);
+    if (in.ctlfd >= 0)
+        close (in.ctlfd);
     free (in.procs);
     free (in.broker_args);
     free (in.broker_path);

@@ -17,7 +17,7 @@ pids_gone () {
     _i=0
     while test $_i -lt 200; do
         _alive=0
-        while read _rank _pid; do
+        while read _rank _pid _rest; do
             if kill -0 "$_pid" 2>/dev/null \
                && ! grep -q '^State:.*Z' /proc/$_pid/status 2>/dev/null; then
                 _alive=1

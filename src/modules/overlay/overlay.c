@@ -92,6 +92,7 @@ struct peer {
     int leaving;             /* said goodbye: its down is orderly */
     int refused;             /* it refused our hello: stop saying it */
     int unreachable;         /* a send failed with EHOSTUNREACH */
+    double fence_told;       /* when we last told it it is fenced */
 };
 
 struct overlay {
@@ -112,6 +113,7 @@ struct overlay {
     char public_uri[512];
     zloop_t *loop;
     int ka_timer;
+    double last_tick;         /* last keepalive timer run */
     int retry_timer;
 
     struct peer **peers;      /* indexed by position in neighbours[] */
@@ -383,7 +385,7 @@ static int hops_for (struct overlay *ov, uint32_t dest, uint32_t *hops, int max)
  * backlog full) the frames are still the caller's.
  */
 static int route_out (struct overlay *ov, struct envelope *env,
-                      zmq_msg_t *frames, int n)
+                      zmq_msg_t *frames, int n, int from)
 {
     uint32_t hops[MAX_HOPS_LIST];
     uint32_t target = env->dest;
@@ -417,6 +419,36 @@ static int route_out (struct overlay *ov, struct envelope *env,
             queue_on = p;
     }
     if (!queue_on) {
+        /* Every shortest next hop is unusable from here (its link is
+         * down): detour through the live neighbour closest to the
+         * target.  The TTL bounds any loop this could make. */
+        struct peer *best = NULL;
+        int bestd = INT_MAX;
+        for (int i = 0; i < ov->npeers; i++) {
+            struct peer *p = ov->peers[i];
+            int d;
+            if ((p->state != PEER_UP && p->state != PEER_SUSPECT)
+                || (int)p->rank == from)
+                continue;
+            if (p->rank == target)
+                d = 0;
+            else if ((d = bgn_router_distance (ov->router, p->rank,
+                                               target)) < 0)
+                continue;
+            if (d < bestd) {
+                bestd = d;
+                best = p;
+            }
+        }
+        if (best) {
+            best->reroutes++;
+            if (zlistx_size (best->backlog) == 0
+                && peer_send_now (ov, best, env, frames, n) == 0)
+                return 0;
+            queue_on = best;
+        }
+    }
+    if (!queue_on) {
         errno = EHOSTUNREACH;
         return -1;
     }
@@ -442,7 +474,7 @@ static void flush_backlogs (struct overlay *ov)
             if (p->state == PEER_DOWN) {
                 zlistx_detach (p->backlog, NULL);
                 p->reroutes++;
-                if (route_out (ov, &pd->env, pd->frames, pd->nframes) < 0) {
+                if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) < 0) {
                     ov->no_route_drops++;
                 }
                 else
@@ -561,7 +593,7 @@ static int overlay_send (void *state, msg_t *msg, uint32_t dest)
     if (!ov->inbound && tracker_add (ov, msg, dest) == 0)
         tracker_key (msg, tkey, sizeof (tkey));
     msg_destroy (&msg);
-    if (route_out (ov, &env, frames, n) < 0) {
+    if (route_out (ov, &env, frames, n, -1) < 0) {
         saved = errno;
         close_frames (frames, n);
         ov->no_route_drops++;
@@ -625,6 +657,20 @@ static json_t *hello_payload (struct overlay *ov)
 
 static void report_ready (struct overlay *ov);
 
+static int is_fenced (struct overlay *ov, uint32_t rank);
+
+/* Report ready to rank 0 once every peer that is not fenced is up. */
+static void check_ready (struct overlay *ov)
+{
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->state != PEER_UP && p->state != PEER_SUSPECT
+            && !is_fenced (ov, p->rank))
+            return;
+    }
+    report_ready (ov);
+}
+
 static struct fence *fence_lookup (struct overlay *ov, uint32_t rank)
 {
     char key[16];
@@ -638,13 +684,12 @@ static int is_fenced (struct overlay *ov, uint32_t rank)
     return f && f->fenced;
 }
 
-/* The router's down set is the fence view plus neighbours whose link is
- * down here (they may be alive, but not through us). */
+/* The router's down set is the fence view: ranks believed dead.  A
+ * neighbour whose link is down here but that nobody fenced is still
+ * routed to, around the broken link (route_out's detour). */
 static void router_refresh (struct overlay *ov, uint32_t rank)
 {
-    struct peer *p = peer_lookup (ov, rank);
-    bool down = is_fenced (ov, rank) || (p && p->state == PEER_DOWN);
-    bgn_router_set_down (ov->router, rank, down);
+    bgn_router_set_down (ov->router, rank, is_fenced (ov, rank) != 0);
 }
 
 static void peer_set_state (struct overlay *ov, struct peer *p, int state)
@@ -667,8 +712,7 @@ static void peer_set_state (struct overlay *ov, struct peer *p, int state)
     router_refresh (ov, p->rank);
     if (is_up || state == PEER_DOWN)
         flush_backlogs (ov);
-    if (ov->peers_up == ov->npeers)
-        report_ready (ov);
+    check_ready (ov);
 }
 
 /* ---- fencing ----------------------------------------------------------
@@ -739,6 +783,8 @@ static int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
     f->fenced = 1;
     f->inc = inc;
     f->since = now_seconds ();
+    /* it must report ready again once it is back with all its links */
+    bgn_rankset_remove (ov->ready, rank);
     snprintf (f->reason, sizeof (f->reason), "%s", reason ? reason : "");
     ov->nfenced++;
     ov->fences_seen++;
@@ -785,8 +831,31 @@ static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         send_control (ov, p, ENV_HELLO, hello);
         json_decref (hello);
     }
+    if (rank == 0) {
+        /* a restarted rank 0 has lost the ready reports: send ours again */
+        ov->reported_ready = 0;
+        check_ready (ov);
+    }
     schedule_partition_check (ov);
     return 1;
+}
+
+/* Tell peer p every fence we know, so a (re)started broker learns the
+ * current view of down ranks. */
+static void send_fence_view (struct overlay *ov, struct peer *p)
+{
+    for (struct fence *f = zhashx_first (ov->fences); f;
+         f = zhashx_next (ov->fences)) {
+        const char *key = zhashx_cursor (ov->fences);
+        if (!f->fenced)
+            continue;
+        json_t *o = json_pack ("{s:i s:I s:s s:i}", "rank", atoi (key),
+                               "incarnation", (json_int_t)f->inc,
+                               "reason", f->reason, "origin", (int)ov->rank);
+        if (o)
+            send_control (ov, p, ENV_FENCE, o);
+        json_decref (o);
+    }
 }
 
 /* We lost peer p: fence it with the incarnation we knew. */
@@ -838,6 +907,7 @@ static void rejoin_self (struct overlay *ov, const char *why)
            "incarnation %llu", why && *why ? why : "declared down",
            (unsigned long long)inc);
     ov->incarnation = inc;
+    ov->reported_ready = 0;
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
         if (p->state != PEER_CONNECTING)
@@ -887,7 +957,9 @@ static int partition_cb (zloop_t *loop, int timer_id, void *arg)
 
     ov->partition_timer = -1;
     if (ov->rank != 0) {
-        if (bgn_router_distance (ov->router, ov->rank, 0) < 0) {
+        /* A dead (fenced) rank 0 is not a partition: wait for it. */
+        if (!is_fenced (ov, 0)
+            && bgn_router_distance (ov->router, ov->rank, 0) < 0) {
             ovlog (ov, LOG_CRIT, "partitioned: rank 0 is unreachable from "
                    "here (%d ranks fenced); shutting down (exit 3)",
                    ov->nfenced);
@@ -1132,6 +1204,7 @@ static void handle_hello (struct overlay *ov, struct peer *p,
         json_decref (ack);
     }
     peer_set_state (ov, p, PEER_UP);
+    send_fence_view (ov, p);
 done:
     json_decref (o);
 }
@@ -1216,7 +1289,7 @@ forward_anyway:
     }
     env->ttl--;
     env->hops++;
-    if (route_out (ov, env, body, n) < 0) {
+    if (route_out (ov, env, body, n, (int)p->rank) < 0) {
         int errnum = errno;
         ov->no_route_drops++;
         fail_request (ov, env, body, n, errnum == ENOBUFS ? ENOBUFS
@@ -1275,7 +1348,23 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
         return;
     }
     if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
+        struct fence *f = fence_lookup (ov, p->rank);
+        double now = now_seconds ();
         ov->stale_drops++;
+        /* A fenced broker that still talks (it was hung) does not know:
+         * tell it, at most once a second, so it rejoins. */
+        if (p->state == PEER_DOWN && f && f->fenced
+            && env.sender_inc == f->inc && now - p->fence_told > 1.0) {
+            json_t *fo = json_pack ("{s:i s:I s:s}", "rank", (int)p->rank,
+                                    "incarnation", (json_int_t)f->inc,
+                                    "reason", "fenced");
+            uint64_t keep = p->incarnation;
+            p->incarnation = env.sender_inc;
+            send_control (ov, p, ENV_FENCE, fo);
+            p->incarnation = keep;
+            p->fence_told = now;
+            json_decref (fo);
+        }
         return;
     }
     if (env.sender_inc != p->incarnation || env.receiver_inc != ov->incarnation) {
@@ -1354,6 +1443,17 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
 {
     struct overlay *ov = arg;
     double now = now_seconds ();
+
+    /* If this broker itself did not run for a while (SIGSTOP, a stalled
+     * machine), its peers' silence is its own doing: do not fence them;
+     * they will tell us if we were fenced. */
+    if (ov->last_tick > 0 && now - ov->last_tick > ov->peer_timeout / 2) {
+        ovlog (ov, LOG_WARNING, "this broker did not run for %.1fs; "
+               "restarting peer liveness checks", now - ov->last_tick);
+        for (int i = 0; i < ov->npeers; i++)
+            ov->peers[i]->last_heard = now;
+    }
+    ov->last_tick = now;
 
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
