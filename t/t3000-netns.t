@@ -24,7 +24,7 @@ netns_cleanup () {
 			kill -9 "$pid" 2>/dev/null
 		done <"$RD/pids"
 	fi
-	for n in $(seq 0 $((NNS - 1))) sw; do
+	for n in $(seq 0 $((NNS - 1))) head sw; do
 		if ip netns list 2>/dev/null | grep -q "^$NS-$n\b"; then
 			for p in $(ip netns pids "$NS-$n" 2>/dev/null); do
 				kill -9 "$p" 2>/dev/null
@@ -317,20 +317,17 @@ test_expect_success ROOT_NETNS 'a request to the cut-off rank fails (does not ha
 	test_must_fail bgn --uri="$(uri 0)" ping --count=1 --timeout=5s 6
 '
 
-# The partition policy (bgn-broker(8)): a broker that cannot reach rank 0
-# exits 3; under systemd, Restart=always brings it back.
-test_expect_success ROOT_NETNS 'the cut-off broker of host6 shuts down with exit status 3' '
+# The partition policy (doc/overlay-protocol.md) is still moving: a broker
+# that can reach no peer fences them all, rank 0 included, and then either
+# exits 3 (systemd's Restart=always brings it back) or waits for the
+# network.  Accept both, and require that it rejoins once the rule is gone.
+test_expect_success ROOT_NETNS 'remove the nftables rule: host6 rejoins (restarted if it exited)' '
 	pid=$(sed -n "s/^6 //p" "$RD/pids" | tail -1) &&
-	n=0 &&
-	while kill -0 $pid 2>/dev/null && test $n -lt 60; do
-		sleep 0.25; n=$((n + 1))
-	done &&
-	test_expect_code 3 wait $pid
-'
-
-test_expect_success ROOT_NETNS 'remove the nftables rule, restart host6 (as systemd would): it rejoins' '
 	ip netns exec $NS-6 nft delete table inet bgntest &&
-	start_ns 6 &&
+	if ! kill -0 $pid 2>/dev/null; then
+		wait $pid; echo "# host6 broker exited with status $?, restarting it" &&
+		start_ns 6
+	fi &&
 	wait_ping 0 6 60 &&
 	wait_ping 6 0 30 &&
 	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=30s &&
@@ -340,6 +337,71 @@ test_expect_success ROOT_NETNS 'remove the nftables rule, restart host6 (as syst
 test_expect_success ROOT_NETNS 'stop all eight brokers' '
 	while read r pid; do kill $pid 2>/dev/null; done <"$RD/pids" &&
 	pids_gone "$RD/pids"
+'
+
+
+# ---- PMI-1 under mpiexec across the namespaces -----------------------------
+# Hydra starts its proxies with an ssh-like program (-launcher-exec, a path
+# without spaces: not in the trash directory); ours
+# runs the proxy inside the namespace named by the host.  mpiexec itself
+# runs in a ninth namespace on the same bridge, so the proxies reach its
+# control port over the bridge too.
+
+test_expect_success ROOT_NETNS,MPIEXEC 'a head namespace for mpiexec and an ssh-like launcher' '
+	ip netns add $NS-head &&
+	ip -n $NS-head link set lo up &&
+	ip -n $NS-sw link add phead type veth peer name eth0 netns $NS-head &&
+	ip -n $NS-sw link set phead master br0 &&
+	ip -n $NS-sw link set phead up &&
+	ip -n $NS-head addr add 10.251.0.100/24 dev eth0 &&
+	ip -n $NS-head link set eth0 up &&
+	cat >"$RD/nsexec" <<-EOF &&
+	#!/bin/sh
+	# nsexec [OPTIONS] hostK COMMAND: what ssh would do, in namespace K
+	while case "\$1" in -*) true;; *) false;; esac; do shift; done
+	k=\${1#host}; shift
+	exec ip netns exec $NS-\$k sh -c "\$*"
+	EOF
+	chmod +x "$RD/nsexec"
+'
+
+test_expect_success ROOT_NETNS,MPIEXEC 'mpiexec -n 8 starts one broker per namespace over PMI-1' '
+	hosts=$(for k in $(seq 0 $((NNS - 1))); do printf "host%s," $k; done) &&
+	ip netns exec $NS-head "$MPIEXEC" -launcher ssh -launcher-exec "$RD/nsexec" \
+		-localhost 10.251.0.100 -hosts ${hosts%,} -n $NNS \
+		bgn-broker --rundir="$RD/m%r" -o overlay.keepalive_interval=250ms \
+		-o overlay.peer_timeout=2s >mpiexec.log 2>&1 &
+	echo "mpi $!" >>"$RD/pids" &&
+	n=0 &&
+	while ! test -S "$RD/m0/local" && test $n -lt 100; do
+		sleep 0.1; n=$((n + 1))
+	done &&
+	bgn --uri="ipc://$RD/m0/local" overlay-status --wait=full --timeout=30s &&
+	bgn --uri="ipc://$RD/m0/local" rpc broker.info >info.json &&
+	grep "\"bootstrap\": *\"pmi\"" info.json &&
+	bgn --uri="ipc://$RD/m0/local" overlay-status --json >mpi-st.json &&
+	grep -q "tcp://10.251.0." mpi-st.json
+'
+
+test_expect_success ROOT_NETNS,MPIEXEC 'the PMI-launched brokers answer each other across namespaces' '
+	for s in 0 3 7; do
+		for d in $(seq 0 $((NNS - 1))); do
+			bgn --uri="ipc://$RD/m$s/local" ping --count=1 --timeout=3s $d \
+				>ping.out 2>&1 || { cat ping.out >&2; return 1; }
+		done
+	done
+'
+
+test_expect_success ROOT_NETNS,MPIEXEC 'stop the mpiexec instance' '
+	pid=$(sed -n "s/^mpi //p" "$RD/pids") &&
+	for r in $(seq 0 $((NNS - 1))); do
+		bgn --uri="ipc://$RD/m$r/local" rpc broker.shutdown >/dev/null 2>&1
+	done;
+	n=0 &&
+	while kill -0 $pid 2>/dev/null && test $n -lt 100; do
+		sleep 0.1; n=$((n + 1))
+	done &&
+	! kill -0 $pid 2>/dev/null
 '
 
 test_done
