@@ -33,7 +33,7 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: bgn fault kill|stop|cont|restart RANK...\n"
 "       bgn fault chaos --duration=T --max-down=F [--seed=S] [--interval=T]\n"
-"                       [--include-rank0] [--no-restore]\n"
+"                       [--include-rank0] [--spare=RANKS] [--no-restore]\n"
 "Inject faults into the instance made by 'bgn start' (BGN_RUNDIR):\n"
 "  kill      SIGKILL the broker (a crash)\n"
 "  stop      SIGSTOP it (a hung broker: alive but silent)\n"
@@ -41,7 +41,8 @@ static void usage (FILE *f)
 "  restart   kill it if running and start it again with the same rank\n"
 "  chaos     random kills and restarts for T, never more than F brokers\n"
 "            down at once (rank 0 is spared unless --include-rank0); at the\n"
-"            end every killed broker is restarted unless --no-restore\n"
+"            end every killed broker is restarted unless --no-restore;\n"
+"            --spare=3,7 never touches those ranks\n"
 "\n"
 "  -d, --duration=T     chaos run time (e.g. 60s)\n"
 "  -m, --max-down=F     most brokers down at once\n"
@@ -162,8 +163,21 @@ static int do_fault (const char *verb, int rank, double timeout)
     return 0;
 }
 
+static int spared (const char *list, int r)
+{
+    char buf[512], *tok, *save = NULL;
+    if (!list)
+        return 0;
+    snprintf (buf, sizeof (buf), "%s", list);
+    for (tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
+        if (atoi (tok) == r)
+            return 1;
+    return 0;
+}
+
 static int chaos (double duration, int max_down, unsigned seed,
-                  double interval, int include0, int restore, double timeout)
+                  double interval, int include0, int restore, double timeout,
+                  const char *spare)
 {
     struct broker_state st[MAX_RANKS];
     int n = read_states (st, MAX_RANKS);
@@ -186,6 +200,8 @@ static int chaos (double duration, int max_down, unsigned seed,
         int dead[MAX_RANKS], live[MAX_RANKS], nd = 0, nl = 0;
         read_states (st, MAX_RANKS);
         for (int r = first; r < n; r++) {
+            if (spared (spare, r))
+                continue;
             if (!strcmp (st[r].state, "dead"))
                 dead[nd++] = r;
             else if (!strcmp (st[r].state, "running"))
@@ -244,12 +260,14 @@ int cmd_fault (int argc, char **argv)
         { "timeout", required_argument, NULL, 't' },
         { "include-rank0", no_argument, NULL, '0' },
         { "no-restore", no_argument, NULL, 'R' },
+        { "spare", required_argument, NULL, 'S' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     double duration = -1, interval = 1., timeout = 30.;
     int max_down = -1, include0 = 0, restore = 1, c, rc = 0;
     unsigned seed = (unsigned)time (NULL);
+    const char *spare = NULL;
     char *end;
 
     while ((c = getopt_long (argc, argv, "d:m:s:i:t:h", longopts,
@@ -285,6 +303,14 @@ int cmd_fault (int argc, char **argv)
             break;
         case '0': include0 = 1; break;
         case 'R': restore = 0; break;
+        case 'S':
+            if (strspn (optarg, "0123456789,") != strlen (optarg)) {
+                fprintf (stderr, "bgn fault: --spare: '%s' is not a list of "
+                         "ranks like 3,7\n", optarg);
+                return 1;
+            }
+            spare = optarg;
+            break;
         case 'h': usage (stdout); return 0;
         default: usage (stderr); return 1;
         }
@@ -301,7 +327,7 @@ int cmd_fault (int argc, char **argv)
             return 1;
         }
         return chaos (duration, max_down, seed, interval, include0, restore,
-                      timeout);
+                      timeout, spare);
     }
     if (strcmp (verb, "kill") && strcmp (verb, "stop") && strcmp (verb, "cont")
         && strcmp (verb, "restart")) {

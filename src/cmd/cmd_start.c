@@ -555,6 +555,8 @@ static void shutdown_brokers (struct instance *in)
     }
     for (int r = 0; r < in->size; r++) {
         int st = in->procs[r].status;
+        if (in->procs[r].expected)
+            continue;
         if (in->procs[r].pid > 0 && !(WIFEXITED (st) && WEXITSTATUS (st) == 0)
             && !(WIFSIGNALED (st) && WTERMSIG (st) == SIGTERM)) {
             in->failed = 1;

@@ -226,6 +226,8 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     return 0;
 }
 
+static int close_client (pmi_server_t *srv, int rank, const char *why);
+
 int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
                               char *errbuf, size_t errlen)
 {
@@ -240,14 +242,11 @@ int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
         return -1;
     }
     c = &srv->clients[rank];
+    /* The caller knows the old process is gone; its fd may not have
+     * shown EOF yet. */
+    if (c->fd >= 0)
+        close_client (srv, rank, NULL);
     st = c->state;
-    if (st == PMI_CLIENT_CONNECTED || (st == PMI_CLIENT_FINALIZED && c->fd >= 0)) {
-        seterr (errbuf, errlen, "pmi server: rank %d still has a client", rank);
-        if (fd >= 0)
-            close (fd);
-        errno = EBUSY;
-        return -1;
-    }
     if (st == PMI_CLIENT_FINALIZED || st == PMI_CLIENT_DONE)
         srv->nfinalized--;
     c->state = PMI_CLIENT_NONE;

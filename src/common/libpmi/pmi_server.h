@@ -96,7 +96,8 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
  * client has finalized or gone.  The KVS keeps every value put so far (a
  * put replaces), and this client's barriers complete at once: the rest
  * of the job is running and will not enter a barrier with it.  -1 +
- * EBUSY if rank still has an open, unfinalized client, EINVAL.
+ * If the old client's fd is still open it is closed first (the caller
+ * knows that process is gone).  -1 + EINVAL for a bad rank.
  */
 int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
                               char *errbuf, size_t errlen);

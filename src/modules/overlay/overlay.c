@@ -137,6 +137,8 @@ struct overlay {
     /* start-up readiness: rank 0 counts ranks that reported all peers up */
     struct bgn_rankset *ready;
     int reported_ready;
+    int ready_acked;          /* rank 0 answered our ready report */
+    double ready_sent_at;
 
     /* the inbound envelope while a message is being delivered, so that a
      * service-addressed request the broker sends on keeps its ttl/hops */
@@ -656,10 +658,14 @@ static json_t *hello_payload (struct overlay *ov)
 }
 
 static void report_ready (struct overlay *ov);
+static void ready_retry (struct overlay *ov, double now);
 
 static int is_fenced (struct overlay *ov, uint32_t rank);
 
 /* Report ready to rank 0 once every peer that is not fenced is up. */
+static void flood (struct overlay *ov, int kind, uint32_t rank, uint64_t inc,
+                   const char *reason, int except);
+
 static void check_ready (struct overlay *ov)
 {
     for (int i = 0; i < ov->npeers; i++) {
@@ -668,6 +674,10 @@ static void check_ready (struct overlay *ov)
             && !is_fenced (ov, p->rank))
             return;
     }
+    /* Rank 0 announces its incarnation once its links are up, so that
+     * after a restart every broker reports ready to it again. */
+    if (ov->rank == 0 && !ov->reported_ready)
+        flood (ov, ENV_UNFENCE, 0, ov->incarnation, "rank 0 up", -1);
     report_ready (ov);
 }
 
@@ -803,7 +813,10 @@ static int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
     return 1;
 }
 
-/* Apply an unfence of (rank, inc): rank is alive again as incarnation inc. */
+/* Apply an unfence of (rank, inc): rank is alive again as incarnation inc.
+ * News (flooded on) when it lifts a fence, and for rank 0 whenever its
+ * incarnation is newer: a restarted rank 0 must hear everyone's ready
+ * reports again. */
 static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                           int from)
 {
@@ -812,27 +825,29 @@ static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
 
     if (rank >= ov->size || rank == ov->rank || !(f = fence_get (ov, rank)))
         return 0;
-    if (f->fenced ? f->inc >= inc : f->inc >= inc)
+    if (f->inc >= inc)
         return 0;
     int was = f->fenced;
     f->inc = inc;
     f->fenced = 0;
-    if (!was)
+    if (was) {
+        ov->nfenced--;
+        ovlog (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
+               (unsigned)rank, (unsigned long long)inc);
+        router_refresh (ov, rank);
+    }
+    else if (rank != 0)
         return 0;
-    ov->nfenced--;
-    ovlog (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
-           (unsigned)rank, (unsigned long long)inc);
-    router_refresh (ov, rank);
     flood (ov, ENV_UNFENCE, rank, inc, "rejoined", from);
     /* If it is our neighbour and we connect to it, say hello now rather
      * than at the next retry. */
-    if ((p = peer_lookup (ov, rank)) && p->connector && p->state == PEER_DOWN) {
+    if (was && (p = peer_lookup (ov, rank)) && p->connector
+        && p->state == PEER_DOWN) {
         json_t *hello = hello_payload (ov);
         send_control (ov, p, ENV_HELLO, hello);
         json_decref (hello);
     }
     if (rank == 0) {
-        /* a restarted rank 0 has lost the ready reports: send ours again */
         ov->reported_ready = 0;
         check_ready (ov);
     }
@@ -957,8 +972,10 @@ static int partition_cb (zloop_t *loop, int timer_id, void *arg)
 
     ov->partition_timer = -1;
     if (ov->rank != 0) {
-        /* A dead (fenced) rank 0 is not a partition: wait for it. */
-        if (!is_fenced (ov, 0)
+        /* A dead (fenced) rank 0 is not a partition: wait for it --
+         * unless every peer is gone too, which means this broker is the
+         * one cut off. */
+        if ((!is_fenced (ov, 0) || ov->peers_up == 0)
             && bgn_router_distance (ov->router, ov->rank, 0) < 0) {
             ovlog (ov, LOG_CRIT, "partitioned: rank 0 is unreachable from "
                    "here (%d ranks fenced); shutting down (exit 3)",
@@ -1195,9 +1212,8 @@ static void handle_hello (struct overlay *ov, struct peer *p,
                (unsigned)p->rank, (unsigned long long)p->incarnation,
                (unsigned long long)inc);
     p->incarnation = inc;
-    /* Alive as a newer incarnation: lift any fence everywhere. */
-    unfence_apply (ov, p->rank, inc, -1);
     p->last_heard = now_seconds ();
+    /* The ACK goes first: nothing else may reach the peer before it. */
     if (env->kind == ENV_HELLO) {
         json_t *ack = hello_payload (ov);
         send_control (ov, p, ENV_HELLO_ACK, ack);
@@ -1205,6 +1221,8 @@ static void handle_hello (struct overlay *ov, struct peer *p,
     }
     peer_set_state (ov, p, PEER_UP);
     send_fence_view (ov, p);
+    /* Alive as a newer incarnation: lift any fence everywhere. */
+    unfence_apply (ov, p->rank, inc, -1);
 done:
     json_decref (o);
 }
@@ -1454,6 +1472,7 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
             ov->peers[i]->last_heard = now;
     }
     ov->last_tick = now;
+    ready_retry (ov, now);
 
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
@@ -1499,23 +1518,42 @@ static void ready_mark (struct overlay *ov, uint32_t rank)
 }
 
 /* Tell rank 0 (once) that all our peers are up. */
-static void report_ready (struct overlay *ov)
+/* Send (or re-send) this broker's ready report: a request rank 0 answers,
+ * so a report lost in a rank 0 restart or a routing change is retried
+ * (retry_ready_cb) until rank 0 has it. */
+static void send_ready (struct overlay *ov)
 {
     msg_t *msg;
-    char payload[64];
+    char payload[96];
 
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":%llu}",
+              (unsigned)ov->rank, (unsigned long long)ov->incarnation);
+    if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
+        return;
+    ov->ready_sent_at = now_seconds ();
+    ov->api->send (ov->b, msg);
+}
+
+static void report_ready (struct overlay *ov)
+{
     if (ov->reported_ready)
         return;
     ov->reported_ready = 1;
+    ov->ready_acked = 0;
+    ovlog (ov, LOG_DEBUG, "all peers up: reporting ready to rank 0");
     if (ov->rank == 0) {
         ready_mark (ov, 0);
+        ov->ready_acked = 1;
         return;
     }
-    snprintf (payload, sizeof (payload), "{\"rank\":%u}", (unsigned)ov->rank);
-    if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
-        return;
-    msg_set_flags (msg, msg_get_flags (msg) | MSGFLAG_NORESPONSE);
-    ov->api->send (ov->b, msg);
+    send_ready (ov);
+}
+
+static void ready_retry (struct overlay *ov, double now)
+{
+    if (ov->rank != 0 && ov->reported_ready && !ov->ready_acked
+        && now - ov->ready_sent_at > 1.0)
+        send_ready (ov);
 }
 
 static const char *overlay_health (void *state)
@@ -1562,6 +1600,19 @@ static json_t *peer_json (struct overlay *ov, struct peer *p, double now)
     return o;
 }
 
+/* Rank 0: ranks that have not (re)reported ready, not counting fenced
+ * ones (at most 1024 listed). */
+static json_t *missing_json (struct overlay *ov)
+{
+    json_t *a = json_array ();
+    if (ov->rank != 0 || !a)
+        return a ? a : json_null ();
+    for (uint32_t r = 0; r < ov->size && json_array_size (a) < 1024; r++)
+        if (!bgn_rankset_test (ov->ready, r) && !is_fenced (ov, r))
+            json_array_append_new (a, json_integer (r));
+    return a;
+}
+
 static json_t *status_json (struct overlay *ov)
 {
     double now = now_seconds ();
@@ -1587,7 +1638,7 @@ static json_t *status_json (struct overlay *ov)
             break;
     }
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I}",
+                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I s:o}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -1616,7 +1667,8 @@ static json_t *status_json (struct overlay *ov)
                       "tracker", (int)zhashx_size (ov->tracker),
                       "tracker_failed", (json_int_t)ov->tracker_failed,
                       "tracker_dup_drops", (json_int_t)ov->tracker_dup_drops,
-                      "fences_seen", (json_int_t)ov->fences_seen);
+                      "fences_seen", (json_int_t)ov->fences_seen,
+                      "missing", missing_json (ov));
 }
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
@@ -1636,14 +1688,28 @@ static void overlay_service (bgn_broker_t *b, const msg_t *req,
     struct overlay *ov = arg;
     const char *topic = msg_get_topic (req);
 
+    if (msg_get_type (req) == MSGTYPE_RESPONSE) {
+        /* the answer to our own ready report */
+        int errnum = 0;
+        if (!strcmp (topic, "overlay.ready")
+            && msg_get_errnum (req, &errnum) == 0 && errnum == 0)
+            ov->ready_acked = 1;
+        return;
+    }
     if (msg_get_type (req) != MSGTYPE_REQUEST)
         return;
     if (!strcmp (topic, "overlay.ready")) {
         json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
         int rank = -1;
         if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
-            && rank >= 0 && (uint32_t)rank < ov->size)
+            && rank >= 0 && (uint32_t)rank < ov->size) {
+            ovlog (ov, LOG_DEBUG, "rank %d is ready", rank);
             ready_mark (ov, rank);
+            ov->api->respond (ov->b, req, NULL);
+        }
+        else
+            ov->api->respond_error (ov->b, req, EINVAL,
+                                    "ready reports go to rank 0");
         json_decref (o);
         return;
     }
