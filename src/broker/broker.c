@@ -416,11 +416,14 @@ void broker_deliver_event (struct bgn_broker *b, const msg_t *event)
         zlistx_destroy (&targets);
         return;
     }
-    /* Collect first: local_send may drop a client from the hash. */
+    /* Collect first: local_send may drop a client from the hash.
+     * "event.lost" (a gap no peer could fill) goes to every subscriber:
+     * nobody may miss events silently. */
+    int to_all = !strcmp (topic, "event.lost");
     for (subs = zhashx_first (b->subscriptions); subs;
          subs = zhashx_next (b->subscriptions)) {
         for (const char *p = zlistx_first (subs); p; p = zlistx_next (subs)) {
-            if (!strncmp (topic, p, strlen (p))) {
+            if (to_all || !strncmp (topic, p, strlen (p))) {
                 zlistx_add_end (targets,
                                 (void *)zhashx_cursor (b->subscriptions));
                 break;

@@ -227,8 +227,31 @@ static void event_pub_cb (bgn_broker_t *b, const msg_t *req,
         broker_respond_error (b, req, errno, "bad event topic");
         goto done;
     }
-    msg_set_seq (ev, ++b->event_seq);
     msg_set_userid (ev, msg_get_userid (req));
+    /* Events carry their publisher's rank in the matchtag field: the
+     * rank that injected the request (top of its stack), or this one. */
+    uint32_t publisher = b->rank;
+    if (msg_route_count (req) >= 2) {
+        const char *top = msg_route_first (req);
+        char *end;
+        unsigned long r = strtoul (top, &end, 10);
+        if (*top && !*end)
+            publisher = (uint32_t)r;
+    }
+    msg_set_matchtag (ev, publisher);
+    if (b->ovl && b->ovl->publish) {
+        int64_t seq = b->ovl->publish (b->ovl_state, ev);
+        ev = NULL;
+        if (seq < 0) {
+            broker_respond_error (b, req, errno,
+                                  errno == EAGAIN ? "rank 0 is still learning "
+                                  "the event sequence; retry" : NULL);
+            goto done;
+        }
+        respond_json (b, req, json_pack ("{s:I}", "seq", (json_int_t)seq));
+        goto done;
+    }
+    msg_set_seq (ev, ++b->event_seq);
     broker_deliver_event (b, ev);
     respond_json (b, req, json_pack ("{s:i}", "seq", (int)b->event_seq));
 done:

@@ -70,6 +70,10 @@ struct bgn_overlay_ops {
     const char *(*health) (void *state);
     /* Topology name and diameter, for broker.info. */
     const char *(*topology) (void *state);
+    /* Rank 0: number event (taken over) and multicast it to every
+     * broker, this one included.  Returns the seq, or -1 with errno
+     * (EAGAIN: not ready yet).  May be NULL (events stay local). */
+    int64_t (*publish) (void *state, msg_t *event);
 };
 
 struct bgn_broker_api {

@@ -88,6 +88,8 @@ const char *envelope_kindstr (int kind)
     case ENV_GOODBYE: return "goodbye";
     case ENV_FENCE: return "fence";
     case ENV_UNFENCE: return "unfence";
+    case ENV_EVENT: return "event";
+    case ENV_EVCTL: return "event-control";
     default: return "unknown";
     }
 }

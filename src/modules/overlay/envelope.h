@@ -35,7 +35,9 @@ enum {
     ENV_GOODBYE = 6,     /* orderly leave */
     ENV_FENCE = 7,       /* flooded: JSON {"rank", "incarnation", "reason"} */
     ENV_UNFENCE = 8,     /* flooded: JSON {"rank", "incarnation"} */
-    ENV_KIND_MAX = 8,
+    ENV_EVENT = 9,       /* an event for the event layer; flags 1: repair */
+    ENV_EVCTL = 10,      /* event layer control: JSON {"k": kind, ...} */
+    ENV_KIND_MAX = 10,
 };
 
 struct envelope {

@@ -42,6 +42,7 @@
 #include "src/common/libbgn/bgn.h"
 #include "src/common/libconf/conf.h"
 #include "envelope.h"
+#include "events.h"
 
 #define MAX_FRAMES (MSG_MAX_ROUTES + 8)
 #define PROTOCOL_VERSION 1
@@ -93,6 +94,7 @@ struct peer {
     int refused;             /* it refused our hello: stop saying it */
     int unreachable;         /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
+    uint32_t hello_seq;      /* last event seq it had delivered */
 };
 
 struct overlay {
@@ -160,6 +162,8 @@ struct overlay {
     zhashx_t *tracker;
     int sweep_timer;
     double rpc_timeout;
+
+    struct evlayer *events;
 
     /* counters */
     uint64_t tracker_failed;
@@ -615,10 +619,17 @@ static const char *overlay_topology (void *state)
     return ov->topo_desc;
 }
 
+static int64_t overlay_publish (void *state, msg_t *event)
+{
+    struct overlay *ov = state;
+    return evlayer_publish (ov->events, event);
+}
+
 static const struct bgn_overlay_ops overlay_ops = {
     .send = overlay_send,
     .health = overlay_health,
     .topology = overlay_topology,
+    .publish = overlay_publish,
 };
 
 /* ---- control messages (hello, keepalive) ------------------------------ */
@@ -648,13 +659,15 @@ static int send_control (struct overlay *ov, struct peer *p, int kind,
 
 static json_t *hello_payload (struct overlay *ov)
 {
-    return json_pack ("{s:i s:i s:s s:I s:s s:s}",
+    return json_pack ("{s:i s:i s:s s:I s:s s:s s:I}",
                       "version", PROTOCOL_VERSION,
                       "rank", (int)ov->rank,
                       "instance", ov->api->instance_id (ov->b),
                       "incarnation", (json_int_t)ov->incarnation,
                       "hostname", ov->api->hostname (ov->b),
-                      "topology", ov->topo_spec);
+                      "topology", ov->topo_spec,
+                      "seq", (json_int_t)(ov->events
+                                          ? evlayer_last (ov->events) : 0));
 }
 
 static void report_ready (struct overlay *ov);
@@ -1122,13 +1135,14 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
 {
     int version, rank;
     const char *instance, *hostname = "", *topology = "";
-    json_int_t incarnation;
+    json_int_t incarnation, seq = 0;
 
-    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s}", "version", &version,
-                           "rank", &rank, "instance", &instance,
+    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I}", "version",
+                           &version, "rank", &rank, "instance", &instance,
                            "incarnation", &incarnation, "hostname", &hostname,
-                           "topology", &topology) < 0)
+                           "topology", &topology, "seq", &seq) < 0)
         return "malformed hello";
+    p->hello_seq = seq > 0 ? (uint32_t)seq : 0;
     if (version != PROTOCOL_VERSION)
         return "protocol version mismatch";
     if ((uint32_t)rank != p->rank)
@@ -1221,9 +1235,163 @@ static void handle_hello (struct overlay *ov, struct peer *p,
     }
     peer_set_state (ov, p, PEER_UP);
     send_fence_view (ov, p);
+    evlayer_seq_hint (ov->events, p->hello_seq);
     /* Alive as a newer incarnation: lift any fence everywhere. */
     unfence_apply (ov, p->rank, inc, -1);
 done:
+    json_decref (o);
+}
+
+/* ---- event layer glue -------------------------------------------------- */
+
+static int ev_route (struct overlay *ov, uint32_t to, int kind, int flags,
+                     zmq_msg_t *frames, int n)
+{
+    struct envelope env = { .kind = kind, .flags = flags, .ttl = ov->ttl,
+                            .hops = 1, .source = ov->rank, .dest = to };
+    if (to == ov->rank || to >= ov->size) {
+        close_frames (frames, n);
+        return -1;
+    }
+    if (route_out (ov, &env, frames, n, -1) < 0) {
+        close_frames (frames, n);
+        ov->no_route_drops++;
+        return -1;
+    }
+    return 0;
+}
+
+static int ev_send (void *arg, uint32_t to, int kind, const msg_t *event)
+{
+    struct overlay *ov = arg;
+    zmq_msg_t frames[MAX_FRAMES];
+    int n = msg_to_frames ((msg_t *)event, frames, MAX_FRAMES);
+    if (n < 0)
+        return -1;
+    return ev_route (ov, to, ENV_EVENT, kind == EV_REPAIR ? 1 : 0, frames, n);
+}
+
+static int ev_control (void *arg, uint32_t to, int kind, json_t *o)
+{
+    struct overlay *ov = arg;
+    json_t *copy = json_copy (o);
+    zmq_msg_t frame;
+    char *s;
+
+    if (!copy)
+        return -1;
+    json_object_set_new (copy, "k", json_integer (kind));
+    s = json_dumps (copy, JSON_COMPACT);
+    json_decref (copy);
+    if (!s)
+        return -1;
+    zmq_msg_init_size (&frame, strlen (s));
+    memcpy (zmq_msg_data (&frame), s, strlen (s));
+    free (s);
+    return ev_route (ov, to, ENV_EVCTL, 0, &frame, 1);
+}
+
+static int ev_is_down (void *arg, uint32_t rank)
+{
+    return is_fenced (arg, rank);
+}
+
+static void ev_deliver (void *arg, const msg_t *event)
+{
+    struct overlay *ov = arg;
+    msg_t *copy = msg_copy (event);
+    struct bgn_msg_info info = { .source = 0, .from_overlay = 1 };
+    if (copy)
+        ov->api->deliver (ov->b, copy, &info);
+}
+
+static void ev_lost (void *arg, uint32_t from, uint32_t to)
+{
+    struct overlay *ov = arg;
+    char payload[96];
+    msg_t *notice;
+    struct bgn_msg_info info = { .source = ov->rank };
+
+    ovlog (ov, LOG_ERR, "events %u..%u are lost: no peer still has them "
+           "(raise overlay.event_buffer?)", (unsigned)from, (unsigned)to);
+    snprintf (payload, sizeof (payload), "{\"from\":%u,\"to\":%u}",
+              (unsigned)from, (unsigned)to);
+    if ((notice = msg_event_create ("event.lost", payload)))
+        ov->api->deliver (ov->b, notice, &info);
+}
+
+/* Ask our tree parent first (it forwarded to us), then other live peers. */
+static uint32_t ev_repair_peer (void *arg, int attempt)
+{
+    struct overlay *ov = arg;
+    int parent = bgn_topo_bcast_parent (ov->topo, 0, ov->rank);
+    int k = 0;
+
+    if (parent >= 0 && !is_fenced (ov, (uint32_t)parent)) {
+        if (attempt == 0)
+            return (uint32_t)parent;
+        k = 1;
+    }
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[(i + ov->rank) % ov->npeers];
+        if ((int)p->rank == parent)
+            continue;
+        if (p->state != PEER_UP && p->state != PEER_SUSPECT)
+            continue;
+        if (k++ == attempt)
+            return p->rank;
+    }
+    return UINT32_MAX;
+}
+
+static const struct evlayer_ops ev_ops = {
+    .send = ev_send,
+    .control = ev_control,
+    .is_down = ev_is_down,
+    .deliver = ev_deliver,
+    .lost = ev_lost,
+    .repair_peer = ev_repair_peer,
+};
+
+/* An event-layer message: for us, or to be routed on. */
+static void handle_event_env (struct overlay *ov, struct peer *p,
+                              struct envelope *env, zmq_msg_t *body, int n)
+{
+    if (env->dest != ov->rank) {
+        if (env->dest >= ov->size || env->ttl == 0) {
+            ov->ttl_drops += env->ttl == 0;
+            return;
+        }
+        env->ttl--;
+        env->hops++;
+        if (route_out (ov, env, body, n, (int)p->rank) < 0)
+            ov->no_route_drops++;
+        else
+            ov->forwarded++;
+        return;
+    }
+    if (env->kind == ENV_EVENT) {
+        struct msg_frame mf[MAX_FRAMES];
+        msg_t *msg;
+        for (int i = 0; i < n; i++) {
+            mf[i].data = zmq_msg_data (&body[i]);
+            mf[i].size = zmq_msg_size (&body[i]);
+        }
+        if (!(msg = msg_decode (mf, n, NULL, 0))) {
+            ov->malformed_drops++;
+            return;
+        }
+        evlayer_recv_event (ov->events, env->source,
+                            env->flags & 1 ? EV_REPAIR : EV_TREE, msg);
+        return;
+    }
+    json_t *o = n >= 1 ? json_loadb (zmq_msg_data (&body[0]),
+                                     zmq_msg_size (&body[0]), 0, NULL) : NULL;
+    int k;
+    if (!o || json_unpack (o, "{s:i}", "k", &k) < 0)
+        ov->malformed_drops++;
+    else
+        evlayer_recv_control (ov->events, env->source, k, o);
     json_decref (o);
 }
 
@@ -1413,6 +1581,10 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
     case ENV_UNFENCE:
         handle_fence_msg (ov, p, &env, frames + 2, n - 2);
         break;
+    case ENV_EVENT:
+    case ENV_EVCTL:
+        handle_event_env (ov, p, &env, frames + 2, n - 2);
+        break;
     case ENV_GOODBYE:
         p->leaving = 1;
         peer_lost (ov, p, "left the instance");
@@ -1473,6 +1645,7 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
     }
     ov->last_tick = now;
     ready_retry (ov, now);
+    evlayer_tick (ov->events, now);
 
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
@@ -1638,7 +1811,7 @@ static json_t *status_json (struct overlay *ov)
             break;
     }
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I s:o}",
+                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I s:o s:o}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -1668,7 +1841,8 @@ static json_t *status_json (struct overlay *ov)
                       "tracker_failed", (json_int_t)ov->tracker_failed,
                       "tracker_dup_drops", (json_int_t)ov->tracker_dup_drops,
                       "fences_seen", (json_int_t)ov->fences_seen,
-                      "missing", missing_json (ov));
+                      "missing", missing_json (ov),
+                      "events", evlayer_stats (ov->events));
 }
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
@@ -2057,9 +2231,16 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ov->ttl = ttl > 0 ? (int)ttl : 2 * ov->diameter + 4;
     if (ov->ttl > 255)
         ov->ttl = 255;
+    long long evbuf = 4096;
+    conf_get_int (conf, "overlay.event_buffer", &evbuf);
     if (!(ov->router = bgn_router_create (ov->topo))
-        || !(ov->ready = bgn_rankset_create (ov->size)))
+        || !(ov->ready = bgn_rankset_create (ov->size))
+        || !(ov->events = evlayer_create (ov->topo, ov->rank, (int)evbuf,
+                                          ov->keepalive_interval, &ev_ops,
+                                          ov)))
         goto error;
+    if (ov->size == 1)
+        evlayer_set_ready (ov->events);
     int deg = bgn_topo_degree (ov->topo, ov->rank);
     if (deg < 0 || !(ov->neighbours = calloc (deg + 1, sizeof (uint32_t)))
         || !(ov->peers = calloc (deg + 1, sizeof (struct peer *))))
@@ -2110,6 +2291,7 @@ error:
     bgn_topo_destroy (&ov->topo);
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
+    evlayer_destroy (&ov->events);
     free (ov);
     return -1;
 }
@@ -2220,6 +2402,7 @@ static void overlay_unload (void *state)
             zloop_timer_end (ov->loop, timers[i]);
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
+    evlayer_destroy (&ov->events);
     overlay_cert_remove (ov);
     for (int i = 0; i < ov->npeers; i++)
         peer_destroy (&ov->peers[i]);
