@@ -4,7 +4,7 @@ test_description='failures: fencing, rerouting, rejoin, chaos, and a tree for co
 . "$(dirname "$0")/sharness.sh"
 
 # Small liveness settings so failures are found fast.
-FAST="-o overlay.keepalive_interval=100ms -o overlay.peer_timeout=1s"
+FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 
 # all_pairs "RANKS": every rank in RANKS pings every rank in RANKS once;
 # prints "src dst ok|fail" lines.

@@ -3,7 +3,7 @@ test_description='events: sequenced, exactly once, in order, through failures'
 
 . "$(dirname "$0")/sharness.sh"
 
-FAST="-o overlay.keepalive_interval=100ms -o overlay.peer_timeout=1s"
+FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 
 # check_complete FILE FIRST LAST: FILE (bgn event sub --json) holds seqs
 # FIRST..LAST, each once, in order.
