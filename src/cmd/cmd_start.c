@@ -244,6 +244,15 @@ static int reap (struct instance *in, int starting, int stopping)
             write_pidfile (in);
             continue;
         }
+        if (!starting && !stopping && WIFEXITED (status)
+            && WEXITSTATUS (status) == 0) {
+            /* an orderly leave (overlay-disconnect, broker.shutdown):
+             * the others route around it */
+            logmsg (in, "rank %d left the instance", r);
+            in->procs[r].expected = 1;
+            write_pidfile (in);
+            continue;
+        }
         n++;
         if (starting)
             logmsg (in, "rank %d %s during start-up", r, why);

@@ -31,6 +31,7 @@
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
+#include <fnmatch.h>
 #include <limits.h>
 #include <sys/stat.h>
 #include <arpa/inet.h>
@@ -165,6 +166,12 @@ struct overlay {
 
     struct evlayer *events;
 
+    /* overlay-trace subscribers, overlay.status-all gathers in progress */
+    zlistx_t *traces;         /* struct trace * */
+    int tracing;              /* reentrancy guard while emitting */
+    zhashx_t *gathers;        /* matchtag -> struct gather_child */
+    uint32_t next_tag;
+
     /* counters */
     uint64_t tracker_failed;
     uint64_t tracker_dup_drops;
@@ -294,11 +301,29 @@ static int tracker_key (const msg_t *msg, char *key, size_t len);
  * into libzmq) and left to the caller on failure.  -1 with errno EAGAIN
  * (queue full) or EHOSTUNREACH (not connected).
  */
+struct trace_info {
+    int valid;
+    const char *type;
+    char topic[MSG_MAX_TOPIC + 1];
+    size_t size;
+};
+
+static void trace_capture (struct overlay *ov, const struct envelope *env,
+                           zmq_msg_t *frames, int n, struct trace_info *ti);
+static void trace_emit (struct overlay *ov, const char *dir, uint32_t peer,
+                        const struct envelope *env,
+                        const struct trace_info *ti);
+
 static int peer_send_now (struct overlay *ov, struct peer *p,
                           struct envelope *env, zmq_msg_t *frames, int n)
 {
     uint8_t buf[ENV_SIZE];
     size_t bytes = ENV_SIZE;
+    struct trace_info ti = { 0 };
+
+    /* Frames are gone once sent: look at them first if anyone traces. */
+    if (ov->traces && zlistx_size (ov->traces) > 0 && !ov->tracing)
+        trace_capture (ov, env, frames, n, &ti);
 
     env->receiver_inc = p->incarnation;
     env->sender_inc = ov->incarnation;
@@ -323,6 +348,8 @@ static int peer_send_now (struct overlay *ov, struct peer *p,
     p->tx_msgs++;
     p->tx_bytes += bytes;
     p->last_sent = now_seconds ();
+    if (ti.valid)
+        trace_emit (ov, "tx", p->rank, env, &ti);
     return 0;
 }
 
@@ -672,6 +699,7 @@ static json_t *hello_payload (struct overlay *ov)
 
 static void report_ready (struct overlay *ov);
 static void ready_retry (struct overlay *ov, double now);
+static void trace_expire (struct overlay *ov, double now);
 
 static int is_fenced (struct overlay *ov, uint32_t rank);
 
@@ -1518,6 +1546,12 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
         bytes += zmq_msg_size (&frames[i]);
     p->rx_msgs++;
     p->rx_bytes += bytes;
+    if (zlistx_size (ov->traces) > 0 && !ov->tracing) {
+        struct trace_info ti = { 0 };
+        trace_capture (ov, &env, frames + 2, n - 2, &ti);
+        if (ti.valid)
+            trace_emit (ov, "rx", p->rank, &env, &ti);
+    }
     if (env.kind == ENV_HELLO || env.kind == ENV_HELLO_ACK
         || env.kind == ENV_HELLO_NAK) {
         const char *key_problem = NULL;
@@ -1646,6 +1680,7 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
     ov->last_tick = now;
     ready_retry (ov, now);
     evlayer_tick (ov->events, now);
+    trace_expire (ov, now);
 
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
@@ -1742,6 +1777,328 @@ static const char *overlay_health (void *state)
     if (ov->rank == 0)
         return bgn_rankset_count (ov->ready) == ov->size ? "full" : "partial";
     return ov->peers_up == ov->npeers ? "full" : "partial";
+}
+
+/* ---- overlay-trace -----------------------------------------------------
+ * A trace is a streaming request: each message through this broker's
+ * overlay socket that matches its filter produces one response.  The
+ * trace responses themselves are never traced (that would feed back).
+ */
+struct trace {
+    msg_t *req;
+    unsigned types;           /* bit per MSGTYPE; 0x100: overlay control */
+    char glob[128];
+    double expires;
+};
+
+static void trace_destroy (void **item)
+{
+    struct trace *t = *item;
+    if (t) {
+        msg_destroy (&t->req);
+        free (t);
+        *item = NULL;
+    }
+}
+
+static void trace_capture (struct overlay *ov, const struct envelope *env,
+                           zmq_msg_t *frames, int n, struct trace_info *ti)
+{
+    ti->size = ENV_SIZE;
+    for (int i = 0; i < n; i++)
+        ti->size += zmq_msg_size (&frames[i]);
+    ti->topic[0] = '\0';
+    if (env->kind == ENV_DATA || env->kind == ENV_EVENT) {
+        struct msg_frame mf[MAX_FRAMES];
+        msg_t *msg;
+        for (int i = 0; i < n && i < MAX_FRAMES; i++) {
+            mf[i].data = zmq_msg_data (&frames[i]);
+            mf[i].size = zmq_msg_size (&frames[i]);
+        }
+        if (!(msg = msg_decode (mf, n, NULL, 0)))
+            return;
+        const char *topic = msg_get_topic (msg);
+        if (topic && !strcmp (topic, "overlay.trace")) {
+            msg_destroy (&msg);
+            return;   /* never trace the trace */
+        }
+        snprintf (ti->topic, sizeof (ti->topic), "%s", topic ? topic : "");
+        ti->type = msg_typestr (msg_get_type (msg));
+        msg_destroy (&msg);
+    }
+    else
+        ti->type = envelope_kindstr (env->kind);
+    ti->valid = 1;
+}
+
+static unsigned trace_type_bit (const char *type)
+{
+    if (!strcmp (type, "request")) return MSGTYPE_REQUEST;
+    if (!strcmp (type, "response")) return MSGTYPE_RESPONSE;
+    if (!strcmp (type, "event")) return MSGTYPE_EVENT;
+    return 0x100;   /* control: everything the overlay says itself */
+}
+
+static void trace_emit (struct overlay *ov, const char *dir, uint32_t peer,
+                        const struct envelope *env,
+                        const struct trace_info *ti)
+{
+    struct timeval tv;
+    unsigned bit = trace_type_bit (ti->type);
+
+    gettimeofday (&tv, NULL);
+    ov->tracing = 1;
+    for (struct trace *t = zlistx_first (ov->traces); t;
+         t = zlistx_next (ov->traces)) {
+        if (!(t->types & bit))
+            continue;
+        if (t->glob[0] && fnmatch (t->glob, ti->topic, 0) != 0)
+            continue;
+        json_t *o = json_pack ("{s:f s:s s:i s:s s:s s:I s:i s:i s:i}",
+                               "time", tv.tv_sec + tv.tv_usec * 1e-6,
+                               "dir", dir, "peer", (int)peer,
+                               "type", ti->type, "topic", ti->topic,
+                               "size", (json_int_t)ti->size,
+                               "hops", (int)env->hops,
+                               "source", (int)env->source,
+                               "dest", (int)env->dest);
+        char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+        if (s)
+            ov->api->respond (ov->b, t->req, s);
+        free (s);
+        json_decref (o);
+    }
+    ov->tracing = 0;
+}
+
+static void trace_start (struct overlay *ov, const msg_t *req)
+{
+    json_t *o = json_loads (msg_get_payload (req, NULL) ?: "{}", 0, NULL);
+    json_t *types = NULL;
+    const char *glob = "";
+    double duration = 60;
+    struct trace *t;
+
+    if (!o || json_unpack (o, "{s?o s?s s?F}", "types", &types, "topic", &glob,
+                           "duration", &duration) < 0
+        || !(msg_get_flags (req) & MSGFLAG_STREAMING)) {
+        ov->api->respond_error (ov->b, req, EPROTO,
+                                "overlay.trace is a streaming request with "
+                                "optional types, topic, duration");
+        json_decref (o);
+        return;
+    }
+    if (zlistx_size (ov->traces) >= 8) {
+        ov->api->respond_error (ov->b, req, EBUSY, "too many traces (8)");
+        json_decref (o);
+        return;
+    }
+    if (!(t = calloc (1, sizeof (*t))) || !(t->req = msg_copy (req))) {
+        free (t);
+        ov->api->respond_error (ov->b, req, ENOMEM, NULL);
+        json_decref (o);
+        return;
+    }
+    msg_set_payload (t->req, NULL, 0);
+    snprintf (t->glob, sizeof (t->glob), "%s", glob);
+    if (duration <= 0 || duration > 3600)
+        duration = 60;
+    t->expires = now_seconds () + duration;
+    if (json_is_array (types) && json_array_size (types) > 0) {
+        size_t i;
+        json_t *v;
+        json_array_foreach (types, i, v)
+            if (json_is_string (v))
+                t->types |= trace_type_bit (json_string_value (v));
+    }
+    else
+        t->types = ~0u;
+    ov->api->respond (ov->b, req, "{\"tracing\":true}");
+    zlistx_add_end (ov->traces, t);
+    json_decref (o);
+}
+
+static void trace_expire (struct overlay *ov, double now)
+{
+    struct trace *t = zlistx_first (ov->traces);
+    while (t) {
+        if (t->expires < now) {
+            ov->api->respond_error (ov->b, t->req, ENODATA, "trace ended");
+            zlistx_delete (ov->traces, zlistx_cursor (ov->traces));
+            t = zlistx_first (ov->traces);   /* the list changed */
+            continue;
+        }
+        t = zlistx_next (ov->traces);
+    }
+}
+
+/* ---- overlay.status-all: a reduction over the broadcast tree ----------
+ * Each broker answers with its own status plus its subtree's, asking its
+ * tree children (or, for a fenced child, that child's children) in
+ * parallel with a deadline that shrinks with depth, so the root's answer
+ * arrives in time even when a subtree does not.
+ */
+struct gather {
+    struct overlay *ov;
+    msg_t *req;
+    json_t *ranks;
+    json_t *missing;
+    int outstanding;
+    int timer;
+};
+
+struct gather_child {
+    struct gather *g;
+    uint32_t rank;
+};
+
+static void subtree_ranks (struct overlay *ov, uint32_t rank, json_t *out,
+                           int depth)
+{
+    uint32_t kids[256];
+    int n;
+    json_array_append_new (out, json_integer (rank));
+    if (depth > 64)
+        return;
+    n = bgn_topo_bcast_children (ov->topo, 0, rank, kids, 256);
+    for (int i = 0; i < n && i < 256; i++)
+        subtree_ranks (ov, kids[i], out, depth + 1);
+}
+
+static void gather_finish (struct gather *g)
+{
+    struct overlay *ov = g->ov;
+    json_t *o = json_pack ("{s:O s:O}", "ranks", g->ranks, "missing",
+                           g->missing);
+    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+
+    if (s)
+        ov->api->respond (ov->b, g->req, s);
+    else
+        ov->api->respond_error (ov->b, g->req, ENOMEM, NULL);
+    free (s);
+    json_decref (o);
+    if (g->timer >= 0)
+        zloop_timer_end (ov->loop, g->timer);
+    /* forget children that never answered */
+    zlistx_t *keys = zlistx_new ();
+    for (struct gather_child *c = zhashx_first (ov->gathers); c;
+         c = zhashx_next (ov->gathers))
+        if (c->g == g)
+            zlistx_add_end (keys, (void *)zhashx_cursor (ov->gathers));
+    for (const char *k = zlistx_first (keys); k; k = zlistx_next (keys)) {
+        struct gather_child *c = zhashx_lookup (ov->gathers, k);
+        if (c)
+            subtree_ranks (ov, c->rank, g->missing, 0);
+        zhashx_delete (ov->gathers, k);
+    }
+    zlistx_destroy (&keys);
+    msg_destroy (&g->req);
+    json_decref (g->ranks);
+    json_decref (g->missing);
+    free (g);
+}
+
+static int gather_timeout_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct gather *g = arg;
+    g->timer = -1;
+    gather_finish (g);
+    return 0;
+}
+
+static void gather_ask (struct overlay *ov, struct gather *g, uint32_t rank,
+                        double timeout, int depth)
+{
+    if (is_fenced (ov, rank)) {
+        uint32_t kids[256];
+        int n = bgn_topo_bcast_children (ov->topo, 0, rank, kids, 256);
+        json_array_append_new (g->missing, json_integer (rank));
+        for (int i = 0; i < n && i < 256 && depth < 64; i++)
+            gather_ask (ov, g, kids[i], timeout, depth + 1);
+        return;
+    }
+    char payload[64], key[16];
+    msg_t *msg;
+    struct gather_child *c;
+    snprintf (payload, sizeof (payload), "{\"timeout\":%.3f}", timeout);
+    if (!(msg = msg_request_create ("overlay.gather", rank, payload))
+        || !(c = calloc (1, sizeof (*c)))) {
+        msg_destroy (&msg);
+        subtree_ranks (ov, rank, g->missing, 0);
+        return;
+    }
+    uint32_t tag = ++ov->next_tag;
+    if (tag == 0)
+        tag = ++ov->next_tag;
+    msg_set_matchtag (msg, tag);
+    c->g = g;
+    c->rank = rank;
+    snprintf (key, sizeof (key), "%u", (unsigned)tag);
+    zhashx_insert (ov->gathers, key, c);
+    g->outstanding++;
+    ov->api->send (ov->b, msg);
+}
+
+static json_t *status_json (struct overlay *ov);
+
+static void gather_start (struct overlay *ov, const msg_t *req, double timeout)
+{
+    struct gather *g = calloc (1, sizeof (*g));
+    uint32_t kids[256];
+    int n;
+
+    if (!g || !(g->req = msg_copy (req)) || !(g->ranks = json_array ())
+        || !(g->missing = json_array ())) {
+        if (g) {
+            msg_destroy (&g->req);
+            json_decref (g->ranks);
+            free (g);
+        }
+        ov->api->respond_error (ov->b, req, ENOMEM, NULL);
+        return;
+    }
+    g->ov = ov;
+    g->timer = -1;
+    json_array_append_new (g->ranks, status_json (ov));
+    n = bgn_topo_bcast_children (ov->topo, 0, ov->rank, kids, 256);
+    for (int i = 0; i < n && i < 256; i++)
+        gather_ask (ov, g, kids[i], timeout * 0.7, 0);
+    if (g->outstanding == 0) {
+        gather_finish (g);
+        return;
+    }
+    g->timer = zloop_timer (ov->loop, (size_t)(timeout * 1000) + 1, 1,
+                            gather_timeout_cb, g);
+}
+
+static void gather_response (struct overlay *ov, const msg_t *rsp)
+{
+    char key[16];
+    struct gather_child *c;
+    struct gather *g;
+    int errnum = 0;
+    const char *payload;
+    json_t *o = NULL, *ranks, *missing;
+
+    snprintf (key, sizeof (key), "%u", (unsigned)msg_get_matchtag (rsp));
+    if (!(c = zhashx_lookup (ov->gathers, key)))
+        return;   /* late: its gather is finished */
+    g = c->g;
+    msg_get_errnum (rsp, &errnum);
+    payload = msg_get_payload (rsp, NULL);
+    if (errnum || !payload || !(o = json_loads (payload, 0, NULL))
+        || json_unpack (o, "{s:o s:o}", "ranks", &ranks, "missing",
+                        &missing) < 0)
+        subtree_ranks (ov, c->rank, g->missing, 0);
+    else {
+        json_array_extend (g->ranks, ranks);
+        json_array_extend (g->missing, missing);
+    }
+    json_decref (o);
+    zhashx_delete (ov->gathers, key);
+    if (--g->outstanding == 0)
+        gather_finish (g);
 }
 
 /* ---- services --------------------------------------------------------- */
@@ -1863,11 +2220,13 @@ static void overlay_service (bgn_broker_t *b, const msg_t *req,
     const char *topic = msg_get_topic (req);
 
     if (msg_get_type (req) == MSGTYPE_RESPONSE) {
-        /* the answer to our own ready report */
+        /* answers to our own requests */
         int errnum = 0;
         if (!strcmp (topic, "overlay.ready")
             && msg_get_errnum (req, &errnum) == 0 && errnum == 0)
             ov->ready_acked = 1;
+        else if (!strcmp (topic, "overlay.gather"))
+            gather_response (ov, req);
         return;
     }
     if (msg_get_type (req) != MSGTYPE_REQUEST)
@@ -1889,6 +2248,30 @@ static void overlay_service (bgn_broker_t *b, const msg_t *req,
     }
     if (!strcmp (topic, "overlay.status")) {
         respond_json (ov, req, status_json (ov));
+        return;
+    }
+    if (!strcmp (topic, "overlay.status-all")
+        || !strcmp (topic, "overlay.gather")) {
+        json_t *o = json_loads (msg_get_payload (req, NULL) ?: "{}", 0, NULL);
+        double timeout = 3.0;
+        if (o)
+            json_unpack (o, "{s?F}", "timeout", &timeout);
+        json_decref (o);
+        if (timeout < 0.05)
+            timeout = 0.05;
+        if (timeout > 30)
+            timeout = 30;
+        gather_start (ov, req, timeout);
+        return;
+    }
+    if (!strcmp (topic, "overlay.trace")) {
+        trace_start (ov, req);
+        return;
+    }
+    if (!strcmp (topic, "overlay.disconnect")) {
+        ovlog (ov, LOG_NOTICE, "disconnected by an administrator: leaving");
+        ov->api->respond (ov->b, req, NULL);
+        ov->api->stop (ov->b, 0);
         return;
     }
     if (!strcmp (topic, "overlay.ping")) {
@@ -2197,8 +2580,11 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ov->sweep_timer = -1;
     ov->rpc_timeout = 10.;
     conf_get_duration (conf, "broker.rpc_timeout", &ov->rpc_timeout);
-    if (!(ov->fences = zhashx_new ()) || !(ov->tracker = zhashx_new ()))
+    if (!(ov->fences = zhashx_new ()) || !(ov->tracker = zhashx_new ())
+        || !(ov->traces = zlistx_new ()) || !(ov->gathers = zhashx_new ()))
         goto error;
+    zlistx_set_destructor (ov->traces, trace_destroy);
+    zhashx_set_destructor (ov->gathers, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_destructor (ov->fences, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_destructor (ov->tracker, tracked_destroy);
     gettimeofday (&tv, NULL);
@@ -2291,6 +2677,8 @@ error:
     bgn_topo_destroy (&ov->topo);
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
+    zhashx_destroy (&ov->gathers);
+    zlistx_destroy (&ov->traces);
     evlayer_destroy (&ov->events);
     free (ov);
     return -1;
@@ -2402,6 +2790,8 @@ static void overlay_unload (void *state)
             zloop_timer_end (ov->loop, timers[i]);
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
+    zhashx_destroy (&ov->gathers);
+    zlistx_destroy (&ov->traces);
     evlayer_destroy (&ov->events);
     overlay_cert_remove (ov);
     for (int i = 0; i < ov->npeers; i++)
