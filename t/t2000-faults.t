@@ -74,6 +74,32 @@ test_expect_success 'kill all but one neighbour of a broker: it stays reachable'
 	test $(grep -c "^reply from rank" lastlink.out) -eq 4
 '
 
+test_expect_success 'self-healing: a broker left with too few links gets substitutes, dropped later' '
+	cat >heal.sh <<-\EOT &&
+	bgn fault kill 1 3 4 6 7 &&
+	sh ./wait-down.sh 5 &&
+	i=0 &&
+	while test $i -lt 100; do
+		bgn overlay-status -r 5 --json >heal.status
+		grep -q "\"substitutes\": [1-9]" heal.status && break
+		sleep 0.1; i=$((i+1))
+	done &&
+	grep "\"substitute\": true" heal.status &&
+	bgn ping --count=1 5 &&
+	for r in 1 3 4 6 7; do bgn fault restart $r || exit 1; done &&
+	bgn overlay-status --wait=full --timeout=10s &&
+	i=0 &&
+	while test $i -lt 100; do
+		bgn overlay-status -r 5 --json >heal.after
+		grep -q "\"substitutes\": 0" heal.after && break
+		sleep 0.1; i=$((i+1))
+	done &&
+	grep "\"substitutes\": 0" heal.after
+	EOT
+	bgn start --size=16 $FAST sh ./heal.sh >heal.out &&
+	grep "^reply from rank 5" heal.out
+'
+
 test_expect_success 'stop then cont a broker: it is declared down, then rejoins' '
 	cat >stopcont.sh <<-\EOT &&
 	bgn fault stop 6 &&
@@ -126,15 +152,20 @@ test_expect_success 'a request in flight to a rank that dies gets an error, once
 	grep "went down" tr.err
 '
 
-test_expect_success 'chaos for 60s under RPC load: every RPC to a rank that stayed up succeeds' '
+# Under chaos, a request that is inside a broker when it is SIGKILLed is
+# lost (ZeroMQ has no acknowledgements): the client's deadline turns it
+# into ETIMEDOUT.  That is the only failure allowed for a rank that stayed
+# up, and only if a broker died while the request was out.
+test_expect_success 'chaos for 60s under RPC load: RPCs to ranks that stayed up succeed' '
 	cat >load.sh <<-\EOT &&
 	end=$(( $(date +%s) + 55 ))
 	while test $(date +%s) -lt $end; do
 		for d in 0 3 7 12 18 25; do
-			if bgn --rank $1 ping --count=1 --timeout=3s $d >/dev/null 2>&1; then
+			t0=$(date +%s.%N)
+			if err=$(bgn --rank $1 ping --count=1 --timeout=3s $d 2>&1 >/dev/null); then
 				echo "$d ok"
 			else
-				echo "$d fail"
+				echo "$d fail $t0 $(echo $err | tr -s " " | head -c 120)"
 			fi
 		done
 	done
@@ -144,7 +175,7 @@ test_expect_success 'chaos for 60s under RPC load: every RPC to a rank that stay
 	sh ./load.sh 7 >load7.out &
 	sh ./load.sh 25 >load25.out &
 	bgn fault chaos --duration=60s --max-down=3 --seed=42 --interval=1s \
-		--spare=7,25 >chaos.out &&
+		--spare=7,25 | while read l; do echo "$(date +%s.%N) $l"; done >chaos.out &&
 	wait &&
 	bgn overlay-status --wait=full --timeout=15s
 	EOT
@@ -155,7 +186,13 @@ test_expect_success 'chaos for 60s under RPC load: every RPC to a rank that stay
 	cat load0.out load7.out load25.out >load.all &&
 	test $(grep -c " ok$" load.all) -gt 100 &&
 	for v in $victims; do sed -i "/^$v /d" load.all; done &&
-	test_must_fail grep " fail$" load.all
+	grep " fail " load.all >fails || true &&
+	echo "$(wc -l <fails) failed RPCs to ranks that stayed up" &&
+	while read d f t0 msg; do
+		echo "$msg" | grep -q "timed out" || { echo "not a timeout: $d $msg"; return 1; }
+		awk -v t=$t0 "\$3 == \"kill\" && \$1 >= t - 0.5 && \$1 <= t + 3.5 {k=1} END {exit !k}" chaos.out ||
+			{ echo "no broker died during: $d $t0 $msg"; return 1; }
+	done <fails
 '
 
 test_expect_success 'no process is left behind after the fault tests' '

@@ -90,6 +90,7 @@ const char *envelope_kindstr (int kind)
     case ENV_UNFENCE: return "unfence";
     case ENV_EVENT: return "event";
     case ENV_EVCTL: return "event-control";
+    case ENV_LINK: return "link";
     default: return "unknown";
     }
 }

@@ -37,7 +37,8 @@ enum {
     ENV_UNFENCE = 8,     /* flooded: JSON {"rank", "incarnation"} */
     ENV_EVENT = 9,       /* an event for the event layer; flags 1: repair */
     ENV_EVCTL = 10,      /* event layer control: JSON {"k": kind, ...} */
-    ENV_KIND_MAX = 10,
+    ENV_LINK = 11,       /* flooded: {"op": "add"|"del", "a": A, "b": B} */
+    ENV_KIND_MAX = 11,
 };
 
 struct envelope {

@@ -96,6 +96,10 @@ struct peer {
     int unreachable;         /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
     uint32_t hello_seq;      /* last event seq it had delivered */
+    int substitute;          /* a self-healing link, not a graph edge */
+    int sub_for;             /* substitute: the lost neighbour it stands
+                                in for (-1 if it connected to us) */
+    int contacting;          /* contact request sent, not answered */
 };
 
 struct overlay {
@@ -165,6 +169,13 @@ struct overlay {
     double rpc_timeout;
 
     struct evlayer *events;
+
+    /* self-healing */
+    int heal_threshold;
+    int degree;               /* topology degree (without substitutes) */
+    int nsubst;
+    zhashx_t *contacts;       /* rank -> lost neighbour, contacts pending */
+    double contacts_cleared;
 
     /* overlay-trace subscribers, overlay.status-all gathers in progress */
     zlistx_t *traces;         /* struct trace * */
@@ -279,6 +290,7 @@ static struct peer *peer_create (struct overlay *ov, uint32_t rank)
     p->rank = rank;
     snprintf (p->id, sizeof (p->id), "%u", (unsigned)rank);
     p->connector = ov->rank < rank;
+    p->sub_for = -1;
     p->state = PEER_CONNECTING;
     p->state_since = now_seconds ();
     p->rtt_us = -1;
@@ -700,6 +712,10 @@ static json_t *hello_payload (struct overlay *ov)
 static void report_ready (struct overlay *ov);
 static void ready_retry (struct overlay *ov, double now);
 static void trace_expire (struct overlay *ov, double now);
+static void heal_check (struct overlay *ov);
+static void link_apply (struct overlay *ov, const char *op, uint32_t a,
+                        uint32_t b, int from);
+static void peer_remove (struct overlay *ov, uint32_t rank);
 
 static int is_fenced (struct overlay *ov, uint32_t rank);
 
@@ -1001,6 +1017,339 @@ static void handle_fence_msg (struct overlay *ov, struct peer *from,
     json_decref (o);
 }
 
+/* ---- self-healing -----------------------------------------------------
+ * When fewer than heal_threshold peers are up, a broker asks live ranks
+ * near each lost neighbour (on the ring: X+1, X-1, X+2, ...) to accept a
+ * substitute link, and connects to them.  Substitute links are flooded
+ * (ENV_LINK) so every router uses them.  Once every graph neighbour is
+ * back, the substitutes are dropped and the graph is the plain BGN again.
+ * The default threshold is half the topology degree (at least 2): the
+ * self-healing paper's point is to act while a broker still has links to
+ * spare, before a few more failures could isolate it.
+ */
+
+static int peer_index (struct overlay *ov, uint32_t rank)
+{
+    for (int i = 0; i < ov->npeers; i++)
+        if (ov->neighbours[i] == rank)
+            return i;
+    return -1;
+}
+
+/* Add a peer, keeping neighbours[] sorted (peer_lookup bisects it). */
+static struct peer *peer_insert (struct overlay *ov, uint32_t rank)
+{
+    struct peer *p, **np;
+    uint32_t *nn;
+    int i;
+
+    if ((p = peer_lookup (ov, rank)))
+        return p;
+    if (!(p = peer_create (ov, rank)))
+        return NULL;
+    if (!(nn = realloc (ov->neighbours, (ov->npeers + 1) * sizeof (*nn)))) {
+        peer_destroy (&p);
+        return NULL;
+    }
+    ov->neighbours = nn;
+    if (!(np = realloc (ov->peers, (ov->npeers + 1) * sizeof (*np)))) {
+        peer_destroy (&p);
+        return NULL;
+    }
+    ov->peers = np;
+    for (i = ov->npeers; i > 0 && ov->neighbours[i - 1] > rank; i--) {
+        ov->neighbours[i] = ov->neighbours[i - 1];
+        ov->peers[i] = ov->peers[i - 1];
+    }
+    ov->neighbours[i] = rank;
+    ov->peers[i] = p;
+    ov->npeers++;
+    return p;
+}
+
+static void peer_remove (struct overlay *ov, uint32_t rank)
+{
+    int i = peer_index (ov, rank);
+    struct peer *p;
+
+    if (i < 0)
+        return;
+    p = ov->peers[i];
+    if (p->state == PEER_UP || p->state == PEER_SUSPECT)
+        ov->peers_up--;
+    memmove (&ov->peers[i], &ov->peers[i + 1],
+             (ov->npeers - i - 1) * sizeof (ov->peers[0]));
+    memmove (&ov->neighbours[i], &ov->neighbours[i + 1],
+             (ov->npeers - i - 1) * sizeof (ov->neighbours[0]));
+    ov->npeers--;
+    /* what waited for it goes another way */
+    struct pending *pd;
+    while ((pd = zlistx_first (p->backlog))) {
+        zlistx_detach (p->backlog, NULL);
+        if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
+            pd->nframes = 0;
+        pending_destroy (&pd);
+    }
+    peer_destroy (&p);
+}
+
+static void flood_link (struct overlay *ov, const char *op, uint32_t a,
+                        uint32_t b, int except)
+{
+    json_t *o = json_pack ("{s:s s:i s:i}", "op", op, "a", (int)a, "b", (int)b);
+    if (!o)
+        return;
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if ((int)p->rank == except)
+            continue;
+        if (p->state == PEER_UP || p->state == PEER_SUSPECT)
+            send_control (ov, p, ENV_LINK, o);
+    }
+    json_decref (o);
+}
+
+/* Apply a link change; flood it on if it was news. */
+static void link_apply (struct overlay *ov, const char *op, uint32_t a,
+                        uint32_t b, int from)
+{
+    int changed;
+
+    if (a >= ov->size || b >= ov->size || a == b)
+        return;
+    if (!strcmp (op, "add"))
+        changed = bgn_router_add_link (ov->router, a, b) == 0;
+    else
+        changed = bgn_router_remove_link (ov->router, a, b) == 0;
+    if (!changed)
+        return;
+    ovlog (ov, LOG_INFO, "substitute link %u-%u %s", (unsigned)a, (unsigned)b,
+           !strcmp (op, "add") ? "added" : "removed");
+    flood_link (ov, op, a, b, from);
+    /* the far end of a dropped substitute link forgets its peer */
+    if (strcmp (op, "add") != 0 && (a == ov->rank || b == ov->rank)) {
+        uint32_t other = a == ov->rank ? b : a;
+        struct peer *p = peer_lookup (ov, other);
+        if (p && p->substitute && !p->connector) {
+            peer_remove (ov, other);
+            ov->nsubst--;
+        }
+    }
+}
+
+static int has_substitute_for (struct overlay *ov, uint32_t lost)
+{
+    for (int i = 0; i < ov->npeers; i++)
+        if (ov->peers[i]->substitute && ov->peers[i]->sub_for == (int)lost)
+            return 1;
+    char key[16];
+    snprintf (key, sizeof (key), "%u", (unsigned)lost);
+    for (const char *v = zhashx_first (ov->contacts); v;
+         v = zhashx_next (ov->contacts))
+        if (!strcmp (v, key))
+            return 1;
+    return 0;
+}
+
+/* The live rank nearest to 'lost' on the ring that we are not linked to. */
+static int choose_substitute (struct overlay *ov, uint32_t lost)
+{
+    for (uint32_t d = 1; d <= 16 && d < ov->size; d++) {
+        for (int sign = 1; sign >= -1; sign -= 2) {
+            uint32_t r = (uint32_t)(((int64_t)lost + sign * (int64_t)d
+                                     + ov->size) % ov->size);
+            char key[16];
+            if (r == ov->rank || is_fenced (ov, r) || peer_lookup (ov, r))
+                continue;
+            snprintf (key, sizeof (key), "%u", (unsigned)r);
+            if (zhashx_lookup (ov->contacts, key))
+                continue;
+            if (bgn_router_distance (ov->router, ov->rank, r) < 0)
+                continue;
+            return (int)r;
+        }
+    }
+    return -1;
+}
+
+static void contact (struct overlay *ov, uint32_t sub, uint32_t lost)
+{
+    char key[16], val[16], payload[160];
+    msg_t *msg;
+
+    snprintf (payload, sizeof (payload),
+              "{\"rank\":%u,\"pubkey\":\"%s\",\"lost\":%u}",
+              (unsigned)ov->rank, ov->curve ? zcert_public_txt (ov->cert) : "",
+              (unsigned)lost);
+    if (!(msg = msg_request_create ("overlay.contact", sub, payload)))
+        return;
+    snprintf (key, sizeof (key), "%u", (unsigned)sub);
+    snprintf (val, sizeof (val), "%u", (unsigned)lost);
+    zhashx_update (ov->contacts, key, strdup (val));
+    ovlog (ov, LOG_INFO, "healing: asking rank %u to stand in for lost "
+           "neighbour %u", (unsigned)sub, (unsigned)lost);
+    ov->api->send (ov->b, msg);
+}
+
+static void drop_substitutes (struct overlay *ov)
+{
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (!p->substitute || !p->connector)
+            continue;
+        ovlog (ov, LOG_INFO, "healing: neighbours are back, dropping "
+               "substitute link to %u", (unsigned)p->rank);
+        json_t *o = json_pack ("{s:s s:i s:i}", "op", "del", "a",
+                               (int)ov->rank, "b", (int)p->rank);
+        if (o && (p->state == PEER_UP || p->state == PEER_SUSPECT))
+            send_control (ov, p, ENV_LINK, o);
+        json_decref (o);
+        uint32_t rank = p->rank;
+        link_apply (ov, "del", ov->rank, rank, -1);
+        if (p->endpoint[0])
+            zmq_disconnect (ov->sock, p->endpoint);
+        peer_remove (ov, rank);
+        ov->nsubst--;
+        i = -1;   /* the array changed: start over */
+    }
+}
+
+static void heal_check (struct overlay *ov)
+{
+    int lost_neighbours = 0;
+
+    if (ov->heal_threshold <= 0 || ov->size < 3)
+        return;
+    /* a substitute that died is no substitute */
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->substitute && p->connector && p->state == PEER_DOWN) {
+            uint32_t rank = p->rank;
+            link_apply (ov, "del", ov->rank, rank, -1);
+            if (p->endpoint[0])
+                zmq_disconnect (ov->sock, p->endpoint);
+            peer_remove (ov, rank);
+            ov->nsubst--;
+            i = -1;
+        }
+    }
+    for (int i = 0; i < ov->npeers; i++) {
+        struct peer *p = ov->peers[i];
+        if (!p->substitute && (p->state == PEER_DOWN || is_fenced (ov, p->rank)))
+            lost_neighbours++;
+    }
+    if (lost_neighbours == 0) {
+        if (ov->nsubst > 0)
+            drop_substitutes (ov);
+        return;
+    }
+    int deficit = ov->heal_threshold - ov->peers_up;
+    for (int i = 0; i < ov->npeers && deficit > 0; i++) {
+        struct peer *p = ov->peers[i];
+        if (p->substitute
+            || !(p->state == PEER_DOWN || is_fenced (ov, p->rank))
+            || has_substitute_for (ov, p->rank))
+            continue;
+        int sub = choose_substitute (ov, p->rank);
+        if (sub >= 0) {
+            contact (ov, (uint32_t)sub, p->rank);
+            deficit--;
+        }
+    }
+}
+
+/* Rank 'sub' answered our contact request: connect to it. */
+static void contact_response (struct overlay *ov, const msg_t *rsp)
+{
+    const char *payload = msg_get_payload (rsp, NULL);
+    json_t *o = NULL;
+    int errnum = 0, rank, lost = -1;
+    const char *endpoint, *pubkey = "";
+    char key[16];
+    struct peer *p;
+
+    msg_get_errnum (rsp, &errnum);
+    if (errnum || !payload || !(o = json_loads (payload, 0, NULL))
+        || json_unpack (o, "{s:i s:s s?s s?i}", "rank", &rank, "endpoint",
+                        &endpoint, "pubkey", &pubkey, "lost", &lost) < 0
+        || rank < 0 || (uint32_t)rank >= ov->size) {
+        json_decref (o);
+        return;   /* the contact entry expires with the next heal round */
+    }
+    snprintf (key, sizeof (key), "%d", rank);
+    zhashx_delete (ov->contacts, key);
+    if (peer_lookup (ov, rank) || !(p = peer_insert (ov, rank))) {
+        json_decref (o);
+        return;
+    }
+    p->substitute = 1;
+    p->connector = 1;
+    p->sub_for = lost;
+    snprintf (p->endpoint, sizeof (p->endpoint), "%s", endpoint);
+    snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey);
+    ov->nsubst++;
+    if (ov->curve)
+        zmq_setsockopt (ov->sock, ZMQ_CURVE_SERVERKEY, p->pubkey, 40);
+    zmq_setsockopt (ov->sock, ZMQ_CONNECT_ROUTING_ID, p->id, strlen (p->id));
+    if (zmq_connect (ov->sock, p->endpoint) < 0)
+        ovlog (ov, LOG_ERR, "healing: connect to %u at %s: %s",
+               (unsigned)rank, p->endpoint, zmq_strerror (errno));
+    json_t *hello = hello_payload (ov);
+    send_control (ov, p, ENV_HELLO, hello);
+    json_decref (hello);
+    json_decref (o);
+}
+
+/* Someone asks us to accept a substitute link from it. */
+static void contact_request (struct overlay *ov, const msg_t *req)
+{
+    json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
+    int rank;
+    const char *pubkey = "";
+    struct peer *p;
+
+    if (!o || json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey",
+                           &pubkey) < 0
+        || rank < 0 || (uint32_t)rank >= ov->size || (uint32_t)rank == ov->rank) {
+        ov->api->respond_error (ov->b, req, EPROTO, "bad contact request");
+        json_decref (o);
+        return;
+    }
+    if (!(p = peer_lookup (ov, rank))) {
+        if (!(p = peer_insert (ov, rank))) {
+            ov->api->respond_error (ov->b, req, ENOMEM, NULL);
+            json_decref (o);
+            return;
+        }
+        p->substitute = 1;
+        p->connector = 0;
+        ov->nsubst++;
+        snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey);
+        if (ov->curve && strlen (pubkey) == 40
+            && !zcertstore_lookup (ov->certstore, pubkey)) {
+            uint8_t pub[32], sec[32] = { 0 };
+            zcert_t *c = NULL;
+            if (zmq_z85_decode (pub, pubkey))
+                c = zcert_new_from (pub, sec);
+            if (c)
+                zcertstore_insert (ov->certstore, &c);
+        }
+    }
+    json_t *rsp = json_pack ("{s:i s:s s:s}", "rank", (int)ov->rank,
+                             "endpoint", ov->public_uri,
+                             "pubkey", ov->curve ? zcert_public_txt (ov->cert)
+                                                 : "");
+    json_t *lost = json_object_get (o, "lost");
+    if (rsp && lost)
+        json_object_set (rsp, "lost", lost);
+    char *s = rsp ? json_dumps (rsp, JSON_COMPACT) : NULL;
+    if (s)
+        ov->api->respond (ov->b, req, s);
+    free (s);
+    json_decref (rsp);
+    json_decref (o);
+}
+
 /* ---- partitions -------------------------------------------------------
  * Policy (doc/overlay-protocol.md): a broker that cannot reach rank 0 in
  * its view of the live graph, for two keepalive intervals in a row, logs
@@ -1266,6 +1615,8 @@ static void handle_hello (struct overlay *ov, struct peer *p,
     evlayer_seq_hint (ov->events, p->hello_seq);
     /* Alive as a newer incarnation: lift any fence everywhere. */
     unfence_apply (ov, p->rank, inc, -1);
+    if (p->substitute)
+        link_apply (ov, "add", ov->rank, p->rank, -1);
 done:
     json_decref (o);
 }
@@ -1619,6 +1970,20 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
     case ENV_EVCTL:
         handle_event_env (ov, p, &env, frames + 2, n - 2);
         break;
+    case ENV_LINK: {
+        json_t *o = n > 2 ? json_loadb (zmq_msg_data (&frames[2]),
+                                        zmq_msg_size (&frames[2]), 0, NULL)
+                          : NULL;
+        const char *op;
+        int a, b;
+        if (o && json_unpack (o, "{s:s s:i s:i}", "op", &op, "a", &a, "b",
+                              &b) == 0 && a >= 0 && b >= 0)
+            link_apply (ov, op, (uint32_t)a, (uint32_t)b, (int)p->rank);
+        else
+            ov->malformed_drops++;
+        json_decref (o);
+        break;
+    }
     case ENV_GOODBYE:
         p->leaving = 1;
         peer_lost (ov, p, "left the instance");
@@ -1671,7 +2036,7 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
     /* If this broker itself did not run for a while (SIGSTOP, a stalled
      * machine), its peers' silence is its own doing: do not fence them;
      * they will tell us if we were fenced. */
-    if (ov->last_tick > 0 && now - ov->last_tick > ov->peer_timeout / 2) {
+    if (now - ov->last_tick > ov->peer_timeout / 2) {
         ovlog (ov, LOG_WARNING, "this broker did not run for %.1fs; "
                "restarting peer liveness checks", now - ov->last_tick);
         for (int i = 0; i < ov->npeers; i++)
@@ -1681,6 +2046,11 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
     ready_retry (ov, now);
     evlayer_tick (ov->events, now);
     trace_expire (ov, now);
+    if (now - ov->contacts_cleared > 3.0) {
+        zhashx_purge (ov->contacts);   /* unanswered: try others */
+        ov->contacts_cleared = now;
+    }
+    heal_check (ov);
 
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
@@ -2110,7 +2480,7 @@ static json_t *peer_json (struct overlay *ov, struct peer *p, double now)
                            "rank", (int)p->rank,
                            "hostname", p->hostname,
                            "state", peer_state_str (p->state),
-                           "substitute", 0,
+                           "substitute", p->substitute,
                            "connector", p->connector,
                            "tx_msgs", (json_int_t)p->tx_msgs,
                            "rx_msgs", (json_int_t)p->rx_msgs,
@@ -2168,7 +2538,7 @@ static json_t *status_json (struct overlay *ov)
             break;
     }
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I s:o s:o}",
+                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i s:I s:I s:I s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -2199,7 +2569,9 @@ static json_t *status_json (struct overlay *ov)
                       "tracker_dup_drops", (json_int_t)ov->tracker_dup_drops,
                       "fences_seen", (json_int_t)ov->fences_seen,
                       "missing", missing_json (ov),
-                      "events", evlayer_stats (ov->events));
+                      "events", evlayer_stats (ov->events),
+                      "heal_threshold", ov->heal_threshold,
+                      "substitutes", ov->nsubst);
 }
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
@@ -2227,6 +2599,8 @@ static void overlay_service (bgn_broker_t *b, const msg_t *req,
             ov->ready_acked = 1;
         else if (!strcmp (topic, "overlay.gather"))
             gather_response (ov, req);
+        else if (!strcmp (topic, "overlay.contact"))
+            contact_response (ov, req);
         return;
     }
     if (msg_get_type (req) != MSGTYPE_REQUEST)
@@ -2266,6 +2640,10 @@ static void overlay_service (bgn_broker_t *b, const msg_t *req,
     }
     if (!strcmp (topic, "overlay.trace")) {
         trace_start (ov, req);
+        return;
+    }
+    if (!strcmp (topic, "overlay.contact")) {
+        contact_request (ov, req);
         return;
     }
     if (!strcmp (topic, "overlay.disconnect")) {
@@ -2581,8 +2959,10 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ov->rpc_timeout = 10.;
     conf_get_duration (conf, "broker.rpc_timeout", &ov->rpc_timeout);
     if (!(ov->fences = zhashx_new ()) || !(ov->tracker = zhashx_new ())
-        || !(ov->traces = zlistx_new ()) || !(ov->gathers = zhashx_new ()))
+        || !(ov->traces = zlistx_new ()) || !(ov->gathers = zhashx_new ())
+        || !(ov->contacts = zhashx_new ()))
         goto error;
+    zhashx_set_destructor (ov->contacts, (zhashx_destructor_fn *)zstr_free);
     zlistx_set_destructor (ov->traces, trace_destroy);
     zhashx_set_destructor (ov->gathers, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_destructor (ov->fences, (zhashx_destructor_fn *)zstr_free);
@@ -2632,6 +3012,13 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
         || !(ov->peers = calloc (deg + 1, sizeof (struct peer *))))
         goto error;
     ov->npeers = bgn_topo_neighbours (ov->topo, ov->rank, ov->neighbours, deg);
+    ov->degree = ov->npeers;
+    long long heal = -1;
+    conf_get_int (conf, "overlay.heal_threshold", &heal);
+    ov->heal_threshold = heal >= 0 ? (int)heal
+                                   : (ov->degree / 2 > 2 ? ov->degree / 2 : 2);
+    if (bgn_topo_is_tree (ov->topo) && heal < 0)
+        ov->heal_threshold = 0;   /* trees are the baseline: no healing */
     for (int i = 0; i < ov->npeers; i++)
         if (!(ov->peers[i] = peer_create (ov, ov->neighbours[i])))
             goto error;
@@ -2678,6 +3065,7 @@ error:
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
     zhashx_destroy (&ov->gathers);
+    zhashx_destroy (&ov->contacts);
     zlistx_destroy (&ov->traces);
     evlayer_destroy (&ov->events);
     free (ov);
@@ -2748,6 +3136,7 @@ static int overlay_connect (void *state)
         json_decref (hello);
     }
     ov->sweep_timer = zloop_timer (ov->loop, 1000, 0, sweep_cb, ov);
+    ov->last_tick = now_seconds ();
     ov->ka_timer = zloop_timer (ov->loop,
                                 (size_t)(ov->keepalive_interval * 1000 / 2) + 1,
                                 0, keepalive_cb, ov);
@@ -2791,6 +3180,7 @@ static void overlay_unload (void *state)
     zhashx_destroy (&ov->tracker);
     zhashx_destroy (&ov->fences);
     zhashx_destroy (&ov->gathers);
+    zhashx_destroy (&ov->contacts);
     zlistx_destroy (&ov->traces);
     evlayer_destroy (&ov->events);
     overlay_cert_remove (ov);
