@@ -31,6 +31,8 @@ static const struct {
     { "ping", cmd_ping, "send echo requests to a rank or a service" },
     { "rpc", cmd_rpc, "send one request and print the response" },
     { "overlay-status", cmd_overlay_status, "show overlay health and peers" },
+    { "overlay-trace", cmd_overlay_trace, "trace messages through a broker's overlay" },
+    { "overlay-disconnect", cmd_overlay_disconnect, "make a rank leave the instance (fence it)" },
     { "event", cmd_event, "publish (pub) and watch (sub) events" },
     { "fault", cmd_fault, "inject broker faults (kill, stop, restart, chaos)" },
 };

@@ -16,6 +16,8 @@ int cmd_rpc (int argc, char **argv);
 int cmd_overlay_status (int argc, char **argv);
 int cmd_fault (int argc, char **argv);
 int cmd_event (int argc, char **argv);
+int cmd_overlay_trace (int argc, char **argv);
+int cmd_overlay_disconnect (int argc, char **argv);
 
 /* Connect to the broker named by $BGN_URI; prints the reason and exits 1
  * on failure (commands own policy). */
