@@ -37,6 +37,9 @@ struct evlayer {
 
     int repairing;
     uint32_t rep_from, rep_to;
+    uint32_t rep_nak_to;    /* peers say they lack everything up to this */
+    uint32_t rep_nak_root;  /* ... and rank 0, which has all it still can */
+    uint32_t rep_mark;      /* 'last' when the current attempt began */
     int rep_attempt;
     double rep_deadline;
     double now;
@@ -172,11 +175,20 @@ static void drain_held (struct evlayer *ev)
 static void repair_send (struct evlayer *ev)
 {
     uint32_t peer = ev->ops->repair_peer (ev->arg, ev->rep_attempt);
+
+    /* The last attempt goes to rank 0: it holds every recent event. */
+    if (ev->rep_attempt == REPAIR_ATTEMPTS - 1 && ev->rank != 0
+        && !ev->ops->is_down (ev->arg, 0))
+        peer = 0;
     json_t *o;
 
     ev->rep_deadline = ev->now + REPAIR_TIMEOUT;
+    ev->rep_mark = ev->last;
     if (peer == UINT32_MAX)
         return;
+    ev->rep_from = ev->last + 1;
+    if (ev->high > ev->rep_to)
+        ev->rep_to = ev->high;
     if (!(o = json_pack ("{s:I s:I}", "from", (json_int_t)ev->rep_from,
                          "to", (json_int_t)ev->rep_to)))
         return;
@@ -199,6 +211,8 @@ static void repair_start (struct evlayer *ev)
     ev->rep_from = ev->last + 1;
     ev->rep_to = ev->high;
     ev->rep_attempt = 0;
+    ev->rep_nak_to = UINT32_MAX;
+    ev->rep_nak_root = UINT32_MAX;
     repair_send (ev);
 }
 
@@ -214,6 +228,12 @@ static void declare_lost (struct evlayer *ev)
             break;
         to = s;
     }
+    /* Only what peers said they no longer have is lost; newer events
+     * they do have are fetched by the next repair. */
+    uint32_t nak = ev->rep_nak_root != UINT32_MAX ? ev->rep_nak_root
+                                                  : ev->rep_nak_to;
+    if (nak != UINT32_MAX && nak < to)
+        to = nak;
     if (to >= from) {
         ev->lost += to - from + 1;
         ev->ops->lost (ev->arg, from, to);
@@ -291,15 +311,19 @@ void evlayer_recv_event (struct evlayer *ev, uint32_t from, int kind,
         ev->have_base = 1;
         ev->last = seq - 1;
     }
-    if (seq <= ev->last || ring_get (ev, seq)) {
+    msg_t *h = ev->held[seq % ev->bufsize];
+    if (seq <= ev->last || (h && seq_of (h) == seq)) {
         ev->duplicates++;
         msg_destroy (&event);
         return;
     }
-    ring_store (ev, event);
     /* Forward on first sight, however it came: our subtree depends on
-     * us even when we got it by repair. */
-    forward_down (ev, event, NULL);
+     * us even when we got it by repair.  (An event seen before but too
+     * far ahead to hold is in the ring, not delivered: take it now.) */
+    if (!ring_get (ev, seq)) {
+        ring_store (ev, event);
+        forward_down (ev, event, NULL);
+    }
     if (kind == EV_REPAIR)
         ev->repaired++;
     accept_event (ev, event);
@@ -355,8 +379,17 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t from, int kind,
     case EV_CTL_REPAIR_REQ:
         serve_repair (ev, from, o);
         break;
-    case EV_CTL_REPAIR_NAK:
-        /* that peer cannot help: ask the next one now */
+    case EV_CTL_REPAIR_NAK: {
+        /* that peer cannot help (with part of the range): note what it
+         * lacks and ask the next one now */
+        json_int_t a, b;
+        if (json_unpack (o, "{s:I s:I}", "from", &a, "to", &b) == 0
+            && a <= (json_int_t)ev->last + 1 && b >= 0) {
+            if (from == 0)
+                ev->rep_nak_root = (uint32_t)b;
+            else if ((uint32_t)b < ev->rep_nak_to)
+                ev->rep_nak_to = (uint32_t)b;
+        }
         if (ev->repairing) {
             if (++ev->rep_attempt >= REPAIR_ATTEMPTS)
                 declare_lost (ev);
@@ -364,6 +397,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t from, int kind,
                 repair_send (ev);
         }
         break;
+    }
     default:
         break;
     }
@@ -381,6 +415,14 @@ void evlayer_tick (struct evlayer *ev, double now)
         json_decref (o);
     }
     if (ev->repairing && now >= ev->rep_deadline) {
+        /* still getting somewhere: keep going without counting a failure */
+        if (ev->last > ev->rep_mark) {
+            ev->rep_from = ev->last + 1;
+            if (ev->high > ev->rep_to)
+                ev->rep_to = ev->high;
+            repair_send (ev);
+            return;
+        }
         if (++ev->rep_attempt >= REPAIR_ATTEMPTS)
             declare_lost (ev);
         else
@@ -390,8 +432,16 @@ void evlayer_tick (struct evlayer *ev, double now)
 
 void evlayer_seq_hint (struct evlayer *ev, uint32_t seq)
 {
-    if (ev->rank != 0)
+    if (ev->rank != 0) {
+        /* The first peer we meet says where our sequence starts: 0 for a
+         * broker there from the beginning, the current seq for one that
+         * (re)joins later.  Anything missed after that is a gap. */
+        if (!ev->have_base) {
+            ev->have_base = 1;
+            ev->last = ev->high = seq;
+        }
         return;
+    }
     if (seq > ev->next_seq) {
         ev->next_seq = seq;
         ev->last = ev->high = seq;

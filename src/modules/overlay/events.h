@@ -83,7 +83,8 @@ void evlayer_tick (struct evlayer *ev, double now);
 
 /* A peer says it has delivered up to seq (from its hello).  A restarted
  * rank 0 continues numbering after the largest hint; the first hint also
- * lets it publish. */
+ * lets it publish.  On other ranks the first hint sets where this
+ * broker's sequence starts (later gaps are repaired or reported). */
 void evlayer_seq_hint (struct evlayer *ev, uint32_t seq);
 
 /* The last seq delivered here (0 if none). */
