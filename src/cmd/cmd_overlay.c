@@ -514,12 +514,7 @@ static void print_all (json_t *all, int down_only, int color)
                     "%7s\n", "RANK", "HOST", "ANSWER", "OWN", "UP", "DOWN",
                     "FENC", "PEERS", "TX-MSGS", "RX-MSGS", "TX", "RX",
                     "REROUTE");
-        if (x->answered)
-            word = "yes";
-        else if (idset_test (miss, r))
-            word = "no";
-        else
-            word = "not-asked";
+        word = x->answered ? "yes" : "no";
         snprintf (peers, sizeof (peers), "%d/%d", x->peers_up, x->peers);
         fmt_bytes (tx, sizeof (tx), (double)x->txb);
         fmt_bytes (rx, sizeof (rx), (double)x->rxb);
@@ -689,6 +684,40 @@ static int print_dot (json_t *root, json_t *all)
     return 0;
 }
 
+/* "missing" is every rank without a status in "ranks", sorted: the
+ * gather's own list plus any rank it lost track of (e.g. a broker that
+ * stopped answering after its parent had given up on its subtree). */
+static void complete_missing (json_t *all)
+{
+    json_t *ranks = json_object_get (all, "ranks"), *v, *miss;
+    idset_t *have = idset_create (0), *m = idset_create (0);
+    int size = 0;
+    size_t i;
+
+    if (!have || !m || !(miss = json_array ()))
+        goto out;
+    json_array_foreach (ranks, i, v) {
+        int s = (int)json_integer_value (json_object_get (v, "size"));
+        if (s > size)
+            size = s;
+        idset_set (have, (unsigned)json_integer_value (json_object_get (v,
+                                                                  "rank")));
+    }
+    json_array_foreach (json_object_get (all, "missing"), i, v)
+        if (json_is_integer (v) && json_integer_value (v) >= 0)
+            idset_set (m, (unsigned)json_integer_value (v));
+    for (int r = 0; r < size; r++)
+        if (!idset_test (have, r))
+            idset_set (m, r);
+    for (int r = idset_first (m); r >= 0; r = idset_next (m, r))
+        if (!idset_test (have, r))
+            json_array_append_new (miss, json_integer (r));
+    json_object_set_new (all, "missing", miss);
+out:
+    idset_destroy (&have);
+    idset_destroy (&m);
+}
+
 static void print_json (json_t *o)
 {
     char *s = json_dumps (o, JSON_INDENT (2) | JSON_SORT_KEYS);
@@ -841,6 +870,7 @@ int cmd_overlay_status (int argc, char **argv)
             if (json_integer_value (json_object_get (v, "rank")) == 0)
                 o = json_incref (v);
         }
+        complete_missing (everything);
         if (!o && !(o = json_incref (json_array_get (json_object_get
                                           (everything, "ranks"), 0)))) {
             fprintf (stderr, "bgn %s: overlay.status-all: no broker "
