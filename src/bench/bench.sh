@@ -109,22 +109,30 @@ if want a; then
     done
     echo
     # least-squares slope of RTT against hops; one-way per hop = slope / 2
+    # and of the time per message (1/throughput) against hops: its inverse
+    # is the marginal forwarding rate one added hop can sustain
     awk '{ n++; x += $1; xx += $1 * $1
-           for (k = 2; k <= 4; k++) { y[k] += $k; xy[k] += $1 * $k } }
+           for (k = 2; k <= 7; k++) {
+               v = (k <= 4) ? $k : 1e6 / $k
+               y[k] += v; xy[k] += $1 * v } }
         END {
         if (n < 2 || n * xx - x * x == 0) { print "(need two chain lengths for a per-hop fit)"; exit }
-        for (k = 2; k <= 4; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
-        print "Per added hop (least-squares fit of median RTT against hops, over N = chain sizes):"
+        for (k = 2; k <= 7; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
+        print "Per added hop: least-squares slopes against hops over the chain sizes above,"
+        print "of the median RTT (latency) and of 1/throughput (µs of pipeline time per"
+        print "message per hop; its inverse is the rate one added hop sustains)."
         print ""
-        print "| | bgn | bgn-nc | raw libzmq | bgn/raw | bgn-nc/raw |"
+        print "| per added hop | bgn | bgn-nc | raw libzmq | bgn/raw | bgn-nc/raw |"
         print "|---|---|---|---|---|---|"
-        printf "| RTT per hop, µs | %.1f | %.1f | %.1f | %.2f | %.2f |\n", s[2], s[3], s[4], s[2] / s[4], s[3] / s[4]
-        printf "| one-way latency per hop, µs | %.1f | %.1f | %.1f | | |\n", s[2] / 2, s[3] / 2, s[4] / 2
+        printf "| RTT, µs | %.1f | %.1f | %.1f | %.2f | %.2f |\n", s[2], s[3], s[4], s[2] / s[4], s[3] / s[4]
+        printf "| one-way latency, µs | %.1f | %.1f | %.1f | | |\n", s[2] / 2, s[3] / 2, s[4] / 2
+        printf "| 1/throughput, µs/msg | %.2f | %.2f | %.2f | | |\n", s[5], s[6], s[7]
+        printf "| forwarding rate, msg/s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", 1e6 / s[5], 1e6 / s[6], 1e6 / s[7], s[7] / s[5], s[7] / s[6]
     }' "$tmp/a.fit"
     # per-hop throughput: hop-traversals per second at the longest chain
     tail -n 1 "$tmp/a.fit" | awk '$1 > 0 {
-        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw) request hop-traversals/s (msg/s x hops);\n", $1, $5 * $1, $6 * $1, $7 * $1
-        printf "per-hop throughput ratio bgn/raw %.2f, bgn-nc/raw %.2f.\n", $5 / $7, $6 / $7 }'
+        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw) request hop-traversals/s\n", $1, $5 * $1, $6 * $1, $7 * $1
+        printf "(msg/s x hops): throughput ratio at this length bgn/raw %.2f, bgn-nc/raw %.2f.\n", $5 / $7, $6 / $7 }'
 fi
 
 # ---------------------------------------------------------------- b
@@ -151,7 +159,7 @@ if want b; then
         for topo in bgn kary:2; do
             m=$(awk -v h=$h '$1 == h { print $2 }' "$tmp/b.$topo" | median)
             c=$(awk -v h=$h '$1 == h' "$tmp/b.$topo" | wc -l)
-            if [ "$c" -eq 0 ]; then row="$row | -"; else row="$row | $m ($c)"; fi
+            if [ "$c" -eq 0 ]; then row="$row | -"; else row="$row | $(printf '%.3f' "$m") ($c)"; fi
         done
         case $h in 0) f=0.32 ;; 1) f=0.81 ;; 2) f=1.36 ;; 3) f=1.60 ;; 4) f=1.88 ;; *) f=- ;; esac
         echo "$row | $f |"
@@ -193,10 +201,11 @@ if want d; then
     echo
     echo "Start-up: from launching \`bgn start --size=N\` (default topology bgn,"
     echo "CURVE on) to its COMMAND running (overlay health \"full\"); total adds"
-    echo "the shutdown. RSS: VmRSS of every broker while idle, from the median run."
+    echo "the shutdown. RSS: VmRSS of every broker while idle, from the median run;"
+    echo "VmRSS counts shared library pages in every broker, RssAnon is the private part."
     echo
-    echo "| N | start-up s | total s | RSS/broker mean MiB | RSS max MiB | all brokers MiB |"
-    echo "|---|---|---|---|---|---|"
+    echo "| N | start-up s | total s | RSS/broker mean MiB | RSS max MiB | private (RssAnon)/broker MiB | sum of RSS MiB |"
+    echo "|---|---|---|---|---|---|---|"
     for n in $SIZES; do
         : >"$tmp/d.$n"
         for r in $(seq "$RUNS"); do
@@ -205,17 +214,17 @@ if want d; then
                 date +%s.%N >'$tmp/d.t'
                 while read rank pid rest; do
                     [ \"\$pid\" -gt 0 ] 2>/dev/null || continue
-                    awk '/^VmRSS:/ { print \$2 }' /proc/\$pid/status
+                    awk '/^VmRSS:/ { r = \$2 } /^RssAnon:/ { a = \$2 } END { print r, a }' /proc/\$pid/status
                 done <\"\$BGN_RUNDIR/brokers\" >'$tmp/d.rss'" || echo "(start N=$n failed)" >&2
             t2=$(now)
             t1=$(cat "$tmp/d.t")
-            rss=$(awk '{ s += $1; if ($1 > m) m = $1 } END { if (NR) printf "%.1f %.1f %.0f", s / NR / 1024, m / 1024, s / 1024 }' "$tmp/d.rss")
-            echo "$t0 $t1 $t2 $rss" | awk '{ printf "%.3f %.3f %s %s %s\n", $2 - $1, $3 - $1, $4, $5, $6 }' >>"$tmp/d.$n"
+            rss=$(awk '{ s += $1; a += $2; if ($1 > m) m = $1 } END { if (NR) printf "%.1f %.1f %.0f %.1f", s / NR / 1024, m / 1024, s / 1024, a / NR / 1024 }' "$tmp/d.rss")
+            echo "$t0 $t1 $t2 $rss" | awk '{ printf "%.3f %.3f %s %s %s %s\n", $2 - $1, $3 - $1, $4, $5, $6, $7 }' >>"$tmp/d.$n"
         done
         sort -g "$tmp/d.$n" | awk -v n=$n '{ l[NR] = $0 } END {
             split(l[int((NR + 1) / 2)], m, " ")
             # total: median of column 2 separately
-            printf "| %d | %.2f | TOTAL | %s | %s | %s |\n", n, m[1], m[3], m[4], m[5] }' >"$tmp/d.row"
+            printf "| %d | %.2f | TOTAL | %s | %s | %s | %s |\n", n, m[1], m[3], m[4], m[6], m[5] }' >"$tmp/d.row"
         tot=$(awk '{ print $2 }' "$tmp/d.$n" | median)
         sed "s/TOTAL/$(printf '%.2f' "$tot")/" "$tmp/d.row"
     done
