@@ -257,17 +257,21 @@ test_expect_success ROOT_NETNS 'the brokers really talk tcp between namespaces' 
 	ip netns exec $NS-0 ss -tn | grep -q "10.251.0..*:8050"
 '
 
-# Events: bgn has no command yet to publish or subscribe to events across
-# brokers (issue 5), so this check is reported as skipped (prerequisite
-# BGN_EVENT_CMD, never set yet).  Whoever adds "bgn event" sets the
-# prerequisite here and writes the check: publish on host2, receive on
-# every other host.
-if bgn help 2>&1 | grep -q "^  event "; then
-	test_set_prereq BGN_EVENT_CMD
-fi
-test_expect_success ROOT_NETNS,BGN_EVENT_CMD 'event delivery across namespaces' '
-	echo "the event check is still to be written (issue 5)" >&2 &&
-	false
+# Events: publish on host2, every host's broker delivers it once.
+test_expect_success ROOT_NETNS 'event delivery across namespaces' '
+	for k in 0 1 2 3 4 5 6 7; do
+		bgn --uri="$(uri $k)" event sub --count=3 --json --timeout=20s \
+			--ready="$RD/evready.$k" netns. >ev.$k 2>ev.$k.err &
+	done &&
+	for k in 0 1 2 3 4 5 6 7; do
+		i=0; while ! test -e "$RD/evready.$k" && test $i -lt 200; do sleep 0.05; i=$((i+1)); done
+	done &&
+	bgn --uri="$(uri 2)" event pub --count=3 netns.hello "{\"from\":\"host2\"}" &&
+	wait &&
+	for k in 0 1 2 3 4 5 6 7; do
+		test $(grep -c "\"topic\":\"netns.hello\"" ev.$k) -eq 3 || return 1
+		grep -q "\"publisher\":2" ev.$k || return 1
+	done
 '
 
 test_expect_success ROOT_NETNS 'kill -9 the broker of host3, restart it: it answers again' '

@@ -59,9 +59,9 @@ static void usage (FILE *f)
 "\n"
 "Commands:\n");
     for (size_t i = 0; i < sizeof (builtins) / sizeof (builtins[0]); i++)
-        fprintf (f, "  %-16s %s\n", builtins[i].name, builtins[i].summary);
+        fprintf (f, "  %-20s %s\n", builtins[i].name, builtins[i].summary);
     for (size_t i = 0; i < sizeof (externals) / sizeof (externals[0]); i++)
-        fprintf (f, "  %-16s %s\n", externals[i].name, externals[i].summary);
+        fprintf (f, "  %-20s %s\n", externals[i].name, externals[i].summary);
     fprintf (f, "\nRun 'bgn COMMAND --help' for a command's options; "
                 "see bgn(1).\n");
 }
