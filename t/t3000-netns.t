@@ -259,15 +259,17 @@ test_expect_success ROOT_NETNS 'the brokers really talk tcp between namespaces' 
 
 # Events: publish on host2, every host's broker delivers it once.
 test_expect_success ROOT_NETNS 'event delivery across namespaces' '
+	subs="" &&
 	for k in 0 1 2 3 4 5 6 7; do
 		bgn --uri="$(uri $k)" event sub --count=3 --json --timeout=20s \
 			--ready="$RD/evready.$k" netns. >ev.$k 2>ev.$k.err &
+		subs="$subs $!"
 	done &&
 	for k in 0 1 2 3 4 5 6 7; do
 		i=0; while ! test -e "$RD/evready.$k" && test $i -lt 200; do sleep 0.05; i=$((i+1)); done
 	done &&
 	bgn --uri="$(uri 2)" event pub --count=3 netns.hello "{\"from\":\"host2\"}" &&
-	wait &&
+	for p in $subs; do wait $p; done &&
 	for k in 0 1 2 3 4 5 6 7; do
 		test $(grep -c "\"topic\":\"netns.hello\"" ev.$k) -eq 3 || return 1
 		grep -q "\"publisher\":2" ev.$k || return 1
