@@ -812,6 +812,8 @@ static void flood (struct overlay *ov, int kind, uint32_t rank, uint64_t inc,
 }
 
 static void tracker_fail_dest (struct overlay *ov, uint32_t dest);
+static void membership_event (struct overlay *ov, const char *topic,
+                              uint32_t rank, uint64_t inc, const char *reason);
 static void schedule_partition_check (struct overlay *ov);
 static void rejoin_self (struct overlay *ov, const char *why);
 
@@ -864,6 +866,7 @@ static int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         peer_set_state (ov, p, PEER_DOWN);
     router_refresh (ov, rank);
     flood (ov, ENV_FENCE, rank, inc, reason, from);
+    membership_event (ov, "overlay.fence", rank, inc, reason);
     tracker_fail_dest (ov, rank);
     flush_backlogs (ov);
     schedule_partition_check (ov);
@@ -892,6 +895,7 @@ static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         ovlog (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
                (unsigned)rank, (unsigned long long)inc);
         router_refresh (ov, rank);
+        membership_event (ov, "overlay.unfence", rank, inc, "rejoined");
     }
     else if (rank != 0)
         return 0;
@@ -928,6 +932,31 @@ static void send_fence_view (struct overlay *ov, struct peer *p)
             send_control (ov, p, ENV_FENCE, o);
         json_decref (o);
     }
+}
+
+/* Rank 0 also publishes membership changes as sequenced events
+ * ("overlay.fence", "overlay.unfence"), so every broker's subscribers see
+ * them in one global order.  Routing does not wait for them: the flood
+ * works while rank 0 is down. */
+static void membership_event (struct overlay *ov, const char *topic,
+                              uint32_t rank, uint64_t inc, const char *reason)
+{
+    json_t *o;
+    char *payload;
+    msg_t *ev;
+
+    if (ov->rank != 0 || !ov->events)
+        return;
+    o = json_pack ("{s:i s:I s:s}", "rank", (int)rank,
+                   "incarnation", (json_int_t)inc,
+                   "reason", reason ? reason : "");
+    payload = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    if (payload && (ev = msg_event_create (topic, payload))) {
+        msg_set_matchtag (ev, 0);
+        evlayer_publish (ov->events, ev);
+    }
+    free (payload);
+    json_decref (o);
 }
 
 /* We lost peer p: fence it with the incarnation we knew. */
