@@ -2963,6 +2963,48 @@ static int setup_curve (struct overlay *ov)
     return 0;
 }
 
+/* Release everything the overlay holds; safe on a half-built one (the
+ * set-up error path) as on a running one (unload). */
+static void overlay_free (struct overlay *ov)
+{
+    if (ov->monitor) {
+        zmq_pollitem_t item = { .socket = ov->monitor };
+        zloop_poller_end (ov->loop, &item);
+        zmq_socket_monitor (ov->sock, NULL, 0);
+        zmq_close (ov->monitor);
+    }
+    if (ov->sock) {
+        zmq_pollitem_t item = { .socket = ov->sock };
+        zloop_poller_end (ov->loop, &item);
+        zmq_close (ov->sock);
+    }
+    int timers[] = { ov->ka_timer, ov->retry_timer, ov->lost_timer,
+                     ov->partition_timer, ov->sweep_timer };
+    for (size_t i = 0; i < sizeof (timers) / sizeof (timers[0]); i++)
+        if (timers[i] >= 0)
+            zloop_timer_end (ov->loop, timers[i]);
+    zhashx_destroy (&ov->tracker);
+    zhashx_destroy (&ov->fences);
+    zhashx_destroy (&ov->gathers);
+    zhashx_destroy (&ov->contacts);
+    zlistx_destroy (&ov->traces);
+    evlayer_destroy (&ov->events);
+    if (ov->peers)
+        for (int i = 0; i < ov->npeers; i++)
+            peer_destroy (&ov->peers[i]);
+    free (ov->peers);
+    free (ov->neighbours);
+    if (ov->auth)
+        zactor_destroy (&ov->auth);   /* destroys the certstore too */
+    else
+        zcertstore_destroy (&ov->certstore);
+    zcert_destroy (&ov->cert);
+    bgn_rankset_destroy (&ov->ready);
+    bgn_router_destroy (&ov->router);
+    bgn_topo_destroy (&ov->topo);
+    free (ov);
+}
+
 static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
                          void **state)
 {
@@ -3076,28 +3118,7 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     return 0;
 error:
     api->log (b, LOG_ERR, "overlay: set-up failed: %s", strerror (errno));
-    free (ov->neighbours);
-    if (ov->peers)
-        for (int i = 0; i < ov->npeers; i++)
-            peer_destroy (&ov->peers[i]);
-    free (ov->peers);
-    if (ov->sock)
-        zmq_close (ov->sock);
-    if (ov->auth)
-        zactor_destroy (&ov->auth);   /* destroys the certstore too */
-    else
-        zcertstore_destroy (&ov->certstore);
-    zcert_destroy (&ov->cert);
-    bgn_rankset_destroy (&ov->ready);
-    bgn_router_destroy (&ov->router);
-    bgn_topo_destroy (&ov->topo);
-    zhashx_destroy (&ov->tracker);
-    zhashx_destroy (&ov->fences);
-    zhashx_destroy (&ov->gathers);
-    zhashx_destroy (&ov->contacts);
-    zlistx_destroy (&ov->traces);
-    evlayer_destroy (&ov->events);
-    free (ov);
+    overlay_free (ov);
     return -1;
 }
 
@@ -3190,42 +3211,8 @@ static void overlay_unload (void *state)
             peer_send_now (ov, p, &bye, NULL, 0);
         }
     }
-    if (ov->monitor) {
-        zmq_pollitem_t item = { .socket = ov->monitor };
-        zloop_poller_end (ov->loop, &item);
-        zmq_socket_monitor (ov->sock, NULL, 0);
-        zmq_close (ov->monitor);
-    }
-    if (ov->sock) {
-        zmq_pollitem_t item = { .socket = ov->sock };
-        zloop_poller_end (ov->loop, &item);
-        zmq_close (ov->sock);
-    }
-    int timers[] = { ov->ka_timer, ov->retry_timer, ov->lost_timer,
-                     ov->partition_timer, ov->sweep_timer };
-    for (size_t i = 0; i < sizeof (timers) / sizeof (timers[0]); i++)
-        if (timers[i] >= 0)
-            zloop_timer_end (ov->loop, timers[i]);
-    zhashx_destroy (&ov->tracker);
-    zhashx_destroy (&ov->fences);
-    zhashx_destroy (&ov->gathers);
-    zhashx_destroy (&ov->contacts);
-    zlistx_destroy (&ov->traces);
-    evlayer_destroy (&ov->events);
     overlay_cert_remove (ov);
-    for (int i = 0; i < ov->npeers; i++)
-        peer_destroy (&ov->peers[i]);
-    free (ov->peers);
-    free (ov->neighbours);
-    if (ov->auth)
-        zactor_destroy (&ov->auth);   /* destroys the certstore too */
-    else
-        zcertstore_destroy (&ov->certstore);
-    zcert_destroy (&ov->cert);
-    bgn_rankset_destroy (&ov->ready);
-    bgn_router_destroy (&ov->router);
-    bgn_topo_destroy (&ov->topo);
-    free (ov);
+    overlay_free (ov);
 }
 
 const struct bgn_module bgn_module_entry = {
