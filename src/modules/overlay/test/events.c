@@ -239,7 +239,9 @@ int main (void)
     json_t *st = evlayer_stats (s->ev[5]);
     json_int_t dups = -1;
     json_unpack (st, "{s:I}", "duplicates", &dups);
-    diag ("rank 5 stats: %s", json_dumps (st, JSON_COMPACT));
+    char *sts = json_dumps (st, JSON_COMPACT);
+    diag ("rank 5 stats: %s", sts ? sts : "?");
+    free (sts);
     json_decref (st);
     sim_destroy (s);
 
