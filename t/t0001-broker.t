@@ -8,6 +8,12 @@ test_expect_success 'bgn start --size=1 runs a command and returns its status' '
 	test_expect_code 3 bgn start --size=1 sh -c "exit 3"
 '
 
+test_expect_success 'the README main job works with bgn not in PATH' '
+	env PATH=/usr/bin:/bin "$BGN_TOP_BUILDDIR/src/cmd/bgn" start --size=2 \
+		bgn overlay-status >main.out &&
+	grep "^overlay full: size 2, topology bgn" main.out
+'
+
 test_expect_success 'bgn ping --count=3 0 prints three reply lines' '
 	bgn start --size=1 bgn ping --count=3 --interval=10ms 0 >ping.out &&
 	test $(grep -c "^reply from rank 0: seq=[0-2] hops=0 time=" ping.out) -eq 3 &&

@@ -537,6 +537,13 @@ static pid_t run_command (struct instance *in, char **argv)
         sigemptyset (&none);
         sigprocmask (SIG_SETMASK, &none, NULL);
         prctl (PR_SET_PDEATHSIG, SIGTERM);
+        /* This bgn comes first in PATH, so "bgn start ... bgn ping" runs
+         * the same build (as flux start does). */
+        const char *path = getenv ("PATH");
+        char *newpath = NULL;
+        if (asprintf (&newpath, "%s%s%s", cmd_exe_dir (), path ? ":" : "",
+                      path ? path : "") >= 0)
+            setenv ("PATH", newpath, 1);
         setenv ("BGN_URI", uri, 1);
         setenv ("BGN_RUNDIR", in->dir, 1);
         execvp (argv[0], argv);
