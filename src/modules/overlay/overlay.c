@@ -587,6 +587,26 @@ static void close_frames (zmq_msg_t *frames, int n)
         zmq_msg_close (&frames[i]);
 }
 
+/* Decode the broker message carried in n zmq frames (NULL, with a reason
+ * in errbuf if given, when malformed or longer than MAX_FRAMES). */
+static msg_t *body_decode (zmq_msg_t *frames, int n, char *errbuf,
+                           size_t errlen)
+{
+    struct msg_frame mf[MAX_FRAMES];
+
+    if (n > MAX_FRAMES) {
+        if (errbuf)
+            snprintf (errbuf, errlen, "too many frames");
+        errno = EPROTO;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        mf[i].data = zmq_msg_data (&frames[i]);
+        mf[i].size = zmq_msg_size (&frames[i]);
+    }
+    return msg_decode (mf, n, errbuf, errlen);
+}
+
 /* The overlay_ops.send entry point: the broker hands us a message. */
 static int overlay_send (void *state, msg_t *msg, uint32_t dest)
 {
@@ -707,6 +727,14 @@ static json_t *hello_payload (struct overlay *ov)
                       "topology", ov->topo_spec,
                       "seq", (json_int_t)(ov->events
                                           ? evlayer_last (ov->events) : 0));
+}
+
+static void send_hello (struct overlay *ov, struct peer *p)
+{
+    json_t *hello = hello_payload (ov);
+    if (hello)
+        send_control (ov, p, ENV_HELLO, hello);
+    json_decref (hello);
 }
 
 static void report_ready (struct overlay *ov);
@@ -903,11 +931,8 @@ static int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
     /* If it is our neighbour and we connect to it, say hello now rather
      * than at the next retry. */
     if (was && (p = peer_lookup (ov, rank)) && p->connector
-        && p->state == PEER_DOWN) {
-        json_t *hello = hello_payload (ov);
-        send_control (ov, p, ENV_HELLO, hello);
-        json_decref (hello);
-    }
+        && p->state == PEER_DOWN)
+        send_hello (ov, p);
     if (rank == 0) {
         ov->reported_ready = 0;
         check_ready (ov);
@@ -1014,11 +1039,8 @@ static void rejoin_self (struct overlay *ov, const char *why)
         if (p->state != PEER_CONNECTING)
             peer_set_state (ov, p, PEER_CONNECTING);
         p->refused = 0;
-        if (p->connector) {
-            json_t *hello = hello_payload (ov);
-            send_control (ov, p, ENV_HELLO, hello);
-            json_decref (hello);
-        }
+        if (p->connector)
+            send_hello (ov, p);
     }
 }
 
@@ -1220,6 +1242,18 @@ static void contact (struct overlay *ov, uint32_t sub, uint32_t lost)
     ov->api->send (ov->b, msg);
 }
 
+/* Forget a substitute link we made: tell everyone, disconnect, remove. */
+static void substitute_drop (struct overlay *ov, struct peer *p)
+{
+    uint32_t rank = p->rank;
+
+    link_apply (ov, "del", ov->rank, rank, -1);
+    if (p->endpoint[0])
+        zmq_disconnect (ov->sock, p->endpoint);
+    peer_remove (ov, rank);
+    ov->nsubst--;
+}
+
 static void drop_substitutes (struct overlay *ov)
 {
     for (int i = 0; i < ov->npeers; i++) {
@@ -1233,12 +1267,7 @@ static void drop_substitutes (struct overlay *ov)
         if (o && (p->state == PEER_UP || p->state == PEER_SUSPECT))
             send_control (ov, p, ENV_LINK, o);
         json_decref (o);
-        uint32_t rank = p->rank;
-        link_apply (ov, "del", ov->rank, rank, -1);
-        if (p->endpoint[0])
-            zmq_disconnect (ov->sock, p->endpoint);
-        peer_remove (ov, rank);
-        ov->nsubst--;
+        substitute_drop (ov, p);
         i = -1;   /* the array changed: start over */
     }
 }
@@ -1253,13 +1282,8 @@ static void heal_check (struct overlay *ov)
     for (int i = 0; i < ov->npeers; i++) {
         struct peer *p = ov->peers[i];
         if (p->substitute && p->connector && p->state == PEER_DOWN) {
-            uint32_t rank = p->rank;
-            link_apply (ov, "del", ov->rank, rank, -1);
-            if (p->endpoint[0])
-                zmq_disconnect (ov->sock, p->endpoint);
-            peer_remove (ov, rank);
-            ov->nsubst--;
-            i = -1;
+            substitute_drop (ov, p);
+            i = -1;   /* the array changed: start over */
         }
     }
     for (int i = 0; i < ov->npeers; i++) {
@@ -1323,9 +1347,7 @@ static void contact_response (struct overlay *ov, const msg_t *rsp)
     if (zmq_connect (ov->sock, p->endpoint) < 0)
         ovlog (ov, LOG_ERR, "healing: connect to %u at %s: %s",
                (unsigned)rank, p->endpoint, zmq_strerror (errno));
-    json_t *hello = hello_payload (ov);
-    send_control (ov, p, ENV_HELLO, hello);
-    json_decref (hello);
+    send_hello (ov, p);
     json_decref (o);
 }
 
@@ -1779,13 +1801,8 @@ static void handle_event_env (struct overlay *ov, struct peer *p,
         return;
     }
     if (env->kind == ENV_EVENT) {
-        struct msg_frame mf[MAX_FRAMES];
         msg_t *msg;
-        for (int i = 0; i < n; i++) {
-            mf[i].data = zmq_msg_data (&body[i]);
-            mf[i].size = zmq_msg_size (&body[i]);
-        }
-        if (!(msg = msg_decode (mf, n, NULL, 0))) {
+        if (!(msg = body_decode (body, n, NULL, 0))) {
             ov->malformed_drops++;
             return;
         }
@@ -1809,17 +1826,12 @@ static void handle_event_env (struct overlay *ov, struct peer *p,
 static void deliver_local (struct overlay *ov, const struct envelope *env,
                            zmq_msg_t *body, int n)
 {
-    struct msg_frame mf[MAX_FRAMES];
     char reason[128] = "";
     msg_t *msg;
     struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
                                  .from_overlay = 1 };
 
-    for (int i = 0; i < n; i++) {
-        mf[i].data = zmq_msg_data (&body[i]);
-        mf[i].size = zmq_msg_size (&body[i]);
-    }
-    if (!(msg = msg_decode (mf, n, reason, sizeof (reason)))) {
+    if (!(msg = body_decode (body, n, reason, sizeof (reason)))) {
         ov->malformed_drops++;
         ovlog (ov, LOG_WARNING, "dropped malformed message from rank %u: %s",
                (unsigned)env->source, reason);
@@ -1841,14 +1853,9 @@ static void fail_request (struct overlay *ov, const struct envelope *env,
                           zmq_msg_t *body, int n, int errnum,
                           const char *errstr)
 {
-    struct msg_frame mf[MAX_FRAMES];
     msg_t *msg;
 
-    for (int i = 0; i < n; i++) {
-        mf[i].data = zmq_msg_data (&body[i]);
-        mf[i].size = zmq_msg_size (&body[i]);
-    }
-    if (!(msg = msg_decode (mf, n, NULL, 0)))
+    if (!(msg = body_decode (body, n, NULL, 0)))
         return;
     if (msg_get_type (msg) == MSGTYPE_REQUEST)
         ov->api->respond_error (ov->b, msg, errnum, errstr);
@@ -2106,9 +2113,7 @@ static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
                  && now - p->state_since > 2.0 && now - p->last_sent > 2.0) {
             /* The first hello may have gone to a broker that was not
              * listening yet; say it again. */
-            json_t *hello = hello_payload (ov);
-            send_control (ov, p, ENV_HELLO, hello);
-            json_decref (hello);
+            send_hello (ov, p);
         }
     }
     return 0;
@@ -2208,13 +2213,8 @@ static void trace_capture (struct overlay *ov, const struct envelope *env,
         ti->size += zmq_msg_size (&frames[i]);
     ti->topic[0] = '\0';
     if (env->kind == ENV_DATA || env->kind == ENV_EVENT) {
-        struct msg_frame mf[MAX_FRAMES];
         msg_t *msg;
-        for (int i = 0; i < n && i < MAX_FRAMES; i++) {
-            mf[i].data = zmq_msg_data (&frames[i]);
-            mf[i].size = zmq_msg_size (&frames[i]);
-        }
-        if (!(msg = msg_decode (mf, n, NULL, 0)))
+        if (!(msg = body_decode (frames, n, NULL, 0)))
             return;
         const char *topic = msg_get_topic (msg);
         if (topic && !strcmp (topic, "overlay.trace")) {
@@ -2747,11 +2747,8 @@ static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
                     if (event == ZMQ_EVENT_DISCONNECTED)
                         peer_lost (ov, p, "connection closed");
                     else if ((p->state == PEER_DOWN
-                              || p->state == PEER_CONNECTING) && !p->refused) {
-                        json_t *hello = hello_payload (ov);
-                        send_control (ov, p, ENV_HELLO, hello);
-                        json_decref (hello);
-                    }
+                              || p->state == PEER_CONNECTING) && !p->refused)
+                        send_hello (ov, p);
                 }
             }
             else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
@@ -3181,9 +3178,7 @@ static int overlay_connect (void *state)
                    (unsigned)p->rank, p->endpoint, zmq_strerror (errno));
             return -1;
         }
-        json_t *hello = hello_payload (ov);
-        send_control (ov, p, ENV_HELLO, hello);
-        json_decref (hello);
+        send_hello (ov, p);
     }
     ov->sweep_timer = zloop_timer (ov->loop, 1000, 0, sweep_cb, ov);
     ov->last_tick = now_seconds ();
