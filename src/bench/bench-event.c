@@ -22,13 +22,7 @@
 #include <time.h>
 
 #include "src/common/libclient/client.h"
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "src/common/libutil/monotime.h"
 
 static int cmp_double (const void *a, const void *b)
 {
@@ -134,7 +128,7 @@ int main (int argc, char **argv)
     }
     /* time to all */
     for (int k = 0; k < reps; k++) {
-        double t0 = now_seconds ();
+        double t0 = monotime_now ();
         if (bgn_event_publish (pub, "bench.tta", "{}", NULL) < 0) {
             perror ("bench-event: publish");
             return 1;
@@ -147,11 +141,11 @@ int main (int argc, char **argv)
             }
             msg_destroy (&m);
         }
-        tta[k] = (now_seconds () - t0) * 1e3;
+        tta[k] = (monotime_now () - t0) * 1e3;
     }
     qsort (tta, reps, sizeof (double), cmp_double);
     /* rate */
-    double t0 = now_seconds (), t1;
+    double t0 = monotime_now (), t1;
     long lost = 0, need;
     for (long e = 0; e < events; e++) {
         if (bgn_event_publish (pub, "bench.rate", "{}", NULL) < 0) {
@@ -173,7 +167,7 @@ int main (int argc, char **argv)
         if (got[i] < need)
             lost += need - got[i];
     }
-    t1 = now_seconds ();
+    t1 = monotime_now ();
     printf ("size=%d tta_med_ms=%.2f rate_eps=%.0f lost=%ld\n", n,
             tta[reps / 2], events / (t1 - t0), lost);
     for (int i = 0; i < n; i++)

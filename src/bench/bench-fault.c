@@ -38,15 +38,9 @@
 
 #include "src/common/libclient/client.h"
 #include "src/common/libbgn/bgn.h"
+#include "src/common/libutil/monotime.h"
 
 #define MAXN 64
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static bgn_t *open_rank (const char *rundir, int rank)
 {
@@ -228,22 +222,22 @@ int main (int argc, char **argv)
                  dest);
         return 1;
     }
-    t0 = now_seconds ();
+    t0 = monotime_now ();
     kill (pid, sig);
-    while (sig == SIGKILL && !pid_gone (pid) && now_seconds () < t0 + 1.)
+    while (sig == SIGKILL && !pid_gone (pid) && monotime_now () < t0 + 1.)
         usleep (100);
-    while (now_seconds () < t0 + timeout
+    while (monotime_now () < t0 + timeout
            && (detected < nn || treroute < 0)) {
         for (int i = 0; i < nn; i++) {
             if (tdet[i] < 0 && sees_down (hn[i], nb[i], victim) == 1) {
-                tdet[i] = now_seconds () - t0;
+                tdet[i] = monotime_now () - t0;
                 detected++;
             }
         }
         if (treroute < 0) {
             int hh = ping (h0, dest, ping_timeout);
             if (hh >= 0) {
-                treroute = now_seconds () - t0;
+                treroute = monotime_now () - t0;
                 hops_after = hh;
             }
         }

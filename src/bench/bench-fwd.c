@@ -37,15 +37,9 @@
 #include <zmq.h>
 
 #include "src/common/libclient/client.h"
+#include "src/common/libutil/monotime.h"
 
 #define MAX_FRAMES 64
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void die (const char *what)
 {
@@ -212,31 +206,31 @@ static int do_client (struct opts *o, int bgn)
         client_recv (&c, 0);
     }
     /* throughput: a window of outstanding requests */
-    t0 = now_seconds ();
+    t0 = monotime_now ();
     tend = t0 + o->duration;
     for (; sent < o->window; sent++)
         client_send (&c, sent % o->window);
     for (;;) {
         client_recv (&c, done % o->window);
         done++;
-        if ((done & 63) == 0 && now_seconds () >= tend)
+        if ((done & 63) == 0 && monotime_now () >= tend)
             break;
         client_send (&c, sent % o->window);
         sent++;
     }
-    t1 = now_seconds ();
+    t1 = monotime_now ();
     double thr = (double)done / (t1 - t0);   /* answered by t1 */
     while (done < sent) {
         client_recv (&c, done % o->window);
         done++;
     }
     /* latency: one at a time */
-    tend = now_seconds () + o->maxtime;
+    tend = monotime_now () + o->maxtime;
     for (n = 0; n < o->count; n++) {
-        double a = now_seconds ();
+        double a = monotime_now ();
         client_send (&c, 0);
         client_recv (&c, 0);
-        rtt[n] = (now_seconds () - a) * 1e6;
+        rtt[n] = (monotime_now () - a) * 1e6;
         if (a > tend) {
             n++;
             break;

@@ -33,18 +33,12 @@
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/fsd.h"
 #include "broker.h"
+#include "src/common/libutil/monotime.h"
 
 #define EXIT_CONFIG  1   /* bad usage or configuration: do not restart */
 #define EXIT_FAILURE_RUNTIME 2
 
 #define MAX_FRAMES (MSG_MAX_ROUTES + 8)
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* A route frame naming a broker is a decimal rank; client ids are uuids. */
 static int route_is_rank (const char *id, uint32_t *rank)
@@ -922,7 +916,7 @@ int main (int argc, char **argv)
     double boot_timeout = 60.;
     int rc = EXIT_FAILURE_RUNTIME;
 
-    b->start_time = now_seconds ();
+    b->start_time = monotime_now ();
     opts.overrides = zlistx_new ();
     if (!opts.overrides || parse_options (argc, argv, &opts) < 0) {
         zlistx_destroy (&opts.overrides);

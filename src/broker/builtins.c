@@ -22,13 +22,7 @@
 #include <jansson.h>
 
 #include "broker.h"
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "src/common/libutil/monotime.h"
 
 /* Respond with a jansson object (stolen). */
 static void respond_json (struct bgn_broker *b, const msg_t *req, json_t *o)
@@ -96,7 +90,7 @@ static void info_cb (bgn_broker_t *b, const msg_t *req,
                    "topology", topo,
                    "health", health,
                    "instance", b->instance_id,
-                   "uptime", now_seconds () - b->start_time,
+                   "uptime", monotime_now () - b->start_time,
                    "bootstrap", boot_method (b->boot),
                    "rundir", b->rundir);
     if (o) {

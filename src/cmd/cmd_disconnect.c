@@ -23,6 +23,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "src/common/libutil/monotime.h"
 
 #define PROG "overlay-disconnect"
 
@@ -37,13 +38,6 @@ static void usage (FILE *f)
 "                        (default 10s); exit 1 if it has not by then\n"
 "  -f, --force           allow RANK 0 (the instance loses its rank 0)\n"
 "  -h, --help            this text\n");
-}
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* 1 if rank 0 lists 'rank' in down_ranks, 0 if not, -1 on no answer. */
@@ -119,7 +113,7 @@ int cmd_overlay_disconnect (int argc, char **argv)
         return 1;
     }
     h = cmd_open (PROG);
-    t0 = now_seconds ();
+    t0 = monotime_now ();
     deadline = t0 + timeout;
 
     /* already gone? then there is nothing to ask it */
@@ -146,17 +140,17 @@ int cmd_overlay_disconnect (int argc, char **argv)
         goto done;
     }
     for (;;) {
-        double left = deadline - now_seconds ();
+        double left = deadline - monotime_now ();
         r = fenced_by_rank0 (h, rank, left > 1.0 ? 1.0
                                       : (left > 0.05 ? left : 0.05), &err);
         if (r == 1) {
-            fsd_format_duration (dur, sizeof (dur), now_seconds () - t0);
+            fsd_format_duration (dur, sizeof (dur), monotime_now () - t0);
             printf ("rank %u disconnected: rank 0 fenced it after %s\n",
                     (unsigned)rank, dur);
             rc = 0;
             break;
         }
-        if (now_seconds () >= deadline) {
+        if (monotime_now () >= deadline) {
             if (r < 0)
                 fprintf (stderr, "bgn %s: rank %u was asked to leave, but "
                          "rank 0 did not answer (%s)\n", PROG,

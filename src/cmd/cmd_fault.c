@@ -20,6 +20,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "src/common/libutil/monotime.h"
 
 #define MAX_RANKS 4096
 
@@ -50,13 +51,6 @@ static void usage (FILE *f)
 "  -i, --interval=T     mean time between chaos actions (default 1s)\n"
 "  -t, --timeout=T      deadline for each fault to take effect (default 30s)\n"
 "  -h, --help           this text\n");
-}
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void sleep_seconds (double s)
@@ -118,7 +112,7 @@ static void send_request (const char *verb, int rank)
 static int wait_state (int rank, const char *want, int old_pid, double timeout)
 {
     struct broker_state st[MAX_RANKS];
-    double deadline = now_seconds () + timeout;
+    double deadline = monotime_now () + timeout;
 
     do {
         int n = read_states (st, MAX_RANKS);
@@ -126,7 +120,7 @@ static int wait_state (int rank, const char *want, int old_pid, double timeout)
             && (old_pid <= 0 || st[rank].pid != old_pid))
             return 0;
         sleep_seconds (0.02);
-    } while (now_seconds () < deadline);
+    } while (monotime_now () < deadline);
     return -1;
 }
 
@@ -181,7 +175,7 @@ static int chaos (double duration, int max_down, unsigned seed,
 {
     struct broker_state st[MAX_RANKS];
     int n = read_states (st, MAX_RANKS);
-    double end = now_seconds () + duration;
+    double end = monotime_now () + duration;
     int kills = 0, restarts = 0, rc = 0;
     int first = include0 ? 0 : 1;
 
@@ -196,7 +190,7 @@ static int chaos (double duration, int max_down, unsigned seed,
     printf ("chaos: %d ranks, max %d down, %gs, seed %u\n", n, max_down,
             duration, seed);
     fflush (stdout);
-    while (now_seconds () < end) {
+    while (monotime_now () < end) {
         int dead[MAX_RANKS], live[MAX_RANKS], nd = 0, nl = 0;
         read_states (st, MAX_RANKS);
         for (int r = first; r < n; r++) {
@@ -210,7 +204,7 @@ static int chaos (double duration, int max_down, unsigned seed,
         int do_kill = nd < max_down && nl > 0 && (nd == 0 || rand () % 2);
         if (do_kill) {
             int r = live[rand () % nl];
-            printf ("%.1f kill %d\n", duration - (end - now_seconds ()), r);
+            printf ("%.1f kill %d\n", duration - (end - monotime_now ()), r);
             fflush (stdout);
             if (do_fault ("kill", r, timeout) < 0)
                 rc = 1;
@@ -218,7 +212,7 @@ static int chaos (double duration, int max_down, unsigned seed,
         }
         else if (nd > 0) {
             int r = dead[rand () % nd];
-            printf ("%.1f restart %d\n", duration - (end - now_seconds ()), r);
+            printf ("%.1f restart %d\n", duration - (end - monotime_now ()), r);
             fflush (stdout);
             if (do_fault ("restart", r, timeout) < 0)
                 rc = 1;

@@ -38,6 +38,7 @@
 #include "src/common/libutil/idset.h"
 #include "src/common/libbgn/bgn.h"
 #include "cmd.h"
+#include "src/common/libutil/monotime.h"
 
 #define PROG "overlay-status"
 
@@ -63,13 +64,6 @@ static void usage (FILE *f)
 "                        (default 10s)\n"
 "      --color=WHEN      auto, always or never (default auto: on a tty)\n"
 "  -h, --help            this text\n");
-}
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* One request, one JSON object back; NULL (message printed unless quiet
@@ -822,10 +816,10 @@ int cmd_overlay_status (int argc, char **argv)
         color = isatty (STDOUT_FILENO);
     h = cmd_open (PROG);
     if (wait) {
-        double deadline = now_seconds () + timeout;
+        double deadline = monotime_now () + timeout;
         const char *state = "unknown";
         for (;;) {
-            double left = deadline - now_seconds ();
+            double left = deadline - monotime_now ();
             json_decref (o);
             o = get_json (h, "overlay.status", rank, NULL,
                           left < 1.0 ? (left > 0.05 ? left : 0.05) : 1.0,
@@ -837,7 +831,7 @@ int cmd_overlay_status (int argc, char **argv)
                 rc = 0;
                 break;
             }
-            if (now_seconds () >= deadline) {
+            if (monotime_now () >= deadline) {
                 fprintf (stderr, "bgn %s: still %s after %gs (waited for "
                          "%s)\n", PROG, state, timeout, wait);
                 printf ("%s\n", state);

@@ -16,6 +16,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "src/common/libutil/monotime.h"
 
 static void usage (FILE *f)
 {
@@ -32,13 +33,6 @@ static void usage (FILE *f)
 "  -h, --help          this text\n"
 "\n"
 "Exit status: 0 if every request was answered, 1 otherwise.\n");
-}
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static int parse_target (const char *s, uint32_t *nodeid, char *topic,
@@ -178,12 +172,12 @@ int cmd_ping (int argc, char **argv)
                                    (long)((interval - floor (interval)) * 1e9) };
             nanosleep (&ts, NULL);
         }
-        t0 = now_seconds ();
+        t0 = monotime_now ();
         sent++;
         rpc = bgn_rpc (h, topic, nodeid, payload, 0);
         free (payload);
         if (rpc && bgn_rpc_get (rpc, &rsp) == 0) {
-            double ms = (now_seconds () - t0) * 1e3;
+            double ms = (monotime_now () - t0) * 1e3;
             print_reply (rsp, (int)seq, ms, route);
             received++;
             sum += ms;

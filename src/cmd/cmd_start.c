@@ -40,6 +40,7 @@
 #include "src/common/libpmi/pmi_server.h"
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "src/common/libutil/monotime.h"
 
 struct broker_proc {
     pid_t pid;
@@ -70,13 +71,6 @@ struct instance {
     double startup_timeout;
     double shutdown_grace;
 };
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void usage (FILE *f)
 {
@@ -369,8 +363,8 @@ done:
 /* Wait (up to 10 s) for rank r to be reaped after a kill. */
 static void wait_reaped (struct instance *in, int r)
 {
-    double deadline = now_seconds () + 10.;
-    while (!in->procs[r].exited && now_seconds () < deadline) {
+    double deadline = monotime_now () + 10.;
+    while (!in->procs[r].exited && monotime_now () < deadline) {
         int status;
         pid_t pid = waitpid (in->procs[r].pid, &status, 0);
         if (pid == in->procs[r].pid) {
@@ -466,7 +460,7 @@ static int start_brokers (struct instance *in)
     char err[256];
     char kvsname[64];
     pid_t pgid = 0;
-    double deadline = now_seconds () + in->startup_timeout;
+    double deadline = monotime_now () + in->startup_timeout;
     int exits = 0;
 
     snprintf (kvsname, sizeof (kvsname), "bgn-%d", (int)getpid ());
@@ -496,7 +490,7 @@ static int start_brokers (struct instance *in)
             logmsg (in, "interrupted during start-up");
             return -1;
         }
-        if (now_seconds () > deadline)
+        if (monotime_now () > deadline)
             goto timeout;
     }
     /* Phase 2: the overlay reports full health at rank 0. */
@@ -508,7 +502,7 @@ static int start_brokers (struct instance *in)
             logmsg (in, "interrupted during start-up");
             return -1;
         }
-        if (now_seconds () > deadline)
+        if (monotime_now () > deadline)
             goto timeout;
     }
     return 0;
@@ -556,11 +550,11 @@ static pid_t run_command (struct instance *in, char **argv)
 /* SIGTERM every broker, wait for the grace period, then SIGKILL. */
 static void shutdown_brokers (struct instance *in)
 {
-    double deadline = now_seconds () + in->shutdown_grace;
+    double deadline = monotime_now () + in->shutdown_grace;
     int exits = 0;
 
     signal_brokers (in, SIGTERM);
-    while (brokers_alive (in) > 0 && now_seconds () < deadline)
+    while (brokers_alive (in) > 0 && monotime_now () < deadline)
         service_events (in, 0.05, 2, &exits);
     if (brokers_alive (in) > 0) {
         logmsg (in, "%d broker(s) still running after %gs: killing",

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "client.h"
+#include "src/common/libutil/monotime.h"
 
 #define MAX_FRAMES (MSG_MAX_ROUTES + 8)
 
@@ -43,13 +44,6 @@ struct bgn_rpc {
     msg_t *current;            /* the response bgn_rpc_get returned */
     char *errstr;
 };
-
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static void msg_destructor (void **item)
 {
@@ -268,7 +262,7 @@ static int wait_readable (bgn_t *h, double deadline)
     if (isinf (deadline))
         ms = -1;
     else {
-        left = deadline - now_seconds ();
+        left = deadline - monotime_now ();
         if (left <= 0)
             return 0;
         ms = (long)ceil (left * 1000.);
@@ -297,7 +291,7 @@ bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
         goto error;
     rpc->h = h;
     rpc->flags = flags;
-    rpc->deadline = now_seconds () + h->timeout;
+    rpc->deadline = monotime_now () + h->timeout;
     if (!(rpc->responses = zlistx_new ())) {
         free (rpc);
         goto error;
@@ -363,7 +357,7 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
         int rc = wait_readable (rpc->h, rpc->deadline);
         if (rc < 0)
             return -1;
-        if (rc == 0 && now_seconds () >= rpc->deadline) {
+        if (rc == 0 && monotime_now () >= rpc->deadline) {
             errno = ETIMEDOUT;
             return -1;
         }
@@ -380,7 +374,7 @@ void bgn_rpc_next (bgn_rpc_t *rpc)
 void bgn_rpc_set_timeout (bgn_rpc_t *rpc, double seconds)
 {
     if (rpc)
-        rpc->deadline = isinf (seconds) ? INFINITY : now_seconds () + seconds;
+        rpc->deadline = isinf (seconds) ? INFINITY : monotime_now () + seconds;
 }
 
 const char *bgn_rpc_error (bgn_rpc_t *rpc)
@@ -458,7 +452,7 @@ int bgn_event_unsubscribe (bgn_t *h, const char *prefix)
 
 msg_t *bgn_event_recv (bgn_t *h, double timeout)
 {
-    double deadline = timeout < 0 ? INFINITY : now_seconds () + timeout;
+    double deadline = timeout < 0 ? INFINITY : monotime_now () + timeout;
 
     for (;;) {
         if (zlistx_size (h->events) > 0) {
@@ -472,7 +466,7 @@ msg_t *bgn_event_recv (bgn_t *h, double timeout)
         int rc = wait_readable (h, deadline);
         if (rc < 0)
             return NULL;
-        if (rc == 0 && now_seconds () >= deadline) {
+        if (rc == 0 && monotime_now () >= deadline) {
             errno = ETIMEDOUT;
             return NULL;
         }

@@ -44,6 +44,7 @@
 #include "src/common/libconf/conf.h"
 #include "envelope.h"
 #include "events.h"
+#include "src/common/libutil/monotime.h"
 
 #define MAX_FRAMES (MSG_MAX_ROUTES + 8)
 #define PROTOCOL_VERSION 1
@@ -197,13 +198,6 @@ struct overlay {
     uint64_t delivered;
 };
 
-static double now_seconds (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 #define ovlog(ov, level, ...) (ov)->api->log ((ov)->b, (level), __VA_ARGS__)
 
 /* What this broker knows about a rank's incarnations. */
@@ -292,7 +286,7 @@ static struct peer *peer_create (struct overlay *ov, uint32_t rank)
     p->connector = ov->rank < rank;
     p->sub_for = -1;
     p->state = PEER_CONNECTING;
-    p->state_since = now_seconds ();
+    p->state_since = monotime_now ();
     p->rtt_us = -1;
     if (!(p->backlog = zlistx_new ())) {
         free (p);
@@ -359,7 +353,7 @@ static int peer_send_now (struct overlay *ov, struct peer *p,
     }
     p->tx_msgs++;
     p->tx_bytes += bytes;
-    p->last_sent = now_seconds ();
+    p->last_sent = monotime_now ();
     if (ti.valid)
         trace_emit (ov, "tx", p->rank, env, &ti);
     return 0;
@@ -797,7 +791,7 @@ static void peer_set_state (struct overlay *ov, struct peer *p, int state)
     ovlog (ov, LOG_DEBUG, "peer %u: %s -> %s", (unsigned)p->rank,
            peer_state_str (p->state), peer_state_str (state));
     p->state = state;
-    p->state_since = now_seconds ();
+    p->state_since = monotime_now ();
     if (is_up && !was_up)
         ov->peers_up++;
     if (!is_up && was_up)
@@ -879,7 +873,7 @@ static int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         return 0;
     f->fenced = 1;
     f->inc = inc;
-    f->since = now_seconds ();
+    f->since = monotime_now ();
     /* it must report ready again once it is back with all its links */
     bgn_rankset_remove (ov->ready, rank);
     snprintf (f->reason, sizeof (f->reason), "%s", reason ? reason : "");
@@ -1488,7 +1482,7 @@ static int tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
     }
     msg_set_payload (t->req, NULL, 0);
     t->dest = dest;
-    t->expires = now_seconds () + ov->rpc_timeout * 2 + 5;
+    t->expires = monotime_now () + ov->rpc_timeout * 2 + 5;
     zhashx_update (ov->tracker, key, t);
     return 0;
 }
@@ -1542,7 +1536,7 @@ static void tracker_fail_dest (struct overlay *ov, uint32_t dest)
 static int sweep_cb (zloop_t *loop, int timer_id, void *arg)
 {
     struct overlay *ov = arg;
-    double now = now_seconds ();
+    double now = monotime_now ();
     zlistx_t *old = zlistx_new ();
 
     if (!old)
@@ -1654,7 +1648,7 @@ static void handle_hello (struct overlay *ov, struct peer *p,
                (unsigned)p->rank, (unsigned long long)p->incarnation,
                (unsigned long long)inc);
     p->incarnation = inc;
-    p->last_heard = now_seconds ();
+    p->last_heard = monotime_now ();
     /* The ACK goes first: nothing else may reach the peer before it. */
     if (env->kind == ENV_HELLO) {
         json_t *ack = hello_payload (ov);
@@ -1956,7 +1950,7 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
     }
     if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
         struct fence *f = fence_lookup (ov, p->rank);
-        double now = now_seconds ();
+        double now = monotime_now ();
         ov->stale_drops++;
         /* A fenced broker that still talks (it was hung) does not know:
          * tell it, at most once a second, so it rejoins. */
@@ -1978,7 +1972,7 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
         ov->stale_drops++;
         return;
     }
-    p->last_heard = now_seconds ();
+    p->last_heard = monotime_now ();
     if (p->state == PEER_SUSPECT)
         peer_set_state (ov, p, PEER_UP);
     switch (env.kind) {
@@ -1994,7 +1988,7 @@ static void handle_one (struct overlay *ov, zmq_msg_t *frames, int n)
             peer_send_now (ov, p, &echo, NULL, 0);
         }
         else if (p->ka_sent_at > 0) {
-            p->rtt_us = (now_seconds () - p->ka_sent_at) * 1e6;
+            p->rtt_us = (monotime_now () - p->ka_sent_at) * 1e6;
             p->ka_sent_at = 0;
         }
         break;
@@ -2067,7 +2061,7 @@ static int sock_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
 static int keepalive_cb (zloop_t *loop, int timer_id, void *arg)
 {
     struct overlay *ov = arg;
-    double now = now_seconds ();
+    double now = monotime_now ();
 
     /* If this broker itself did not run for a while (SIGSTOP, a stalled
      * machine), its peers' silence is its own doing: do not fence them;
@@ -2142,7 +2136,7 @@ static void send_ready (struct overlay *ov)
               (unsigned)ov->rank, (unsigned long long)ov->incarnation);
     if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
         return;
-    ov->ready_sent_at = now_seconds ();
+    ov->ready_sent_at = monotime_now ();
     ov->api->send (ov->b, msg);
 }
 
@@ -2302,7 +2296,7 @@ static void trace_start (struct overlay *ov, const msg_t *req)
     snprintf (t->glob, sizeof (t->glob), "%s", glob);
     if (duration <= 0 || duration > 3600)
         duration = 60;
-    t->expires = now_seconds () + duration;
+    t->expires = monotime_now () + duration;
     if (json_is_array (types) && json_array_size (types) > 0) {
         size_t i;
         json_t *v;
@@ -2544,7 +2538,7 @@ static json_t *missing_json (struct overlay *ov)
 
 static json_t *status_json (struct overlay *ov)
 {
-    double now = now_seconds ();
+    double now = monotime_now ();
     json_t *peers = json_array ();
     json_t *down = json_array ();
     json_t *info = json_array ();
@@ -3181,7 +3175,7 @@ static int overlay_connect (void *state)
         send_hello (ov, p);
     }
     ov->sweep_timer = zloop_timer (ov->loop, 1000, 0, sweep_cb, ov);
-    ov->last_tick = now_seconds ();
+    ov->last_tick = monotime_now ();
     ov->ka_timer = zloop_timer (ov->loop,
                                 (size_t)(ov->keepalive_interval * 1000 / 2) + 1,
                                 0, keepalive_cb, ov);
