@@ -1,5 +1,8 @@
 /* broker.h: the broker's state, shared by its own source files.
  *
+ * broker.c sets the broker up and runs it; dispatch.c routes messages;
+ * api.c is what modules see; builtins.c holds the built-in services.
+ *
  * Modules never see this: they get the opaque bgn_broker_t and the api
  * table of bgn/module.h.
  */
@@ -41,6 +44,7 @@ struct bgn_broker {
     void *ovl_state;
 
     zhashx_t *subscriptions;     /* client id -> zlistx of topic prefixes */
+    zhashx_t *timers;            /* modules' timers: id -> struct api_timer */
     uint32_t event_seq;          /* rank 0: last assigned sequence number */
 
     /* Counters for overlay-status and logs. */
@@ -54,18 +58,23 @@ struct bgn_broker {
     int stopping;
 };
 
-/* broker.c */
+/* dispatch.c: routing of every message, and the local connector */
 int broker_route (struct bgn_broker *b, msg_t *msg,
                   const struct bgn_msg_info *info);
 int broker_respond (struct bgn_broker *b, const msg_t *req,
                     const char *payload);
 int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
                           const char *errstr);
-void broker_stop (struct bgn_broker *b, int exit_code);
 void broker_deliver_event (struct bgn_broker *b, const msg_t *event);
+/* Bind the local connector (b->local_uri) and read it on the reactor. */
+int dispatch_setup_local (struct bgn_broker *b);
+
+/* api.c: the table modules get, and stop */
+int api_init (struct bgn_broker *b);
+void broker_stop (struct bgn_broker *b, int exit_code);
 extern const struct bgn_broker_api broker_api;
 
-/* builtins.c */
+/* builtins.c: the broker's own services */
 int builtins_register (struct bgn_broker *b);
 
 #endif

@@ -24,30 +24,37 @@
  *             connections); the module connects to its peers.
  *   unload()  called at shutdown, in reverse load order; frees everything.
  *
- * Ownership: msg_t pointers passed to deliver()/send() are taken over by
- * the callee in every case, success or failure; the caller must not touch
- * them afterwards.  Strings returned by the api are owned by the broker
+ * Ownership: msg_t pointers passed to the api's deliver()/send() are
+ * taken over by the broker in every case, success or failure; the caller
+ * must not touch them afterwards.  The overlay's send op takes msg_t **
+ * and leaves the message with the broker when it fails.  Strings returned by the api are owned by the broker
  * and live as long as it does.
  */
 #ifndef BGN_MODULE_H
 #define BGN_MODULE_H
 
 #include <stdint.h>
-#include <czmq.h>
+#include <syslog.h>   /* LOG_ERR .. LOG_DEBUG for api->log */
 #include <jansson.h>
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 1
+#define BGN_MODULE_ABI_VERSION 2
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
+/* czmq's reactor; modules that poll sockets include <czmq.h> themselves. */
+typedef struct _zloop_t zloop_t;
 
-/* Facts the overlay knows about a message it delivers. */
+/* Facts the overlay knows about a message it delivers.  The broker hands
+ * the same info back with a request it sends on (a service-addressed
+ * request this broker does not serve), so it continues its trip with the
+ * hops it has left instead of starting a new one. */
 struct bgn_msg_info {
     int hops;               /* overlay hops travelled, 0 if local */
     uint32_t source;        /* rank that injected it into the overlay */
     int from_overlay;       /* 1 if it arrived over the overlay */
+    int ttl;                /* hops it may still make (from_overlay) */
 };
 
 /* A service handler: called for each request addressed to the service.
@@ -59,13 +66,18 @@ typedef void (*bgn_service_f) (bgn_broker_t *b, const msg_t *req,
 
 /* What an overlay module provides to the broker (api->set_overlay). */
 struct bgn_overlay_ops {
-    /* Carry 'msg' toward rank 'dest' (requests: its nodeid; responses: the
+    /* Carry *msg toward rank 'dest' (requests: its nodeid; responses: the
      * rank on top of the route stack; NODEID_ANY / NODEID_UPSTREAM for
      * service-addressed requests, which the overlay forwards toward rank
-     * 0).  Takes ownership of msg.  Returns 0, or -1 with errno
-     * (EHOSTUNREACH: no route; the overlay has then NOT sent it).
+     * 0).  'info' is the delivery info of a message that arrived over the
+     * overlay and goes on (from_overlay set), or NULL / from_overlay 0
+     * for a message that starts here.  Returns 0 and takes the message
+     * (*msg set to NULL), or -1 with errno and leaves it with the caller,
+     * not sent (EHOSTUNREACH: no route or TTL spent; ENOBUFS: backlog
+     * full), as czmq's zmsg_send does.
      */
-    int (*send) (void *state, msg_t *msg, uint32_t dest);
+    int (*send) (void *state, msg_t **msg, uint32_t dest,
+                 const struct bgn_msg_info *info);
     /* A one-word health ("full", "degraded", "partitioned", ...). */
     const char *(*health) (void *state);
     /* Topology name and diameter, for broker.info. */
@@ -128,6 +140,15 @@ struct bgn_broker_api {
 
     /* Ask the broker to shut down with this exit code. */
     void (*stop) (bgn_broker_t *b, int exit_code);
+
+    /* The monotonic clock, seconds. */
+    double (*now) (bgn_broker_t *b);
+    /* Call cb (arg) once, 'after' seconds from now, on the reactor.
+     * Returns a timer id for timer_stop, or -1 with errno. */
+    int (*timer_start) (bgn_broker_t *b, double after,
+                        void (*cb) (void *arg), void *arg);
+    /* Cancel a timer that has not fired (an id that fired is ignored). */
+    void (*timer_stop) (bgn_broker_t *b, int id);
 };
 
 struct bgn_module {

@@ -1,0 +1,388 @@
+/* dispatch.c: the broker's message routing and its local connector.
+ *
+ * Every message a client, a service or the overlay hands over goes
+ * through broker_route(), which decides whether it is handled here (a
+ * service), goes to a local client, or leaves through the overlay.  The
+ * local connector is the ROUTER socket clients talk to.
+ *
+ * Route stack rules (DESIGN.md, "Routing"): a request from a local client
+ * gets the client's id pushed when it arrives; when a request leaves this
+ * broker for the overlay, the broker pushes its own rank once.  Brokers in
+ * between never touch the stack.  A response goes toward the top of its
+ * route stack: a rank (through the overlay, or popped if it is ours) or a
+ * local client id (popped, then sent to that client).
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <czmq.h>
+
+#include "src/common/libzmqutil/multipart.h"
+#include "broker.h"
+
+/* A route frame naming a broker is a decimal rank; client ids are uuids. */
+static int route_is_rank (const char *id, uint32_t *rank)
+{
+    char *end;
+    unsigned long v;
+
+    if (!id || *id < '0' || *id > '9')
+        return 0;
+    errno = 0;
+    v = strtoul (id, &end, 10);
+    if (errno || *end || v > UINT32_MAX)
+        return 0;
+    *rank = v;
+    return 1;
+}
+
+/* ---- local connector ------------------------------------------------- */
+
+static void subscriptions_drop (struct bgn_broker *b, const char *client)
+{
+    zhashx_delete (b->subscriptions, client);
+}
+
+/* Send 'msg' to local client 'client'.  Drops (and counts) on failure:
+ * a client that went away (EHOSTUNREACH) also loses its subscriptions.
+ */
+static int local_send (struct bgn_broker *b, const char *client, msg_t *msg)
+{
+    if (zmqutil_send_msg (b->local, client, msg) < 0)
+        goto drop;
+    b->client_tx++;
+    return 0;
+drop:
+    if (errno == EHOSTUNREACH)
+        subscriptions_drop (b, client);
+    b->client_send_drops++;
+    logger_log (b->log, LOG_DEBUG, "dropped %s for client %.8s: %s",
+                msg_typestr (msg_get_type (msg)), client, strerror (errno));
+    return -1;
+}
+
+static void local_malformed (struct bgn_broker *b, const char *client,
+                             const char *reason)
+{
+    b->client_drops++;
+    /* Logged once, then every 1000th, so a broken client cannot flood. */
+    if (b->client_drops == 1 || b->client_drops % 1000 == 0)
+        logger_log (b->log, LOG_WARNING,
+                    "dropped malformed message from client %.8s: %s "
+                    "(%llu dropped so far)", client, reason,
+                    (unsigned long long)b->client_drops);
+}
+
+static void local_handle_one (struct bgn_broker *b, zmq_msg_t *frames, int n)
+{
+    char client[MSG_MAX_ROUTEID + 1];
+    char reason[128] = "";
+    size_t idlen = zmq_msg_size (&frames[0]);
+    msg_t *msg;
+    struct bgn_msg_info info = { 0 };
+
+    if (idlen == 0 || idlen > MSG_MAX_ROUTEID)
+        return;
+    memcpy (client, zmq_msg_data (&frames[0]), idlen);
+    client[idlen] = '\0';
+    if (!(msg = zmqutil_decode (frames + 1, n - 1, reason, sizeof (reason)))) {
+        local_malformed (b, client, reason);
+        return;
+    }
+    b->client_rx++;
+    if (msg_get_flags (msg) & MSGFLAG_ROUTE) {
+        /* Clients do not route; a stack from one is forged or broken. */
+        local_malformed (b, client, "client message carries a route stack");
+        msg_destroy (&msg);
+        return;
+    }
+    msg_route_enable (msg);
+    if (msg_route_push (msg, client) < 0) {
+        local_malformed (b, client, "bad client id");
+        msg_destroy (&msg);
+        return;
+    }
+    info.source = b->rank;
+    broker_route (b, msg, &info);
+}
+
+static int local_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    struct bgn_broker *b = arg;
+    zmq_msg_t frames[ZMQUTIL_MAX_PARTS];
+    int n;
+
+    /* Drain what is ready, but yield to the reactor now and then so one
+     * busy client cannot starve the overlay. */
+    for (int budget = 0; budget < 256; budget++) {
+        n = zmqutil_recv (b->local, frames, ZMQUTIL_MAX_PARTS);
+        if (n == 0)
+            break;
+        if (n == -2) {
+            local_malformed (b, "?", "too many frames");
+            continue;
+        }
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            logger_log (b->log, LOG_ERR, "local connector: %s",
+                        strerror (errno));
+            break;
+        }
+        if (n >= 2)
+            local_handle_one (b, frames, n);
+        else
+            local_malformed (b, "?", "empty message");
+        zmqutil_close (frames, n);
+    }
+    return 0;
+}
+
+/* ---- routing ---------------------------------------------------------- */
+
+/* Hand msg to the overlay toward rank dest.  On failure the message is
+ * still ours (the overlay's send leaves it with the caller). */
+static int to_overlay (struct bgn_broker *b, msg_t **msg, uint32_t dest,
+                       const struct bgn_msg_info *info)
+{
+    if (!b->ovl) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    return b->ovl->send (b->ovl_state, msg, dest, info);
+}
+
+/* Fail a request with errnum, and free it. */
+static int request_fail (struct bgn_broker *b, msg_t *req, int errnum,
+                         const char *errstr)
+{
+    broker_respond_error (b, req, errnum, errstr);
+    msg_destroy (&req);
+    return -1;
+}
+
+static int call_service (struct bgn_broker *b, msg_t *msg,
+                         const struct bgn_msg_info *info,
+                         bgn_service_f fn, void *arg)
+{
+    fn (b, msg, info, arg);
+    msg_destroy (&msg);
+    return 0;
+}
+
+/* Send a request out through the overlay toward dest.  A request that
+ * starts here gets this broker's rank pushed once; one that arrived over
+ * the overlay goes on with its delivery info (hops left, source). */
+static int request_forward (struct bgn_broker *b, msg_t *msg,
+                            const struct bgn_msg_info *info, uint32_t dest)
+{
+    char rankstr[16];
+    int errnum;
+
+    if (!b->ovl || b->size == 1)
+        return request_fail (b, msg, EHOSTUNREACH,
+                             dest < b->size || dest >= NODEID_UPSTREAM
+                                 ? "no overlay to reach that rank"
+                                 : "no such rank");
+    if (!info->from_overlay) {
+        snprintf (rankstr, sizeof (rankstr), "%u", (unsigned)b->rank);
+        if (msg_route_push (msg, rankstr) < 0)
+            return request_fail (b, msg, errno, "route stack is full");
+    }
+    if (to_overlay (b, &msg, dest, info) == 0)
+        return 0;
+    /* Not sent: answer it here (our own rank off the stack first). */
+    errnum = errno;
+    if (!info->from_overlay)
+        msg_route_pop (msg, NULL, 0);
+    return request_fail (b, msg, errnum, "overlay could not route");
+}
+
+static int route_request (struct bgn_broker *b, msg_t *msg,
+                          const struct bgn_msg_info *info)
+{
+    uint32_t nodeid;
+    uint8_t flags = msg_get_flags (msg);
+    bgn_service_f fn;
+    void *arg;
+    int have = service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0;
+
+    msg_get_nodeid (msg, &nodeid);
+    if (flags & MSGFLAG_UPSTREAM) {
+        /* nodeid is the sender: never handled there. */
+        if (nodeid != b->rank && have)
+            return call_service (b, msg, info, fn, arg);
+        if (b->rank == 0)
+            return request_fail (b, msg, ENOSYS, "no service upstream");
+        return request_forward (b, msg, info, NODEID_UPSTREAM);
+    }
+    if (nodeid == NODEID_ANY) {
+        if (have)
+            return call_service (b, msg, info, fn, arg);
+        if (b->rank == 0 || !b->ovl)
+            return request_fail (b, msg, ENOSYS, NULL);
+        return request_forward (b, msg, info, NODEID_ANY);
+    }
+    if (nodeid == b->rank) {
+        if (have)
+            return call_service (b, msg, info, fn, arg);
+        return request_fail (b, msg, ENOSYS, NULL);
+    }
+    if (nodeid >= b->size)
+        return request_fail (b, msg, EHOSTUNREACH, "no such rank");
+    return request_forward (b, msg, info, nodeid);
+}
+
+static int route_response (struct bgn_broker *b, msg_t *msg,
+                           const struct bgn_msg_info *info)
+{
+    const char *top;
+    uint32_t rank;
+
+    while (msg_route_count (msg) > 0) {
+        top = msg_route_first (msg);
+        if (!route_is_rank (top, &rank)) {
+            char client[MSG_MAX_ROUTEID + 1];
+            msg_route_pop (msg, client, sizeof (client));
+            local_send (b, client, msg);
+            msg_destroy (&msg);
+            return 0;
+        }
+        if (rank != b->rank) {
+            if (to_overlay (b, &msg, rank, NULL) < 0) {
+                b->route_drops++;
+                logger_log (b->log, LOG_DEBUG,
+                            "response %s to rank %u dropped: %s",
+                            msg_get_topic (msg) ?: "", (unsigned)rank,
+                            strerror (errno));
+                msg_destroy (&msg);
+                return -1;
+            }
+            return 0;
+        }
+        msg_route_pop (msg, NULL, 0);
+    }
+    /* The stack ran out here: the request came from this broker itself
+     * (a module or built-in), so its service gets the response. */
+    bgn_service_f fn;
+    void *arg;
+    if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
+        return call_service (b, msg, info, fn, arg);
+    b->route_drops++;
+    msg_destroy (&msg);
+    return -1;
+}
+
+int broker_route (struct bgn_broker *b, msg_t *msg,
+                  const struct bgn_msg_info *info)
+{
+    switch (msg_get_type (msg)) {
+    case MSGTYPE_REQUEST:
+        return route_request (b, msg, info);
+    case MSGTYPE_RESPONSE:
+        return route_response (b, msg, info);
+    case MSGTYPE_EVENT:
+        broker_deliver_event (b, msg);
+        msg_destroy (&msg);
+        return 0;
+    default:
+        b->route_drops++;
+        msg_destroy (&msg);
+        return -1;
+    }
+}
+
+int broker_respond (struct bgn_broker *b, const msg_t *req,
+                    const char *payload)
+{
+    msg_t *rsp;
+    struct bgn_msg_info info = { .source = b->rank };
+
+    if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
+        return 0;
+    if (!(rsp = msg_response_create (req, payload)))
+        return -1;
+    return route_response (b, rsp, &info);
+}
+
+int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
+                          const char *errstr)
+{
+    msg_t *rsp;
+    struct bgn_msg_info info = { .source = b->rank };
+
+    if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
+        return 0;
+    if (!(rsp = msg_error_response_create (req, errnum ? errnum : EINVAL,
+                                           errstr)))
+        return -1;
+    return route_response (b, rsp, &info);
+}
+
+/* Deliver an event to every local client subscribed to a prefix of it. */
+void broker_deliver_event (struct bgn_broker *b, const msg_t *event)
+{
+    const char *topic = msg_get_topic (event);
+    zlistx_t *subs;
+    zlistx_t *targets = zlistx_new ();
+
+    if (!topic || !targets) {
+        zlistx_destroy (&targets);
+        return;
+    }
+    /* Collect first: local_send may drop a client from the hash.
+     * "event.lost" (a gap no peer could fill) goes to every subscriber:
+     * nobody may miss events silently. */
+    int to_all = !strcmp (topic, "event.lost");
+    for (subs = zhashx_first (b->subscriptions); subs;
+         subs = zhashx_next (b->subscriptions)) {
+        for (const char *p = zlistx_first (subs); p; p = zlistx_next (subs)) {
+            if (to_all || !strncmp (topic, p, strlen (p))) {
+                zlistx_add_end (targets,
+                                (void *)zhashx_cursor (b->subscriptions));
+                break;
+            }
+        }
+    }
+    for (const char *c = zlistx_first (targets); c; c = zlistx_next (targets)) {
+        char client[MSG_MAX_ROUTEID + 1];
+        msg_t *copy = msg_copy (event);
+        snprintf (client, sizeof (client), "%s", c);
+        if (copy) {
+            msg_route_disable (copy);
+            local_send (b, client, copy);
+            msg_destroy (&copy);
+        }
+    }
+    zlistx_destroy (&targets);
+}
+
+int dispatch_setup_local (struct bgn_broker *b)
+{
+    int one = 1;
+    zmq_pollitem_t item = { 0 };
+
+    if (!(b->local = zmq_socket (zsys_init (), ZMQ_ROUTER)))
+        return -1;
+    zmq_setsockopt (b->local, ZMQ_ROUTER_MANDATORY, &one, sizeof (one));
+    /* Linger briefly so a final response (broker.shutdown) gets out. */
+    int linger = 1000;
+    zmq_setsockopt (b->local, ZMQ_LINGER, &linger, sizeof (linger));
+    unlink (b->local_path);
+    if (zmq_bind (b->local, b->local_uri) < 0) {
+        logger_log (b->log, LOG_ERR, "bind %s: %s", b->local_uri,
+                    zmq_strerror (errno));
+        return -1;
+    }
+    chmod (b->local_path, 0600);
+    item.socket = b->local;
+    item.events = ZMQ_POLLIN;
+    return zloop_poller (b->loop, &item, local_readable, b);
+}
+

@@ -1,0 +1,74 @@
+/* multipart.c: whole multipart messages on a socket (see multipart.h). */
+#include <errno.h>
+#include <string.h>
+
+#include "multipart.h"
+
+void zmqutil_close (zmq_msg_t *parts, int n)
+{
+    for (int i = 0; i < n; i++)
+        zmq_msg_close (&parts[i]);
+}
+
+int zmqutil_recv (void *sock, zmq_msg_t *parts, int max)
+{
+    int n = 0, more = 1, toolong = 0;
+
+    while (more) {
+        zmq_msg_t scratch, *m = n < max ? &parts[n] : &scratch;
+        zmq_msg_init (m);
+        if (zmq_msg_recv (m, sock, ZMQ_DONTWAIT) < 0) {
+            int saved = errno;
+            zmq_msg_close (m);
+            zmqutil_close (parts, n);
+            errno = saved;
+            return (saved == EAGAIN && n == 0 && !toolong) ? 0 : -1;
+        }
+        more = zmq_msg_more (m);
+        if (m == &scratch) {
+            zmq_msg_close (m);
+            toolong = 1;
+        }
+        else
+            n++;
+    }
+    if (toolong) {
+        zmqutil_close (parts, n);
+        return -2;
+    }
+    return n;
+}
+
+int zmqutil_send_msg (void *sock, const char *id, msg_t *msg)
+{
+    struct msg_frame frames[ZMQUTIL_MAX_PARTS];
+    int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
+
+    if (n < 0)
+        return -1;
+    /* With ROUTER_MANDATORY and DONTWAIT the first part is accepted or
+     * refused for the whole message: once it is in, the rest cannot fail. */
+    if (id && zmq_send (sock, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        if (zmq_send (sock, frames[i].data, frames[i].size,
+                      (i < n - 1 ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
+{
+    struct msg_frame mf[ZMQUTIL_MAX_PARTS];
+
+    if (n > ZMQUTIL_MAX_PARTS) {
+        errno = EPROTO;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        mf[i].data = zmq_msg_data (&parts[i]);
+        mf[i].size = zmq_msg_size (&parts[i]);
+    }
+    return msg_decode (mf, n, errbuf, errlen);
+}

@@ -1,0 +1,39 @@
+/* multipart.h: reading and writing whole multipart messages on a socket.
+ *
+ * Every bgn socket (the broker's local connector, the overlay's ROUTER,
+ * the client's DEALER) reads messages the same way: all parts or none,
+ * without blocking, and a message longer than the caller's limit is read
+ * to its end and reported, so a peer cannot make us hold an unbounded
+ * number of parts or leave the socket in the middle of a message.
+ */
+#ifndef BGN_ZMQUTIL_MULTIPART_H
+#define BGN_ZMQUTIL_MULTIPART_H
+
+#include <zmq.h>
+
+#include "src/common/libmsg/message.h"
+
+/* The most parts a broker message (with its route stack) can have, plus
+ * room for a routing id and an envelope. */
+#define ZMQUTIL_MAX_PARTS (MSG_MAX_ROUTES + 8)
+
+/* Read the next message from sock without blocking, into parts[0..n-1]
+ * (initialised here; the caller closes them).  Returns n (>= 1), 0 if
+ * nothing was ready, -2 if the message had more than max parts (it was
+ * read to its end and dropped), -1 with errno on a socket error. */
+int zmqutil_recv (void *sock, zmq_msg_t *parts, int max);
+
+/* Close parts[0..n-1]. */
+void zmqutil_close (zmq_msg_t *parts, int n);
+
+/* Send broker message msg, preceded by routing id 'id' if not NULL, with
+ * ZMQ_DONTWAIT.  All or nothing: a failure can only happen on the first
+ * part, so nothing is half sent.  -1 with errno (EAGAIN, EHOSTUNREACH,
+ * EINVAL for a message that does not encode). */
+int zmqutil_send_msg (void *sock, const char *id, msg_t *msg);
+
+/* Decode parts[0..n-1] into a broker message.  NULL with errno EPROTO
+ * and, if errbuf is given, a one-line reason. */
+msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen);
+
+#endif

@@ -1,0 +1,36 @@
+/* curve.h: this broker's CURVE certificate and the keys it admits.
+ *
+ * A system instance shares one certificate (bootstrap.curve_cert: every
+ * broker holds the same key pair, as in Flux).  Otherwise each broker
+ * makes a key pair, keeps it in its run directory (so a broker restarted
+ * in the same place presents the key its peers already trust) and
+ * publishes the public key through the bootstrap exchange.  Peers that
+ * connect to us are admitted by czmq's ZAP handler (zauth) only with a
+ * key authorized here.
+ */
+#ifndef BGN_OVERLAY_CURVE_H
+#define BGN_OVERLAY_CURVE_H
+
+#include <stddef.h>
+
+struct curve;
+
+/* Load cert_path (and cert_path_secret), or, if cert_path is "", reuse or
+ * make rundir/overlay.cert; start the ZAP handler.  NULL with errno and
+ * a message in errbuf. */
+struct curve *curve_create (const char *cert_path, const char *rundir,
+                            char *errbuf, size_t errlen);
+/* Stops the ZAP handler.  With 'forget_saved', the key pair made in the
+ * run directory is removed (an orderly shutdown). */
+void curve_destroy (struct curve **cp, int forget_saved);
+
+/* Z85 keys (40 characters). */
+const char *curve_public (const struct curve *c);
+const char *curve_secret (const struct curve *c);
+/* Was the key pair reused from the run directory? */
+int curve_reused (const struct curve *c);
+
+/* Admit connections with this public key (Z85).  0, or -1 with EINVAL. */
+int curve_authorize (struct curve *c, const char *pubkey);
+
+#endif

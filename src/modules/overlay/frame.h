@@ -1,0 +1,51 @@
+/* frame.h: a reference-counted byte buffer, the unit the overlay core
+ * hands to its transport.
+ *
+ * The protocol core never sees a transport's message type.  A frame either
+ * holds its own bytes (frame_create) or wraps a buffer the transport owns
+ * (frame_wrap: a ZeroMQ message kept in the frame's private area, say), so
+ * a frame received from one peer can be forwarded to another without
+ * copying.  References are counted atomically because a transport may let
+ * go of a frame from another thread (libzmq frees zero-copy messages in
+ * its I/O thread).
+ *
+ * Ownership: whoever holds a reference drops it with frame_decref(), which
+ * sets the pointer to NULL; the last reference frees the frame (calling
+ * the release function of a wrapped frame).
+ */
+#ifndef BGN_OVERLAY_FRAME_H
+#define BGN_OVERLAY_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct frame;
+
+/* Called once, when the last reference goes: free what 'priv' holds.
+ * The frame itself is freed by frame.c afterwards. */
+typedef void (*frame_release_f) (struct frame *f, void *priv);
+
+/* A frame of 'size' bytes copied from data (uninitialised if data is
+ * NULL).  NULL with ENOMEM. */
+struct frame *frame_create (const void *data, size_t size);
+
+/* A frame with 'privsize' bytes of private storage for the transport
+ * (frame_priv), whose data and size the transport sets with frame_set()
+ * once it has filled the storage.  NULL with ENOMEM. */
+struct frame *frame_wrap (size_t privsize, frame_release_f release);
+void *frame_priv (struct frame *f);
+frame_release_f frame_release_fn (const struct frame *f);
+void frame_set (struct frame *f, void *data, size_t size);
+
+uint8_t *frame_data (const struct frame *f);
+size_t frame_size (const struct frame *f);
+
+/* Take another reference (returns f) / drop one (NULL-safe). */
+struct frame *frame_incref (struct frame *f);
+void frame_decref (struct frame **fp);
+int frame_refs (const struct frame *f);
+
+/* Drop a reference on each of frames[0..n-1]. */
+void frame_decref_all (struct frame **frames, int n);
+
+#endif

@@ -1,0 +1,128 @@
+/* health.c: readiness and health (see health.h). */
+#include <errno.h>
+#include <stdio.h>
+
+#include "fence.h"
+#include "health.h"
+#include "overlay.h"
+
+int health_init (struct overlay *ov)
+{
+    if (!(ov->health.ready = bgn_rankset_create (ov->size)))
+        return -1;
+    return 0;
+}
+
+void health_fini (struct overlay *ov)
+{
+    bgn_rankset_destroy (&ov->health.ready);
+}
+
+static void ready_mark (struct overlay *ov, uint32_t rank)
+{
+    if (bgn_rankset_add (ov->health.ready, rank) == 1
+        && bgn_rankset_count (ov->health.ready) == ov->size)
+        ovl_log (ov, LOG_INFO, "overlay complete: all %u ranks connected",
+                 (unsigned)ov->size);
+}
+
+static void send_ready (struct overlay *ov)
+{
+    char payload[96];
+    msg_t *msg;
+
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":%llu}",
+              (unsigned)ov->rank, (unsigned long long)ov->incarnation);
+    if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
+        return;
+    ov->health.sent_at = ovl_now (ov);
+    ov->io->request (ov->ctx, msg);
+}
+
+static void report_ready (struct overlay *ov)
+{
+    if (ov->health.reported)
+        return;
+    ov->health.reported = true;
+    ov->health.acked = false;
+    ovl_log (ov, LOG_DEBUG, "all peers up: reporting ready to rank 0");
+    if (ov->rank == 0) {
+        ready_mark (ov, 0);
+        ov->health.acked = true;
+        return;
+    }
+    send_ready (ov);
+}
+
+void health_check_ready (struct overlay *ov)
+{
+    if (!ov->started)
+        return;
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (!peer_is_up (p) && !fence_is_fenced (ov, p->rank))
+            return;
+    }
+    /* Rank 0 announces its incarnation once its links are up, so that
+     * after a restart every broker reports ready to it again. */
+    if (ov->rank == 0 && !ov->health.reported)
+        fence_flood (ov, ENV_UNFENCE, 0, ov->incarnation, "rank 0 up", -1);
+    report_ready (ov);
+}
+
+void health_fenced (struct overlay *ov, uint32_t rank)
+{
+    bgn_rankset_remove (ov->health.ready, rank);
+}
+
+void health_report_again (struct overlay *ov)
+{
+    ov->health.reported = false;
+    ov->health.dirty = true;
+}
+
+void health_retry (struct overlay *ov, double now)
+{
+    if (ov->rank != 0 && ov->health.reported && !ov->health.acked
+        && now - ov->health.sent_at > 1.0)
+        send_ready (ov);
+}
+
+const char *health_word (struct overlay *ov)
+{
+    if (ov->size == 1)
+        return "full";
+    if (ov->fence.partitioned)
+        return "partitioned";
+    if (ov->fence.nfenced > 0)
+        return "degraded";
+    if (ov->rank == 0)
+        return bgn_rankset_count (ov->health.ready) == ov->size ? "full"
+                                                                 : "partial";
+    return ov->peers->up == ov->peers->n ? "full" : "partial";
+}
+
+void health_ready_request (struct overlay *ov, const msg_t *req)
+{
+    json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
+    int rank = -1;
+
+    if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
+        && rank >= 0 && (uint32_t)rank < ov->size) {
+        ovl_log (ov, LOG_DEBUG, "rank %d is ready", rank);
+        ready_mark (ov, (uint32_t)rank);
+        ov->io->respond (ov->ctx, req, NULL);
+    }
+    else
+        ov->io->respond_error (ov->ctx, req, EINVAL,
+                               "ready reports go to rank 0");
+    json_decref (o);
+}
+
+void health_ready_response (struct overlay *ov, const msg_t *rsp)
+{
+    int errnum = 0;
+
+    if (msg_get_errnum (rsp, &errnum) == 0 && errnum == 0)
+        ov->health.acked = true;
+}

@@ -1,0 +1,40 @@
+/* health.h: readiness reports to rank 0, and the one-word health.
+ *
+ * A broker whose peers are all up (or fenced) reports "ready" to rank 0
+ * once, as a request rank 0 answers, re-sent every second until it is
+ * answered (a report can be lost in a rank 0 restart or a reroute).
+ * Rank 0 counts the ranks that reported: the overlay is "full" when all
+ * have.  A rank that is fenced must report again when it is back; a
+ * restarted rank 0 makes everyone report again.
+ *
+ * Health: "full", "partial" (still forming), "degraded" (ranks fenced),
+ * "partitioned" (rank 0: live ranks it cannot reach).
+ */
+#ifndef BGN_OVERLAY_HEALTH_H
+#define BGN_OVERLAY_HEALTH_H
+
+#include <stdint.h>
+
+#include "src/common/libmsg/message.h"
+
+struct overlay;
+
+int health_init (struct overlay *ov);
+void health_fini (struct overlay *ov);
+
+/* Report ready if every peer is up or fenced (idempotent). */
+void health_check_ready (struct overlay *ov);
+/* rank was fenced: it must report again. */
+void health_fenced (struct overlay *ov, uint32_t rank);
+/* Rank 0 restarted (or we did): report again. */
+void health_report_again (struct overlay *ov);
+/* Re-send an unanswered report (every second). */
+void health_retry (struct overlay *ov, double now);
+
+const char *health_word (struct overlay *ov);
+
+/* overlay.ready: a report (rank 0 answers) or its answer. */
+void health_ready_request (struct overlay *ov, const msg_t *req);
+void health_ready_response (struct overlay *ov, const msg_t *rsp);
+
+#endif

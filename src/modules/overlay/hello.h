@@ -1,0 +1,49 @@
+/* hello.h: admission of peers.
+ *
+ * The connecting side of each link says HELLO (protocol version, rank,
+ * instance, incarnation, hostname, topology, last event seq); the other
+ * side checks it and answers HELLO_ACK with its own hello, or HELLO_NAK
+ * with a reason.  A hello from an incarnation that is fenced (or older
+ * than one known live) is refused with "fenced": that broker must come
+ * back as a new incarnation (hello_rejoin), so nothing it sent before it
+ * was fenced is taken for current.  An accepted hello brings the peer up,
+ * tells it the fence view, and lifts any fence of its new incarnation
+ * everywhere.
+ */
+#ifndef BGN_OVERLAY_HELLO_H
+#define BGN_OVERLAY_HELLO_H
+
+#include <stdint.h>
+
+#include "envelope.h"
+#include "frame.h"
+
+struct overlay;
+struct peer;
+
+/* Say hello to p (send errors are retried by hello_retry). */
+void hello_send (struct overlay *ov, struct peer *p);
+
+/* A HELLO, HELLO_ACK or HELLO_NAK from p.  key_problem: why the
+ * connection's CURVE key does not fit the rank it claims, or NULL. */
+void hello_recv (struct overlay *ov, struct peer *p,
+                 const struct envelope *env, struct frame *const *body,
+                 int n, const char *key_problem);
+
+/* This broker was fenced while alive (it was stopped, or cut off for a
+ * while): start over as a new incarnation so everyone lets it back in. */
+void hello_rejoin (struct overlay *ov, const char *why);
+
+/* Apply an unfence (unfence_apply) and greet a neighbour that is back;
+ * a new rank 0 makes this broker report ready again. */
+int hello_unfence (struct overlay *ov, uint32_t rank, uint64_t inc,
+                   int from);
+
+/* Say hello again to peers we connect to that have not answered (the
+ * first hello may have reached a broker that was not listening yet). */
+void hello_retry (struct overlay *ov, double now);
+
+/* The transport finished a handshake on our connection to endpoint. */
+void hello_connected (struct overlay *ov, const char *endpoint);
+
+#endif

@@ -1,0 +1,66 @@
+/* io.h: everything the overlay's protocol core needs from the world.
+ *
+ * The core (every part of the overlay but the socket and the certificate
+ * store) is sans-I/O: it never touches a socket, a file, the wall clock or
+ * a reactor.  It gets this table instead.  The module (module.c) fills it
+ * with ZeroMQ and the broker's reactor; the protocol simulator fills it
+ * with a virtual network and a virtual clock, so the same code runs in
+ * both.  Every callback gets the 'ctx' the table was registered with.
+ *
+ * Peers are named by rank.  Frames passed to send are taken on success
+ * (their pointers set to NULL) and left with the caller on failure, like
+ * zmq_msg_send.  The core follows the same rule wherever it takes frames,
+ * so a caller may always drop whatever frames it still points to.
+ */
+#ifndef BGN_OVERLAY_IO_H
+#define BGN_OVERLAY_IO_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "src/include/bgn/module.h"
+#include "frame.h"
+
+struct ovl_io {
+    /* Send [env][body frames] to peer 'rank' now, without blocking.
+     * 0: sent (body frames taken: the io sets body[i] to NULL).  -1 with errno EAGAIN (the peer's
+     * queue is full) or EHOSTUNREACH (no connection to that peer), as a
+     * ROUTER_MANDATORY socket with ZMQ_DONTWAIT says them: nothing was
+     * sent and the frames are still the caller's. */
+    int (*send) (void *ctx, uint32_t rank, const uint8_t *env, size_t envlen,
+                 struct frame **body, int n);
+
+    /* Open a connection to peer 'rank' at 'endpoint', expecting its CURVE
+     * public key (Z85, "" without CURVE); close one.  Messages sent to a
+     * connecting peer wait for the connection. */
+    int (*connect) (void *ctx, uint32_t rank, const char *endpoint,
+                    const char *pubkey);
+    void (*disconnect) (void *ctx, uint32_t rank, const char *endpoint);
+
+    /* Let the holder of CURVE public key 'pubkey' (Z85) connect to us. */
+    int (*authorize) (void *ctx, const char *pubkey);
+
+    /* Monotonic clock, seconds. */
+    double (*now) (void *ctx);
+    /* Call overlay_run_timers() at (or soon after) 'when' on that clock;
+     * INFINITY: nothing is due.  Each call replaces the previous one. */
+    void (*wakeup) (void *ctx, double when);
+    /* Uniform random bits (jitter); deterministic in a simulation. */
+    uint64_t (*random) (void *ctx);
+    /* A log line at a syslog level (LOG_ERR .. LOG_DEBUG). */
+    void (*log) (void *ctx, int level, const char *fmt, va_list ap);
+
+    /* The broker.  deliver takes msg; request takes msg (a request of the
+     * overlay's own, routed by the broker like a local client's); respond
+     * and respond_error answer 'req' (borrowed). */
+    int (*deliver) (void *ctx, msg_t *msg, const struct bgn_msg_info *info);
+    int (*request) (void *ctx, msg_t *msg);
+    int (*respond) (void *ctx, const msg_t *req, const char *payload);
+    int (*respond_error) (void *ctx, const msg_t *req, int errnum,
+                          const char *errstr);
+    /* Ask the broker to shut down with this exit code. */
+    void (*stop) (void *ctx, int exit_code);
+};
+
+#endif

@@ -1,0 +1,49 @@
+/* live.h: peer liveness.
+ *
+ * Every keepalive interval a broker sends a keepalive to each live peer
+ * it has not sent anything to lately (any traffic counts as one) and
+ * looks at when it last heard from each: silent for three intervals is
+ * "suspect", silent for the peer timeout is lost, and a lost peer is
+ * fenced.  The peer answers a keepalive with an echo, which measures the
+ * round-trip time.  A broker that itself did not run for a while
+ * (SIGSTOP, a stalled machine) does not blame its peers for the silence.
+ *
+ * Peer state changes go through live_set_state, which also moves what
+ * waits in backlogs (to the peer now up, or around the peer now down).
+ */
+#ifndef BGN_OVERLAY_LIVE_H
+#define BGN_OVERLAY_LIVE_H
+
+#include <stdint.h>
+
+#include "envelope.h"
+
+struct overlay;
+struct peer;
+
+void live_set_state (struct overlay *ov, struct peer *p, int state);
+
+/* p is gone (why: for the log and the fence): down, and fenced. */
+void live_peer_lost (struct overlay *ov, struct peer *p, const char *why);
+
+/* Apply a fence (fence_apply) and what it means for readiness.  Returns
+ * fence_apply's flags; FENCE_SELF is the caller's to act on. */
+int live_fence (struct overlay *ov, uint32_t rank, uint64_t inc,
+                const char *reason, int from);
+
+/* Peers whose sends failed with EHOSTUNREACH are lost. */
+void live_check_unreachable (struct overlay *ov);
+
+/* If this broker itself did not run for a while (longer than half the
+ * peer timeout since the last tick), its peers' silence is its own doing:
+ * start their clocks again.  Call first thing on every tick. */
+void live_check_stall (struct overlay *ov, double now);
+
+/* Keepalives, suspect and lost; call every half keepalive interval. */
+void live_tick (struct overlay *ov, double now);
+
+/* A keepalive (or its echo) from p. */
+void live_keepalive (struct overlay *ov, struct peer *p,
+                     const struct envelope *env);
+
+#endif

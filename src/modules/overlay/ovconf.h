@@ -1,0 +1,46 @@
+/* ovconf.h: the overlay's settings, read once from the broker's config.
+ *
+ * The broker has already validated the TOML against libconf's schema, so
+ * reading cannot fail on a bad value; what is left here are the overlay's
+ * own derived defaults (TTL from the diameter, the self-healing threshold
+ * from the degree), kept in one place so the module and the simulator
+ * agree on them.
+ */
+#ifndef BGN_OVERLAY_OVCONF_H
+#define BGN_OVERLAY_OVCONF_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+struct bgn_topo;
+
+struct ovl_config {
+    char topology[64];          /* overlay.topology */
+    int ttl;                    /* overlay.ttl; 0: 2 * diameter + 4 */
+    double keepalive_interval;  /* overlay.keepalive_interval, s */
+    double peer_timeout;        /* overlay.peer_timeout, s */
+    int heal_threshold;         /* overlay.heal_threshold; -1: derived */
+    int sndhwm;                 /* overlay.sndhwm (transport) */
+    int backlog_max;            /* overlay.backlog, per peer */
+    int event_buffer;           /* overlay.event_buffer */
+    int curve;                  /* overlay.curve */
+    char bind[512];             /* overlay.bind, "" for the default */
+    char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
+    double rpc_timeout;         /* broker.rpc_timeout, s */
+    long test_loop;             /* BGN_OVERLAY_TEST_LOOP rank, -1 off */
+};
+
+/* Defaults, as libconf's schema has them. */
+void ovconf_defaults (struct ovl_config *cfg);
+
+/* Read a finalized broker config (keys absent keep their defaults). */
+void ovconf_read (json_t *conf, struct ovl_config *cfg);
+
+/* The TTL a message starts with on this topology. */
+int ovconf_ttl (const struct ovl_config *cfg, struct bgn_topo *topo);
+
+/* Peers below which a broker heals (0: never, as for trees). */
+int ovconf_heal_threshold (const struct ovl_config *cfg,
+                           struct bgn_topo *topo, uint32_t rank);
+
+#endif

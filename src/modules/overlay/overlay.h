@@ -1,0 +1,242 @@
+/* overlay.h: the overlay's protocol core: the hub and its entry points.
+ *
+ * The hub (struct overlay) owns every part of the core; each part keeps
+ * its state in its own struct below and borrows what else it needs
+ * through the hub.  Parts call downward only, in this order (a part may
+ * call any part listed after it):
+ *
+ *   overlay.c   entry points and the coordinator of cross-part reactions
+ *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
+ *   live.c      keepalives, RTT, suspect and lost, peer state changes
+ *   status.c    overlay.status and the status-all reduction
+ *   heal.c      substitute links (self-healing)
+ *   evglue.c    the event layer's ops carried over the overlay
+ *   health.c    readiness reports to rank 0, the one-word health
+ *   fence.c     who is down: fence/unfence rules, floods, partitions
+ *   route.c     next hop, detours, backlogs, the TTL step, sending
+ *   trace.c     overlay.trace
+ *   tracker.c   requests injected here, failed once if their rank dies
+ *   peer.c      the peer table (data only)
+ *   timer.c, frame.c, ovconf.c, envelope.c, events.c   pure helpers
+ *
+ * The core touches the world only through struct ovl_io (io.h): no
+ * sockets, files, wall clock or reactor, so the module (module.c, with
+ * sock.c and curve.c) and the protocol simulator run the same code.
+ *
+ * Reentrancy: the broker may call back into the core while the core is
+ * calling it (delivering a request whose service sends another one, say).
+ * Reactions that must not run in the middle of a send (a peer found
+ * unreachable, readiness) are deferred to the end of the outermost entry
+ * point (overlay.c: settle).
+ */
+#ifndef BGN_OVERLAY_OVERLAY_H
+#define BGN_OVERLAY_OVERLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "src/common/libbgn/bgn.h"
+#include "src/common/libmsg/message.h"
+#include "src/include/bgn/module.h"
+#include "envelope.h"
+#include "events.h"
+#include "frame.h"
+#include "io.h"
+#include "ovconf.h"
+#include "peer.h"
+#include "timer.h"
+
+#define PROTOCOL_VERSION 1
+#define MAX_BODY_FRAMES (MSG_MAX_ROUTES + 8)   /* per message */
+#define MAX_HOPS_LIST 128
+
+struct idmap;
+struct trace;
+struct gather;
+
+/* What the module tells the core about this broker. */
+struct ovl_identity {
+    uint32_t rank;
+    uint32_t size;
+    uint64_t incarnation;       /* greater than any earlier process's */
+    const char *hostname;
+    const char *instance;       /* same on every broker */
+    const char *pubkey;         /* CURVE public key (Z85), "" without */
+    const char *endpoint;       /* where peers reach this broker */
+    double wall_offset;         /* wall clock - monotonic clock, for the
+                                   timestamps of overlay.trace */
+};
+
+struct ovl_counters {
+    uint64_t ttl_drops;
+    uint64_t unknown_peer_drops;
+    uint64_t malformed_drops;
+    uint64_t stale_drops;
+    uint64_t no_route_drops;
+    uint64_t backlog_overflows;
+    uint64_t forwarded;
+    uint64_t delivered;
+    uint64_t auth_failures;
+};
+
+struct route_state {
+    struct ovtimer *retry;        /* backlogs waiting for a peer */
+};
+
+struct fence_state {
+    struct idmap *map;          /* rank -> struct fence_entry */
+    int nfenced;
+    uint64_t seen;              /* fences applied here */
+    struct ovtimer *partition;    /* deferred partition check */
+    bool partitioned;           /* rank 0: live ranks unreachable */
+    uint32_t unreachable_live;
+    bool changed;               /* news since the last settle */
+};
+
+struct tracker_state {
+    struct idmap *map;          /* key hash -> struct tracked */
+    struct ovtimer *sweep;
+    uint64_t failed;
+    uint64_t dup_drops;
+};
+
+struct trace_state {
+    struct trace *list[8];
+    int n;
+    bool emitting;              /* never trace the trace responses */
+};
+
+struct health_state {
+    struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
+    bool reported;              /* this broker reported ready */
+    bool acked;                 /* ... and rank 0 answered */
+    double sent_at;
+    bool dirty;                 /* check readiness at the next settle */
+};
+
+struct heal_state {
+    int threshold;              /* heal below this many peers up */
+    int degree;                 /* topology degree, without substitutes */
+    int nsubst;
+    struct idmap *contacts;     /* asked rank -> lost neighbour */
+    double contacts_cleared;
+};
+
+struct status_state {
+    struct idmap *gathers;      /* matchtag -> struct gather_child */
+    uint32_t next_tag;
+};
+
+struct overlay {
+    const struct ovl_io *io;
+    void *ctx;
+    struct ovl_config cfg;
+
+    uint32_t rank, size;
+    uint64_t incarnation;
+    char hostname[64];
+    char instance[64];
+    char pubkey[41];
+    char endpoint[512];
+    double wall_offset;
+
+    char topo_spec[64];
+    struct bgn_topo *topo;
+    struct bgn_router *router;
+    int diameter;
+    int ttl;
+
+    struct timerq *timers;
+    struct ovtimer *tick;         /* keepalive interval / 2 */
+    double last_tick;
+    int depth;                  /* entry points in progress (settle) */
+    bool started;
+
+    struct peers *peers;
+    struct route_state route;
+    struct fence_state fence;
+    struct tracker_state tracker;
+    struct trace_state trace;
+    struct health_state health;
+    struct heal_state heal;
+    struct status_state status;
+    struct evlayer *events;
+    struct ovl_counters c;
+};
+
+/* Log through the io (printf-style). */
+void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+static inline double ovl_now (struct overlay *ov)
+{
+    return ov->io->now (ov->ctx);
+}
+
+/* ---- entry points (overlay.c) ---------------------------------------- */
+
+/* A core for broker id->rank of id->size on the topology cfg->topology.
+ * Strings in id are copied.  NULL with errno (EINVAL: bad topology, with
+ * a log line; ENOMEM). */
+struct overlay *overlay_create (const struct ovl_config *cfg,
+                                const struct ovl_identity *id,
+                                const struct ovl_io *io, void *ctx);
+void overlay_destroy (struct overlay **ovp);
+
+/* The instance id, once the bootstrap has it (before overlay_start). */
+void overlay_set_instance (struct overlay *ov, const char *instance);
+
+/* Neighbours from the topology: how many, and the i-th one's rank. */
+int overlay_peer_count (const struct overlay *ov);
+uint32_t overlay_peer_rank (const struct overlay *ov, int i);
+
+/* Where peer 'rank' listens and its CURVE key (from the bootstrap).
+ * The key of a peer that connects to us is authorized (io->authorize).
+ * -1 with ENOENT (not a peer), EINVAL (bad key), or the io's errno. */
+int overlay_set_peer (struct overlay *ov, uint32_t rank,
+                      const char *endpoint, const char *pubkey);
+
+/* Connect to the peers this broker is responsible for, say hello, start
+ * the timers. */
+int overlay_start (struct overlay *ov);
+
+/* Orderly leave: tell every live peer goodbye. */
+void overlay_leave (struct overlay *ov);
+
+/* One message from the socket: routing id, then [envelope][body...]
+ * frames (taken).  user_id: the CURVE key the transport authenticated
+ * the connection with, or NULL (connections this broker made carry none).
+ */
+void overlay_recv (struct overlay *ov, const void *id, size_t idlen,
+                   struct frame **frames, int n, const char *user_id);
+
+/* What the transport saw happen to a connection. */
+enum ovl_sock_event {
+    OVL_SOCK_CONNECTED,     /* handshake done on a connection we made */
+    OVL_SOCK_DISCONNECTED,  /* a connection we made closed */
+    OVL_SOCK_AUTH_FAILED,   /* a CURVE key was refused */
+    OVL_SOCK_HANDSHAKE_FAILED,
+};
+/* detail: the transport's own words for a failure (may be NULL). */
+void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
+                         const char *endpoint, const char *detail);
+
+/* The io's wakeup time has come: run the timers due. */
+void overlay_run_timers (struct overlay *ov);
+
+/* The broker's overlay ops (bgn/module.h). */
+int overlay_send (struct overlay *ov, msg_t **msg, uint32_t dest,
+                  const struct bgn_msg_info *info);
+int64_t overlay_publish (struct overlay *ov, msg_t *event);
+const char *overlay_health (struct overlay *ov);
+const char *overlay_topology (struct overlay *ov);
+
+/* Requests and responses for the "overlay" service. */
+void overlay_service (struct overlay *ov, const msg_t *req,
+                      const struct bgn_msg_info *info);
+
+/* Counters and state as overlay.status reports them (caller decrefs). */
+json_t *overlay_status (struct overlay *ov);
+
+#endif

@@ -1,0 +1,129 @@
+/* peer.h: the overlay's peer table (data only, no reactions).
+ *
+ * One entry per graph neighbour, plus substitute links made by
+ * self-healing, sorted by rank so lookups bisect.  Each peer carries its
+ * connection facts (endpoint, key, incarnation, who connects), its state,
+ * counters for overlay-status, and its backlog: messages that wait for a
+ * connection or for room in the transport's queue.
+ *
+ * Changing a peer's state here only records it; what follows from it
+ * (rerouting, readiness, fencing) is decided by the parts above
+ * (live.c, and the coordinator in overlay.c).
+ */
+#ifndef BGN_OVERLAY_PEER_H
+#define BGN_OVERLAY_PEER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "envelope.h"
+#include "frame.h"
+
+enum peer_state {
+    PEER_CONNECTING = 0,   /* no hello yet */
+    PEER_UP,
+    PEER_SUSPECT,          /* silent for a few keepalive intervals */
+    PEER_DOWN,
+};
+
+const char *peer_state_str (int state);
+
+/* A message waiting for a peer: its envelope and body frames (owned). */
+struct pending {
+    struct pending *next;
+    struct envelope env;
+    double queued;           /* when it was queued */
+    int nframes;
+    struct frame *frames[];
+};
+
+struct backlog {
+    struct pending *head, *tail;
+    int count;
+};
+
+struct peer {
+    uint32_t rank;
+    char id[16];             /* routing id: the rank in decimal */
+    bool connector;          /* this broker connects to it */
+    int state;
+    uint64_t incarnation;    /* from its hello */
+    char endpoint[256];
+    char pubkey[41];
+    char hostname[64];
+    double last_heard;
+    double last_sent;
+    double state_since;
+    struct backlog backlog;
+    uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
+    uint64_t reroutes, ttl_drops, backlog_drops;
+    double rtt_us;           /* -1: not measured yet */
+    double ka_sent_at;       /* keepalive awaiting echo, for RTT */
+    bool leaving;            /* said goodbye: its down is orderly */
+    bool refused;            /* it refused our hello: stop saying it */
+    bool unreachable;        /* a send failed with EHOSTUNREACH */
+    double fence_told;       /* when we last told it it is fenced */
+    uint32_t hello_seq;      /* last event seq it had delivered */
+    bool substitute;         /* a self-healing link, not a graph edge */
+    int sub_for;             /* substitute: the lost neighbour it stands
+                                in for (-1 if it connected to us) */
+};
+
+struct peers {
+    struct peer **v;         /* sorted by rank */
+    int n;
+    int up;                  /* peers UP or SUSPECT */
+    bool changed;            /* a state changed since peers_changed() */
+    bool unreachable;        /* some peer has unreachable set */
+};
+
+static inline bool peer_is_up (const struct peer *p)
+{
+    return p->state == PEER_UP || p->state == PEER_SUSPECT;
+}
+
+/* A table of the neighbours ranks[0..n-1] (sorted, as libbgn gives them)
+ * of 'self'.  For each edge the lower rank connects.  NULL/ENOMEM. */
+struct peers *peers_create (uint32_t self, const uint32_t *ranks, int n,
+                            double now);
+/* Frees the peers and whatever their backlogs hold. */
+void peers_destroy (struct peers **psp);
+
+struct peer *peers_lookup (const struct peers *ps, uint32_t rank);
+/* The peer whose routing id is exactly the canonical decimal form of its
+ * rank ("1", never "01" or "1 "), or NULL. */
+struct peer *peers_lookup_id (const struct peers *ps, const void *id,
+                              size_t len);
+
+/* Add a peer for rank (a substitute link), keeping the order; returns
+ * the existing one if present.  NULL/ENOMEM. */
+struct peer *peers_insert (struct peers *ps, uint32_t self, uint32_t rank,
+                           double now);
+/* Take the peer for rank out of the table; the caller owns it and must
+ * empty its backlog and peer_destroy() it.  NULL if absent. */
+struct peer *peers_detach (struct peers *ps, uint32_t rank);
+void peer_destroy (struct peer **pp);
+
+/* Record a new state.  Returns the old one.  Keeps ps->up and marks the
+ * table changed when the state differs. */
+int peers_set_state (struct peers *ps, struct peer *p, int state,
+                     double now);
+
+/* Report and clear the changed mark. */
+bool peers_changed (struct peers *ps);
+
+/* Backlog: append (takes 'pd'), take the oldest (caller owns it). */
+void backlog_push (struct backlog *bl, struct pending *pd);
+struct pending *backlog_pop (struct backlog *bl);
+static inline struct pending *backlog_first (const struct backlog *bl)
+{
+    return bl->head;
+}
+/* A pending entry with room for n frames; frames are NULL.  ENOMEM. */
+struct pending *pending_create (const struct envelope *env, int n,
+                                double now);
+/* Frees it and drops its frames (NULL-safe). */
+void pending_destroy (struct pending **pdp);
+
+#endif

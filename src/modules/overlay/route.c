@@ -1,0 +1,300 @@
+/* route.c: next hop, detours, backlogs, the TTL step, sending (route.h).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "body.h"
+#include "overlay.h"
+#include "route.h"
+#include "trace.h"
+
+#define RETRY_DELAY 0.005   /* backlog retry, seconds */
+
+static void retry_cb (void *arg);
+
+int route_init (struct overlay *ov)
+{
+    if (!(ov->route.retry = ovtimer_create (ov->timers, retry_cb, ov)))
+        return -1;
+    return 0;
+}
+
+void route_fini (struct overlay *ov)
+{
+    ovtimer_destroy (&ov->route.retry);
+}
+
+int route_ttl_step (struct envelope *env)
+{
+    if (env->ttl == 0)
+        return -1;
+    env->ttl--;
+    env->hops++;
+    return 0;
+}
+
+static int send_raw (struct overlay *ov, struct peer *p, struct envelope *env,
+                     struct frame **frames, int n)
+{
+    uint8_t buf[ENV_SIZE];
+    struct trace_info ti = { 0 };
+    size_t bytes = ENV_SIZE + body_size (frames, n);
+
+    /* Frames are gone once sent: look at them first if anyone traces. */
+    if (trace_wanted (ov))
+        trace_capture (ov, env, frames, n, &ti);
+    env->sender_inc = ov->incarnation;
+    envelope_encode (env, buf);
+    if (ov->io->send (ov->ctx, p->rank, buf, ENV_SIZE, frames, n) < 0) {
+        if (errno == EHOSTUNREACH && peer_is_up (p)) {
+            p->unreachable = true;
+            ov->peers->unreachable = true;
+        }
+        return -1;
+    }
+    p->tx_msgs++;
+    p->tx_bytes += bytes;
+    p->last_sent = ovl_now (ov);
+    if (ti.valid)
+        trace_emit (ov, "tx", p->rank, env, &ti);
+    return 0;
+}
+
+int route_send_now (struct overlay *ov, struct peer *p, struct envelope *env,
+                    struct frame **frames, int n)
+{
+    env->receiver_inc = p->incarnation;
+    return send_raw (ov, p, env, frames, n);
+}
+
+int route_send_control_inc (struct overlay *ov, struct peer *p, int kind,
+                            json_t *o, uint64_t receiver_inc)
+{
+    struct envelope env = { .kind = kind, .ttl = 1, .source = ov->rank,
+                            .dest = p->rank, .receiver_inc = receiver_inc };
+    struct frame *frame = NULL;
+    int rc;
+
+    if (o) {
+        char *s = json_dumps (o, JSON_COMPACT);
+        if (!s || !(frame = frame_create (s, strlen (s)))) {
+            free (s);
+            errno = ENOMEM;
+            return -1;
+        }
+        free (s);
+    }
+    if ((rc = send_raw (ov, p, &env, &frame, frame ? 1 : 0)) < 0)
+        frame_decref (&frame);
+    return rc;
+}
+
+int route_send_control (struct overlay *ov, struct peer *p, int kind,
+                        json_t *o)
+{
+    return route_send_control_inc (ov, p, kind, o, p->incarnation);
+}
+
+/* Equal-cost hops come from libbgn sorted; a fixed pick per (self,
+ * dest) keeps one flow on one path (in order), the rest are fall-backs. */
+int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
+                     int max)
+{
+    uint32_t tmp[MAX_HOPS_LIST];
+    int n;
+
+    if (ov->cfg.test_loop >= 0 && dest == (uint32_t)ov->cfg.test_loop) {
+        /* Test-only: forward to the lowest neighbour that is not dest, so
+         * two brokers bounce a message until its TTL runs out. */
+        for (int i = 0; i < ov->peers->n; i++) {
+            if (ov->peers->v[i]->rank != dest) {
+                hops[0] = ov->peers->v[i]->rank;
+                return 1;
+            }
+        }
+    }
+    n = bgn_router_next_hop (ov->router, ov->rank, dest, hops, max);
+    if (n <= 1)
+        return n;
+    if (n > max)
+        n = max;
+    int first = (int)((ov->rank + dest) % (uint32_t)n);
+    for (int i = 0; i < n; i++)
+        tmp[i] = hops[(first + i) % n];
+    memcpy (hops, tmp, n * sizeof (uint32_t));
+    return n;
+}
+
+/* Queue [env][frames] for p (frames taken).  -1/ENOBUFS when full. */
+static int enqueue (struct overlay *ov, struct peer *p,
+                    const struct envelope *env, struct frame **frames, int n)
+{
+    struct pending *pd;
+
+    if (p->backlog.count >= ov->cfg.backlog_max) {
+        p->backlog_drops++;
+        ov->c.backlog_overflows++;
+        errno = ENOBUFS;
+        return -1;
+    }
+    if (!(pd = pending_create (env, n, ovl_now (ov))))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        pd->frames[i] = frames[i];
+        frames[i] = NULL;
+    }
+    backlog_push (&p->backlog, pd);
+    if (!ovtimer_armed (ov->route.retry))
+        ovtimer_arm (ov->route.retry, ovl_now (ov) + RETRY_DELAY);
+    return 0;
+}
+
+/* Send to p now if nothing waits before the message (order), else -1. */
+static int try_send (struct overlay *ov, struct peer *p, struct envelope *env,
+                     struct frame **frames, int n)
+{
+    if (p->backlog.count > 0)
+        return -1;
+    return route_send_now (ov, p, env, frames, n);
+}
+
+/* Every shortest next hop is unusable from here (its link is down):
+ * the live neighbour closest to the target, never 'from'.  The TTL
+ * bounds any loop this could make. */
+static struct peer *detour (struct overlay *ov, uint32_t target, int from)
+{
+    struct peer *best = NULL;
+    int bestd = INT_MAX;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        int d;
+        if (!peer_is_up (p) || (int)p->rank == from)
+            continue;
+        if (p->rank == target)
+            d = 0;
+        else if ((d = bgn_router_distance (ov->router, p->rank, target)) < 0)
+            continue;
+        if (d < bestd) {
+            bestd = d;
+            best = p;
+        }
+    }
+    return best;
+}
+
+int route_out (struct overlay *ov, struct envelope *env,
+               struct frame **frames, int n, int from)
+{
+    uint32_t hops[MAX_HOPS_LIST];
+    uint32_t target = env->dest;
+    struct peer *queue_on = NULL;
+    int nh;
+
+    if (target == NODEID_ANY || target == NODEID_UPSTREAM)
+        target = 0;
+    if ((nh = route_next_hops (ov, target, hops, MAX_HOPS_LIST)) < 0)
+        return -1;
+    if (nh == 0) {
+        errno = EINVAL;   /* it is for us: the caller should deliver */
+        return -1;
+    }
+    for (int i = 0; i < nh; i++) {
+        struct peer *p = peers_lookup (ov->peers, hops[i]);
+        if (!p)
+            continue;
+        if (peer_is_up (p)) {
+            if (try_send (ov, p, env, frames, n) == 0) {
+                if (i > 0)
+                    p->reroutes++;
+                return 0;
+            }
+            if (!queue_on)
+                queue_on = p;
+        }
+        else if (p->state == PEER_CONNECTING && !queue_on)
+            queue_on = p;
+    }
+    if (!queue_on && (queue_on = detour (ov, target, from))) {
+        queue_on->reroutes++;
+        if (try_send (ov, queue_on, env, frames, n) == 0)
+            return 0;
+    }
+    if (!queue_on) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    return enqueue (ov, queue_on, env, frames, n);
+}
+
+/* Route a message that waited for p another way. */
+static void reroute_pending (struct overlay *ov, struct peer *p,
+                             struct pending *pd)
+{
+    p->reroutes++;
+    if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
+        ov->c.no_route_drops++;
+    else
+        pd->nframes = 0;   /* frames moved on */
+    pending_destroy (&pd);
+}
+
+void route_flush (struct overlay *ov)
+{
+    /* Sending may change the table (never here: reactions are deferred),
+     * but a reroute can queue onto a peer already passed: the retry
+     * timer picks that up. */
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        struct pending *pd;
+        while ((pd = backlog_first (&p->backlog))) {
+            if (p->state == PEER_CONNECTING)
+                break;
+            if (p->state == PEER_DOWN) {
+                reroute_pending (ov, p, backlog_pop (&p->backlog));
+                continue;
+            }
+            if (route_send_now (ov, p, &pd->env, pd->frames, pd->nframes) < 0)
+                break;
+            pd->nframes = 0;
+            pd = backlog_pop (&p->backlog);
+            pending_destroy (&pd);
+        }
+    }
+}
+
+void route_requeue (struct overlay *ov, struct peer *p)
+{
+    struct pending *pd;
+
+    while ((pd = backlog_pop (&p->backlog))) {
+        if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
+            pd->nframes = 0;
+        else
+            ov->c.no_route_drops++;
+        pending_destroy (&pd);
+    }
+}
+
+int route_backlog_total (struct overlay *ov)
+{
+    int total = 0;
+
+    for (int i = 0; i < ov->peers->n; i++)
+        total += ov->peers->v[i]->backlog.count;
+    return total;
+}
+
+static void retry_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    int left = 0;
+
+    route_flush (ov);
+    for (int i = 0; i < ov->peers->n; i++)
+        if (ov->peers->v[i]->state != PEER_CONNECTING)
+            left += ov->peers->v[i]->backlog.count;
+    if (left && !ovtimer_armed (ov->route.retry))
+        ovtimer_arm (ov->route.retry, ovl_now (ov) + RETRY_DELAY);
+}

@@ -1,0 +1,73 @@
+/* route.h: moving messages one hop on.
+ *
+ * Next hop from libbgn's router over the live graph, a fixed pick among
+ * equal-cost hops (one flow keeps one path, so it stays in order), a
+ * detour through the live neighbour nearest the target when every
+ * shortest hop's link is down here, per-peer backlogs for peers that are
+ * connecting or whose queue is full, and the one TTL step every message
+ * takes as it leaves a broker.  Sending fills in the per-hop incarnations,
+ * counts, and shows the message to overlay.trace.
+ *
+ * A send that finds a peer's connection gone (EHOSTUNREACH) only marks
+ * the peer unreachable; the coordinator deals with it once the current
+ * entry point is done (never in the middle of a send).
+ */
+#ifndef BGN_OVERLAY_ROUTE_H
+#define BGN_OVERLAY_ROUTE_H
+
+#include <stdint.h>
+#include <jansson.h>
+
+#include "envelope.h"
+#include "frame.h"
+#include "peer.h"
+
+struct overlay;
+
+int route_init (struct overlay *ov);
+void route_fini (struct overlay *ov);
+
+/* The TTL step of a message leaving this broker, at its origin and at
+ * every hop: -1 if it has no hops left (it must be dropped), else one
+ * hop less to go and one more made. */
+int route_ttl_step (struct envelope *env);
+
+/* Send to p now: [env][frames], env's incarnations set for this hop
+ * (sender: ours; receiver: p's, or 'receiver_inc' for _inc).  Frames
+ * taken on success; -1 with EAGAIN or EHOSTUNREACH leaves them. */
+int route_send_now (struct overlay *ov, struct peer *p, struct envelope *env,
+                    struct frame **frames, int n);
+
+/* A control message (hello, fence, ...) of 'kind' with JSON body o (may
+ * be NULL) to p now, TTL 1.  -1 with errno if it could not be sent;
+ * callers count or retry. */
+int route_send_control (struct overlay *ov, struct peer *p, int kind,
+                        json_t *o);
+int route_send_control_inc (struct overlay *ov, struct peer *p, int kind,
+                            json_t *o, uint64_t receiver_inc);
+
+/* Equal-cost next hops toward dest (rotated so [0] is the preferred
+ * one), 0 if dest is this broker, -1/EHOSTUNREACH if unreachable. */
+int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
+                     int max);
+
+/* Move [env][frames] one hop toward env->dest (NODEID_ANY/UPSTREAM:
+ * toward rank 0), never back to 'from' on a detour (-1: none).  env's
+ * TTL step is the caller's.  0: sent or queued, frames taken.  -1 with
+ * errno, frames left with the caller: EHOSTUNREACH (no route), ENOBUFS
+ * (backlog full), EINVAL (the destination is this broker). */
+int route_out (struct overlay *ov, struct envelope *env,
+               struct frame **frames, int n, int from);
+
+/* Send what waits in backlogs of peers that can take it; what waits for
+ * a peer that is down goes another way (it was never sent, so this
+ * cannot duplicate it). */
+void route_flush (struct overlay *ov);
+
+/* p is leaving the table: route what waits for it another way. */
+void route_requeue (struct overlay *ov, struct peer *p);
+
+/* Messages waiting in all backlogs. */
+int route_backlog_total (struct overlay *ov);
+
+#endif

@@ -1,0 +1,32 @@
+/* status.h: overlay.status and the status-all reduction.
+ *
+ * overlay.status answers with this broker's view: health, peers with
+ * their counters, fenced ranks with reasons, event-layer counters.
+ * overlay.status-all is a reduction over the broadcast tree rooted at the
+ * asked broker: each broker answers with its own status plus its
+ * subtree's, asking its tree children (or, for a fenced child, that
+ * child's children) in parallel with a deadline that shrinks with depth,
+ * so the root's answer arrives in time even when a subtree does not;
+ * ranks that did not answer are listed as missing.
+ */
+#ifndef BGN_OVERLAY_STATUS_H
+#define BGN_OVERLAY_STATUS_H
+
+#include <jansson.h>
+
+#include "src/common/libmsg/message.h"
+
+struct overlay;
+
+int status_init (struct overlay *ov);
+void status_fini (struct overlay *ov);
+
+/* This broker's status (caller decrefs). */
+json_t *status_json (struct overlay *ov);
+
+/* overlay.status-all or overlay.gather (the same reduction). */
+void status_gather_request (struct overlay *ov, const msg_t *req);
+/* The answer to one of our overlay.gather requests. */
+void status_gather_response (struct overlay *ov, const msg_t *rsp);
+
+#endif

@@ -1,0 +1,383 @@
+/* fakeio.c: one overlay core on a fake io (see fakeio.h). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/modules/overlay/body.h"
+#include "fakeio.h"
+
+static int io_send (void *ctx, uint32_t rank, const uint8_t *envbuf,
+                    size_t envlen, struct frame **body, int n)
+{
+    struct fake *f = ctx;
+    struct sent *s;
+    const char *why;
+
+    if (rank < FAKE_MAX_RANKS && f->send_errno[rank]) {
+        errno = f->send_errno[rank];
+        return -1;
+    }
+    if (f->nsent < FAKE_MAX_RECORDS) {
+        s = &f->sent[f->nsent++];
+        memset (s, 0, sizeof (*s));
+        s->to = rank;
+        envelope_decode (envbuf, envlen, &s->env, &why);
+        s->n = n;
+        for (int i = 0; i < n && i < 8; i++) {
+            s->len[i] = frame_size (body[i]);
+            s->body[i] = calloc (1, s->len[i] + 1);
+            memcpy (s->body[i], frame_data (body[i]), s->len[i]);
+        }
+        if (s->env.kind == ENV_DATA || s->env.kind == ENV_EVENT)
+            s->msg = body_decode (body, n, 64, NULL, 0);
+    }
+    frame_decref_all (body, n);
+    return 0;
+}
+
+static int io_connect (void *ctx, uint32_t rank, const char *endpoint,
+                       const char *pubkey)
+{
+    ((struct fake *)ctx)->connects++;
+    return 0;
+}
+
+static void io_disconnect (void *ctx, uint32_t rank, const char *endpoint)
+{
+    ((struct fake *)ctx)->disconnects++;
+}
+
+static int io_authorize (void *ctx, const char *pubkey)
+{
+    ((struct fake *)ctx)->authorized++;
+    return 0;
+}
+
+static double io_now (void *ctx)
+{
+    return ((struct fake *)ctx)->now;
+}
+
+static void io_wakeup (void *ctx, double when)
+{
+    ((struct fake *)ctx)->wakeup = when;
+}
+
+static uint64_t io_random (void *ctx)
+{
+    return 4;   /* chosen by fair dice roll */
+}
+
+static void io_log (void *ctx, int level, const char *fmt, va_list ap)
+{
+    struct fake *f = ctx;
+    char *s;
+
+    if (f->nlogs < FAKE_MAX_RECORDS && vasprintf (&s, fmt, ap) >= 0)
+        f->logs[f->nlogs++] = s;
+    if (getenv ("FAKEIO_VERBOSE"))
+        fprintf (stderr, "# [%d] %s\n", level, f->logs[f->nlogs - 1]);
+}
+
+static int io_deliver (void *ctx, msg_t *msg, const struct bgn_msg_info *info)
+{
+    struct fake *f = ctx;
+
+    if (f->ndelivered < FAKE_MAX_RECORDS) {
+        f->delivered_info[f->ndelivered] = *info;
+        f->delivered[f->ndelivered++] = msg;
+    }
+    else
+        msg_destroy (&msg);
+    return 0;
+}
+
+static int io_request (void *ctx, msg_t *msg)
+{
+    struct fake *f = ctx;
+
+    if (f->nrequests < FAKE_MAX_RECORDS)
+        f->requests[f->nrequests++] = msg;
+    else
+        msg_destroy (&msg);
+    return 0;
+}
+
+static int record_answer (struct fake *f, const msg_t *req, int errnum,
+                          const char *text)
+{
+    struct answer *a;
+
+    if (f->nanswers >= FAKE_MAX_RECORDS)
+        return 0;
+    a = &f->answers[f->nanswers++];
+    a->req = msg_copy (req);
+    a->errnum = errnum;
+    a->text = text ? strdup (text) : NULL;
+    return 0;
+}
+
+static int io_respond (void *ctx, const msg_t *req, const char *payload)
+{
+    return record_answer (ctx, req, 0, payload);
+}
+
+static int io_respond_error (void *ctx, const msg_t *req, int errnum,
+                             const char *errstr)
+{
+    return record_answer (ctx, req, errnum, errstr);
+}
+
+static void io_stop (void *ctx, int exit_code)
+{
+    ((struct fake *)ctx)->stopped = exit_code + 1;
+}
+
+static const struct ovl_io fake_io = {
+    .send = io_send,
+    .connect = io_connect,
+    .disconnect = io_disconnect,
+    .authorize = io_authorize,
+    .now = io_now,
+    .wakeup = io_wakeup,
+    .random = io_random,
+    .log = io_log,
+    .deliver = io_deliver,
+    .request = io_request,
+    .respond = io_respond,
+    .respond_error = io_respond_error,
+    .stop = io_stop,
+};
+
+struct fake *fake_create (uint32_t rank, uint32_t size, const char *topology)
+{
+    struct fake *f = calloc (1, sizeof (*f));
+
+    if (!f)
+        return NULL;
+    f->now = 1000.0;
+    f->wakeup = INFINITY;
+    ovconf_defaults (&f->cfg);
+    f->cfg.curve = 0;
+    f->cfg.keepalive_interval = 1.0;
+    f->cfg.peer_timeout = 5.0;
+    snprintf (f->cfg.topology, sizeof (f->cfg.topology), "%s",
+              topology ? topology : "bgn");
+    /* the core is made in fake_start, so tests can change cfg first */
+    f->rank = rank;
+    f->size = size;
+    f->incarnation = 100;
+    return f;
+}
+
+int fake_start (struct fake *f)
+{
+    struct ovl_identity id = {
+        .rank = f->rank,
+        .size = f->size,
+        .incarnation = f->incarnation,
+        .hostname = "testhost",
+        .instance = "test-instance",
+        .pubkey = "",
+        .endpoint = "ipc://fake",
+    };
+
+    if (!(f->ov = overlay_create (&f->cfg, &id, &fake_io, f)))
+        return -1;
+    for (int i = 0; i < overlay_peer_count (f->ov); i++) {
+        char ep[64], key[41];
+        uint32_t r = overlay_peer_rank (f->ov, i);
+        snprintf (ep, sizeof (ep), "ipc://peer-%u", (unsigned)r);
+        if (overlay_set_peer (f->ov, r, ep, f->cfg.curve ? fake_key (r, key)
+                                                          : "") < 0)
+            return -1;
+    }
+    return overlay_start (f->ov);
+}
+
+static void clear_sent (struct sent *s)
+{
+    for (int i = 0; i < 8; i++)
+        free (s->body[i]);
+    msg_destroy (&s->msg);
+}
+
+void fake_clear (struct fake *f)
+{
+    for (int i = 0; i < f->nsent; i++)
+        clear_sent (&f->sent[i]);
+    f->nsent = 0;
+    for (int i = 0; i < f->ndelivered; i++)
+        msg_destroy (&f->delivered[i]);
+    f->ndelivered = 0;
+    for (int i = 0; i < f->nrequests; i++)
+        msg_destroy (&f->requests[i]);
+    f->nrequests = 0;
+    for (int i = 0; i < f->nanswers; i++) {
+        msg_destroy (&f->answers[i].req);
+        free (f->answers[i].text);
+    }
+    f->nanswers = 0;
+    for (int i = 0; i < f->nlogs; i++)
+        free (f->logs[i]);
+    f->nlogs = 0;
+}
+
+void fake_destroy (struct fake **fp)
+{
+    if (fp && *fp) {
+        overlay_destroy (&(*fp)->ov);
+        fake_clear (*fp);
+        free (*fp);
+        *fp = NULL;
+    }
+}
+
+void fake_advance (struct fake *f, double seconds)
+{
+    double until = f->now + seconds;
+
+    while (f->wakeup <= until) {
+        f->now = f->wakeup > f->now ? f->wakeup : f->now;
+        overlay_run_timers (f->ov);
+    }
+    f->now = until;
+}
+
+void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
+                  const char *const *frames, const size_t *lens, int n,
+                  const char *user_id)
+{
+    struct frame *fr[16];
+    uint8_t buf[ENV_SIZE];
+    char id[16];
+    struct peer *p = peers_lookup (f->ov->peers, from);
+
+    if (p && env->sender_inc == 0 && env->kind != ENV_HELLO)
+        env->sender_inc = p->incarnation;
+    if (env->receiver_inc == 0 && env->kind != ENV_HELLO)
+        env->receiver_inc = f->ov->incarnation;
+    if (env->source == 0 && from != 0)
+        env->source = from;
+    envelope_encode (env, buf);
+    fr[0] = frame_create (buf, ENV_SIZE);
+    for (int i = 0; i < n && i < 15; i++)
+        fr[i + 1] = frame_create (frames[i], lens[i]);
+    snprintf (id, sizeof (id), "%u", (unsigned)from);
+    overlay_recv (f->ov, id, strlen (id), fr, n + 1, user_id);
+}
+
+void fake_control (struct fake *f, uint32_t from, int kind, const char *json)
+{
+    struct envelope env = { .kind = kind, .ttl = 1, .source = from,
+                            .dest = f->ov->rank };
+    size_t len = json ? strlen (json) : 0;
+
+    fake_inject (f, from, &env, &json, &len, json ? 1 : 0, NULL);
+}
+
+void fake_data (struct fake *f, uint32_t from, struct envelope *env,
+                msg_t *msg)
+{
+    struct msg_frame mf[64];
+    const char *data[64];
+    size_t lens[64];
+    int n = msg_encode (msg, mf, 64);
+
+    for (int i = 0; i < n; i++) {
+        data[i] = mf[i].data;
+        lens[i] = mf[i].size;
+    }
+    fake_inject (f, from, env, data, lens, n, NULL);
+}
+
+const char *fake_key (uint32_t r, char buf[41])
+{
+    snprintf (buf, 41, "key%037u", (unsigned)r);
+    return buf;
+}
+
+void fake_hello_json (struct fake *f, uint32_t from, int kind,
+                      uint64_t sender_inc, const char *json,
+                      const char *user_id)
+{
+    struct envelope env = { .kind = kind, .ttl = 1, .source = from,
+                            .dest = f->ov->rank, .sender_inc = sender_inc };
+    size_t len = strlen (json);
+
+    if (kind != ENV_HELLO)
+        env.receiver_inc = f->ov->incarnation;
+    fake_inject (f, from, &env, &json, &len, 1, user_id);
+}
+
+void fake_hello (struct fake *f, uint32_t from, int kind, uint64_t inc)
+{
+    char json[512];
+    struct envelope env = { .kind = kind, .ttl = 1, .source = from,
+                            .dest = f->ov->rank, .sender_inc = inc };
+    const char *frames[1] = { json };
+    size_t len;
+
+    char key[41];
+
+    snprintf (json, sizeof (json), "{\"version\":%d,\"rank\":%u,"
+              "\"instance\":\"test-instance\",\"incarnation\":%llu,"
+              "\"hostname\":\"host%u\",\"topology\":\"%s\",\"seq\":0}",
+              PROTOCOL_VERSION, (unsigned)from, (unsigned long long)inc,
+              (unsigned)from, f->ov->topo_spec);
+    len = strlen (json);
+    if (kind == ENV_HELLO_ACK)
+        env.receiver_inc = f->ov->incarnation;
+    fake_inject (f, from, &env, frames, &len, 1,
+                 f->cfg.curve ? fake_key (from, key) : NULL);
+}
+
+int fake_count (struct fake *f, int kind, uint32_t to)
+{
+    int count = 0;
+
+    for (int i = 0; i < f->nsent; i++)
+        if (f->sent[i].env.kind == kind
+            && (to == UINT32_MAX || f->sent[i].to == to))
+            count++;
+    return count;
+}
+
+struct sent *fake_last (struct fake *f, int kind, uint32_t to)
+{
+    for (int i = f->nsent - 1; i >= 0; i--)
+        if (f->sent[i].env.kind == kind
+            && (to == UINT32_MAX || f->sent[i].to == to))
+            return &f->sent[i];
+    return NULL;
+}
+
+bool fake_logged (struct fake *f, const char *s)
+{
+    for (int i = 0; i < f->nlogs; i++)
+        if (strstr (f->logs[i], s))
+            return true;
+    return false;
+}
+
+void fake_all_up (struct fake *f)
+{
+    for (int i = 0; i < f->ov->peers->n; i++) {
+        struct peer *p = f->ov->peers->v[i];
+        fake_hello (f, p->rank, p->connector ? ENV_HELLO_ACK : ENV_HELLO,
+                    1000 + p->rank);
+    }
+}
+
+struct peer *fake_peer (struct fake *f, uint32_t rank)
+{
+    return peers_lookup (f->ov->peers, rank);
+}
+
+struct answer *fake_last_answer (struct fake *f)
+{
+    return f->nanswers > 0 ? &f->answers[f->nanswers - 1] : NULL;
+}

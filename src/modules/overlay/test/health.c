@@ -1,0 +1,94 @@
+/* test/health.c: readiness and health (health.c) via a fake io. */
+#include <errno.h>
+#include <string.h>
+
+#include "src/common/libtap/tap.h"
+#include "fakeio.h"
+
+static int ready_requests (struct fake *f)
+{
+    int n = 0;
+    for (int i = 0; i < f->nrequests; i++)
+        if (!strcmp (msg_get_topic (f->requests[i]), "overlay.ready"))
+            n++;
+    return n;
+}
+
+/* Rank 0 is asked: "rank r is ready". */
+static void ready_from (struct fake *f, uint32_t r)
+{
+    char payload[64];
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":1}",
+              (unsigned)r);
+    msg_t *req = msg_request_create ("overlay.ready", 0, payload);
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+}
+
+static void check_member (void)
+{
+    struct fake *f = fake_create (5, 8, "bgn");
+
+    fake_start (f);
+    ok (!strcmp (overlay_health (f->ov), "partial") && ready_requests (f) == 0,
+        "rank 5 starts partial and does not report ready");
+    for (int i = 0; i < f->ov->peers->n - 1; i++) {
+        struct peer *p = f->ov->peers->v[i];
+        fake_hello (f, p->rank, p->connector ? ENV_HELLO_ACK : ENV_HELLO,
+                    1000 + p->rank);
+    }
+    ok (ready_requests (f) == 0, "not with one peer still missing");
+    fake_hello (f, 7, ENV_HELLO_ACK, 1007);
+    ok (ready_requests (f) == 1 && !strcmp (overlay_health (f->ov), "full"),
+        "with every peer up it reports ready to rank 0 and is full");
+    ok (strstr (msg_get_payload (f->requests[0], NULL), "\"rank\":5") != NULL,
+        "the report names rank 5");
+    fake_advance (f, 1.6);
+    ok (ready_requests (f) == 2, "unanswered, it is sent again a second later");
+    msg_t *rsp = msg_response_create (f->requests[1], NULL);
+    overlay_service (f->ov, rsp, NULL);
+    msg_destroy (&rsp);
+    fake_advance (f, 3.0);
+    ok (ready_requests (f) == 2, "answered, it stops");
+    ready_from (f, 3);
+    struct answer *a = fake_last_answer (f);
+    ok (a && a->errnum == EINVAL, "a ready report to a rank but 0 is EINVAL");
+
+    fake_control (f, 4, ENV_FENCE, "{\"rank\":2,\"incarnation\":1}");
+    ok (!strcmp (overlay_health (f->ov), "degraded"),
+        "with a rank fenced, health is degraded");
+    fake_destroy (&f);
+}
+
+static void check_root (void)
+{
+    struct fake *f = fake_create (0, 4, "bgn");
+
+    fake_start (f);
+    fake_all_up (f);
+    ok (fake_count (f, ENV_UNFENCE, UINT32_MAX) == 3
+        && strstr (fake_last (f, ENV_UNFENCE, 1)->body[0], "\"rank\":0"),
+        "rank 0 with its links up announces itself to its 3 peers");
+    ok (!strcmp (overlay_health (f->ov), "partial"),
+        "it is partial until every rank reported");
+    ready_from (f, 1);
+    ready_from (f, 2);
+    ok (fake_last_answer (f)->errnum == 0, "reports are answered");
+    ok (!strcmp (overlay_health (f->ov), "partial"), "still partial at 3 of 4");
+    ready_from (f, 3);
+    ok (!strcmp (overlay_health (f->ov), "full")
+        && fake_logged (f, "all 4 ranks connected"),
+        "full when all 4 reported, and logged");
+    ready_from (f, 7);
+    ok (fake_last_answer (f)->errnum == EINVAL, "a report of rank 7 of 4 is "
+        "EINVAL");
+    fake_destroy (&f);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    check_member ();
+    check_root ();
+    done_testing ();
+}

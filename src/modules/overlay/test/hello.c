@@ -1,0 +1,164 @@
+/* test/hello.c: admission (hello.c) through a fake io. */
+#include <string.h>
+
+#include "src/common/libtap/tap.h"
+#include "fakeio.h"
+
+#define GOOD "{\"version\":1,\"rank\":%u,\"instance\":\"test-instance\"," \
+             "\"incarnation\":%u,\"hostname\":\"h\",\"topology\":\"bgn\"}"
+
+/* NAK sent to 'to' whose reason starts with 'reason'? */
+static bool nak_says (struct fake *f, uint32_t to, const char *reason)
+{
+    struct sent *s = fake_last (f, ENV_HELLO_NAK, to);
+    return s && s->body[0] && strstr (s->body[0], reason);
+}
+
+/* Rank 15 of 16: every peer connects to it, it answers hellos. */
+static void check_binder (void)
+{
+    struct fake *f = fake_create (15, 16, "bgn");
+    char json[512];
+
+    ok (fake_start (f) == 0 && f->connects == 0 && fake_count (f, ENV_HELLO,
+                                                               UINT32_MAX) == 0,
+        "rank 15 connects to nobody and says hello to nobody");
+    fake_hello (f, 14, ENV_HELLO, 1014);
+    struct sent *ack = fake_last (f, ENV_HELLO_ACK, 14);
+    ok (ack && ack->env.receiver_inc == 1014 && ack->body[0]
+        && strstr (ack->body[0], "\"incarnation\":100"),
+        "a good hello from 14 gets an ack carrying our hello");
+    ok (fake_peer (f, 14)->state == PEER_UP
+        && fake_peer (f, 14)->incarnation == 1014
+        && !strcmp (fake_peer (f, 14)->hostname, "host14"),
+        "14 is up, as incarnation 1014, on host14");
+
+    snprintf (json, sizeof (json), "{\"version\":99,\"rank\":13,"
+              "\"instance\":\"test-instance\",\"incarnation\":1,"
+              "\"topology\":\"bgn\"}");
+    fake_hello_json (f, 13, ENV_HELLO, 1, json, NULL);
+    ok (nak_says (f, 13, "protocol version mismatch")
+        && fake_last (f, ENV_HELLO_NAK, 13)->env.receiver_inc == 0
+        && fake_peer (f, 13)->state == PEER_CONNECTING,
+        "another protocol version is refused; 13 stays out");
+    snprintf (json, sizeof (json), GOOD, 12u, 1u);
+    fake_hello_json (f, 13, ENV_HELLO, 1, json, NULL);
+    ok (nak_says (f, 13, "rank does not match"),
+        "a hello claiming another rank than its connection is refused");
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":1,\"rank\":13,"
+                     "\"instance\":\"other\",\"incarnation\":1}", NULL);
+    ok (nak_says (f, 13, "another instance"),
+        "a hello from another instance is refused");
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":1,\"rank\":13,"
+                     "\"instance\":\"test-instance\",\"incarnation\":1,"
+                     "\"topology\":\"kary:2\"}", NULL);
+    ok (nak_says (f, 13, "another topology"),
+        "a hello with another topology is refused");
+    fake_hello_json (f, 13, ENV_HELLO, 1, "not json", NULL);
+    ok (nak_says (f, 13, "malformed hello")
+        && fake_peer (f, 13)->state == PEER_CONNECTING,
+        "garbage is a malformed hello");
+
+    /* a fence of 11's incarnation 1011, heard from 14 */
+    fake_control (f, 14, ENV_FENCE, "{\"rank\":11,\"incarnation\":1011,"
+                  "\"reason\":\"test\"}");
+    fake_hello (f, 11, ENV_HELLO, 1011);
+    ok (nak_says (f, 11, "fenced")
+        && fake_last (f, ENV_HELLO_NAK, 11)->env.receiver_inc == 1011
+        && fake_peer (f, 11)->state != PEER_UP,
+        "a fenced incarnation is told it is fenced, addressed to itself");
+    fake_hello (f, 11, ENV_HELLO, 900);
+    ok (nak_says (f, 11, "fenced"), "so is an older one");
+    fake_clear (f);
+    fake_hello (f, 11, ENV_HELLO, 1012);
+    ok (fake_count (f, ENV_HELLO_ACK, 11) == 1
+        && fake_peer (f, 11)->state == PEER_UP,
+        "a newer incarnation is admitted");
+    struct sent *uf = fake_last (f, ENV_UNFENCE, 14);
+    ok (uf && strstr (uf->body[0], "\"rank\":11")
+        && strstr (uf->body[0], "\"incarnation\":1012")
+        && fake_count (f, ENV_UNFENCE, 11) == 0,
+        "and its fence is lifted everywhere (unfence flooded to 14, not 11)");
+
+    /* data from a peer that has not said hello is dropped */
+    uint64_t stale = f->ov->c.stale_drops;
+    fake_control (f, 7, ENV_LINK, "{\"op\":\"add\",\"a\":1,\"b\":9}");
+    ok (f->ov->c.stale_drops == stale + 1 && bgn_router_link_count (f->ov->router) == 0,
+        "a message from a peer not admitted is a stale drop, not applied");
+    fake_destroy (&f);
+}
+
+/* Rank 0 of 16 connects to all its peers. */
+static void check_connector (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+
+    ok (fake_start (f) == 0 && f->connects == 7
+        && fake_count (f, ENV_HELLO, UINT32_MAX) == 7,
+        "rank 0 connects to its 7 peers and says hello to each");
+    fake_clear (f);
+    fake_advance (f, 1.0);
+    ok (fake_count (f, ENV_HELLO, UINT32_MAX) == 0, "no hello again at 1 s");
+    fake_advance (f, 1.6);
+    ok (fake_count (f, ENV_HELLO, UINT32_MAX) == 7,
+        "peers that did not answer hear hello again after 2 s");
+
+    fake_hello (f, 1, ENV_HELLO_ACK, 1001);
+    ok (fake_peer (f, 1)->state == PEER_UP, "an ack brings 1 up");
+    fake_clear (f);
+    fake_hello_json (f, 2, ENV_HELLO_NAK, 1002,
+                     "{\"reason\":\"peer belongs to another instance\"}",
+                     NULL);
+    ok (fake_peer (f, 2)->refused && fake_peer (f, 2)->state == PEER_DOWN
+        && f->disconnects == 1 && fake_logged (f, "refused our hello"),
+        "a refusal marks 2 refused, disconnects and logs it");
+    fake_advance (f, 3.0);
+    ok (fake_count (f, ENV_HELLO, 2) == 0 && fake_count (f, ENV_HELLO, 4) >= 1,
+        "a refused peer hears no more hellos; the others do");
+
+    fake_clear (f);
+    fake_hello_json (f, 1, ENV_HELLO_NAK, 1001,
+                     "{\"reason\":\"fenced: rejoin with a new incarnation\"}",
+                     NULL);
+    ok (f->ov->incarnation == 101 && fake_logged (f, "rejoining as "
+                                                     "incarnation 101"),
+        "told it is fenced, rank 0 rejoins as the next incarnation");
+    ok (fake_count (f, ENV_HELLO, UINT32_MAX) == 7
+        && fake_peer (f, 1)->state == PEER_CONNECTING
+        && !fake_peer (f, 2)->refused,
+        "it says hello to every peer again, refusals forgotten");
+    struct sent *h = fake_last (f, ENV_HELLO, 4);
+    ok (h && h->env.sender_inc == 101 && strstr (h->body[0],
+                                                 "\"incarnation\":101"),
+        "as the new incarnation");
+    fake_destroy (&f);
+}
+
+static void check_curve (void)
+{
+    struct fake *f = fake_create (15, 16, "bgn");
+    char key[41], json[512];
+
+    f->cfg.curve = 1;
+    ok (fake_start (f) == 0 && f->authorized == 7,
+        "with CURVE, the keys of the 7 peers that connect are authorized");
+    snprintf (json, sizeof (json), GOOD, 14u, 1014u);
+    fake_hello_json (f, 14, ENV_HELLO, 1014, json, fake_key (13, key));
+    ok (nak_says (f, 14, "CURVE key does not belong to that rank")
+        && fake_peer (f, 14)->state != PEER_UP,
+        "a hello as 14 on a connection with 13's key is refused");
+    fake_hello_json (f, 14, ENV_HELLO, 1014, json, NULL);
+    ok (nak_says (f, 14, "CURVE key"), "so is one with no key at all");
+    fake_hello_json (f, 14, ENV_HELLO, 1014, json, fake_key (14, key));
+    ok (fake_peer (f, 14)->state == PEER_UP, "with 14's own key it is up");
+    fake_destroy (&f);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    check_binder ();
+    check_connector ();
+    check_curve ();
+    done_testing ();
+}

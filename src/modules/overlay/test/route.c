@@ -1,0 +1,164 @@
+/* test/route.c: next hops, TTL, backlogs, detours (route.c) via a fake
+ * io. */
+#include <errno.h>
+#include <string.h>
+
+#include "src/common/libtap/tap.h"
+#include "src/modules/overlay/fence.h"
+#include "src/modules/overlay/route.h"
+#include "fakeio.h"
+
+static msg_t *request (uint32_t dest, uint32_t tag)
+{
+    msg_t *m = msg_request_create ("test.echo", dest, "{}");
+    msg_route_enable (m);
+    msg_route_push (m, "client-1");
+    msg_route_push (m, "0");
+    msg_set_matchtag (m, tag);
+    return m;
+}
+
+static int send_to (struct fake *f, uint32_t dest, uint32_t tag)
+{
+    msg_t *m = request (dest, tag);
+    int rc = overlay_send (f->ov, &m, dest, NULL);
+    msg_destroy (&m);
+    return rc;
+}
+
+static struct fake *rank0 (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    return f;
+}
+
+static void check_ttl (void)
+{
+    struct fake *f = rank0 ();
+    struct sent *s = NULL;
+
+    ok (send_to (f, 1, 1) == 0 && (s = fake_last (f, ENV_DATA, 1))
+        && s->env.ttl == f->ov->ttl - 1 && s->env.hops == 1
+        && s->env.source == 0 && s->env.dest == 1,
+        "a request to neighbour 1 leaves with one hop made, ttl %d - 1",
+        f->ov->ttl);
+    int rc = send_to (f, 3, 2);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (rc == 0 && s && bgn_topo_distance (f->ov->topo, s->to, 3) == 1,
+        "a request to 3 goes to a next hop one hop from 3 (%u)",
+        s ? s->to : 0);
+
+    /* something passing through: from 1, for 9 */
+    msg_t *m = request (9, 3);
+    struct envelope env = { .kind = ENV_DATA, .ttl = 4, .hops = 2,
+                            .source = 7, .dest = 9 };
+    fake_data (f, 1, &env, m);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.ttl == 3 && s->env.hops == 3 && s->env.source == 7
+        && s->to == 8 && f->ov->c.forwarded == 1,
+        "a message for 9 is forwarded to 8 with a hop less to go");
+    env.ttl = 0;
+    fake_data (f, 1, &env, m);
+    struct answer *a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && strstr (a->text, "TTL expired")
+        && f->ov->c.ttl_drops == 1,
+        "with no hops left it is dropped and the request answered");
+
+    /* a request that continues its trip (service-addressed, not here) */
+    struct bgn_msg_info info = { .from_overlay = 1, .ttl = 2, .hops = 5,
+                                 .source = 11 };
+    ok (overlay_send (f->ov, &m, 4, &info) == 0 && m == NULL
+        && (s = fake_last (f, ENV_DATA, 4)) && s->env.ttl == 1
+        && s->env.hops == 6 && s->env.source == 11,
+        "a request going on keeps its source, hops and TTL");
+    m = request (9, 4);
+    info.ttl = 0;
+    errno = 0;
+    ok (overlay_send (f->ov, &m, 4, &info) < 0 && errno == EHOSTUNREACH
+        && m != NULL, "one with no hops left is refused, left to the broker");
+    msg_destroy (&m);
+    errno = 0;
+    ok (send_to (f, 0, 5) < 0 && errno == EHOSTUNREACH
+        && send_to (f, 16, 5) < 0, "a request to ourselves or past the size "
+        "is EHOSTUNREACH");
+    fake_destroy (&f);
+}
+
+static void check_backlog (void)
+{
+    struct fake *f = rank0 ();
+    bool order = true;
+
+    f->send_errno[1] = EAGAIN;
+    for (uint32_t tag = 1; tag <= 3; tag++)
+        send_to (f, 1, tag);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && fake_peer (f, 1)->backlog.count == 3,
+        "1's queue is full: three requests wait in its backlog");
+    fake_advance (f, 0.01);
+    ok (fake_peer (f, 1)->backlog.count == 3, "and keep waiting while it is");
+    f->send_errno[1] = 0;
+    fake_advance (f, 0.01);
+    ok (fake_count (f, ENV_DATA, 1) == 3 && fake_peer (f, 1)->backlog.count == 0,
+        "when it has room they go");
+    for (int i = 0; i < 3; i++)
+        if (msg_get_matchtag (f->sent[i].msg) != (uint32_t)i + 1)
+            order = false;
+    ok (order, "in the order they were sent");
+
+    f->ov->cfg.backlog_max = 2;
+    f->send_errno[1] = EAGAIN;
+    fake_clear (f);
+    send_to (f, 1, 1);
+    send_to (f, 1, 2);
+    errno = 0;
+    ok (send_to (f, 1, 3) < 0 && errno == ENOBUFS
+        && f->ov->c.backlog_overflows == 1,
+        "a full backlog refuses with ENOBUFS and counts it");
+    f->send_errno[1] = 0;
+    fake_destroy (&f);
+}
+
+static void check_unreachable (void)
+{
+    struct fake *f = rank0 ();
+
+    f->send_errno[2] = EHOSTUNREACH;
+    send_to (f, 2, 1);
+    ok (fake_peer (f, 2)->state == PEER_DOWN && fence_is_fenced (f->ov, 2),
+        "a send finding 2's connection gone makes 2 lost and fenced");
+    ok (fake_logged (f, "connection gone (EHOSTUNREACH)")
+        && fake_count (f, ENV_FENCE, UINT32_MAX) == 6,
+        "logged, and the fence flooded to the other 6 peers");
+    fake_destroy (&f);
+}
+
+static void check_detour (void)
+{
+    struct fake *f = rank0 ();
+    struct sent *s;
+
+    /* 4 refuses us: its link is down, but nobody fenced it */
+    fake_hello_json (f, 4, ENV_HELLO_NAK, 1004,
+                     "{\"reason\":\"testing\"}", NULL);
+    ok (fake_peer (f, 4)->state == PEER_DOWN && !fence_is_fenced (f->ov, 4),
+        "the link to 4 is down and 4 is not fenced");
+    fake_clear (f);
+    ok (send_to (f, 4, 1) == 0 && (s = fake_last (f, ENV_DATA, UINT32_MAX))
+        && s->to == 2 && fake_peer (f, 2)->reroutes == 1,
+        "a request to 4 takes a detour through 2, one hop from 4");
+    fake_destroy (&f);
+}
+
+int main (void)
+{
+    plan (NO_PLAN);
+    check_ttl ();
+    check_backlog ();
+    check_unreachable ();
+    check_detour ();
+    done_testing ();
+}

@@ -1,0 +1,212 @@
+/* tracker.c: requests this broker injected (see tracker.h).
+ *
+ * Keyed by a 64-bit hash of "client:matchtag"; the full key is kept to
+ * tell a hash collision from a match (a collision only means one request
+ * is not tracked: it then times out at its client as any lost request).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/common/libutil/idmap.h"
+#include "overlay.h"
+#include "tracker.h"
+
+#define TRACKER_MAX 100000
+#define SWEEP_PERIOD 1.0
+
+struct tracked {
+    msg_t *req;              /* header copy (no payload), for the error */
+    uint32_t dest;
+    double expires;
+    int failed;              /* an error went back: drop a late response */
+    char key[MSG_MAX_ROUTEID + 16];
+};
+
+static void sweep_cb (void *arg);
+
+int tracker_init (struct overlay *ov)
+{
+    if (!(ov->tracker.map = idmap_create (sizeof (struct tracked)))
+        || !(ov->tracker.sweep = ovtimer_create (ov->timers, sweep_cb, ov)))
+        return -1;
+    return 0;
+}
+
+void tracker_fini (struct overlay *ov)
+{
+    struct idmap_iter it;
+
+    if (ov->tracker.map) {
+        for (struct tracked *t = idmap_first (ov->tracker.map, &it); t;
+             t = idmap_next (&it))
+            msg_destroy (&t->req);
+    }
+    idmap_destroy (&ov->tracker.map);
+    ovtimer_destroy (&ov->tracker.sweep);
+}
+
+static int make_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
+{
+    const char *client = msg_route_last (msg);
+    uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
+
+    if (!client || msg_route_count (msg) < 1)
+        return -1;
+    snprintf (key, len, "%s:%u", client, (unsigned)msg_get_matchtag (msg));
+    for (const char *s = key; *s; s++) {
+        h ^= (uint8_t)*s;
+        h *= 1099511628211ULL;
+    }
+    *hash = h ? h : 1;
+    return 0;
+}
+
+uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
+{
+    char key[MSG_MAX_ROUTEID + 16];
+    uint64_t hash;
+    struct tracked *t;
+    msg_t *copy;
+    int created;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST
+        || (msg_get_flags (req) & MSGFLAG_NORESPONSE) || dest >= ov->size
+        || idmap_size (ov->tracker.map) >= TRACKER_MAX
+        || make_key (req, key, sizeof (key), &hash) < 0
+        || !(copy = msg_copy (req)))
+        return 0;
+    msg_set_payload (copy, NULL, 0);
+    if (!(t = idmap_put (ov->tracker.map, hash, &created))) {
+        msg_destroy (&copy);
+        return 0;
+    }
+    if (!created)
+        msg_destroy (&t->req);   /* a client reused a matchtag */
+    t->req = copy;
+    t->dest = dest;
+    t->failed = 0;
+    t->expires = ovl_now (ov) + ov->cfg.rpc_timeout * 2 + 5;
+    snprintf (t->key, sizeof (t->key), "%s", key);
+    if (!ovtimer_armed (ov->tracker.sweep))
+        ovtimer_arm (ov->tracker.sweep, ovl_now (ov) + SWEEP_PERIOD);
+    return hash;
+}
+
+static void delete (struct overlay *ov, uint64_t hash)
+{
+    struct tracked *t = idmap_get (ov->tracker.map, hash);
+
+    if (t) {
+        msg_destroy (&t->req);
+        idmap_delete (ov->tracker.map, hash);
+    }
+}
+
+void tracker_forget (struct overlay *ov, uint64_t key)
+{
+    if (key)
+        delete (ov, key);
+}
+
+int tracker_response (struct overlay *ov, const msg_t *rsp)
+{
+    char key[MSG_MAX_ROUTEID + 16];
+    uint64_t hash;
+    struct tracked *t;
+    int drop = 0;
+
+    if (msg_get_type (rsp) != MSGTYPE_RESPONSE
+        || make_key (rsp, key, sizeof (key), &hash) < 0
+        || !(t = idmap_get (ov->tracker.map, hash))
+        || strcmp (t->key, key) != 0)
+        return 0;
+    if (t->failed) {
+        ov->tracker.dup_drops++;
+        drop = 1;
+    }
+    if (!(msg_get_flags (rsp) & MSGFLAG_STREAMING) || drop)
+        delete (ov, hash);
+    return drop;
+}
+
+/* The ids of the entries 'match' selects (the map must not change while
+ * it is walked, and acting on an entry may change it).  Caller frees. */
+static uint64_t *collect (struct overlay *ov,
+                          bool (*match) (const struct tracked *t, void *arg),
+                          void *arg, size_t *np)
+{
+    struct idmap_iter it;
+    uint64_t *ids = NULL;
+    size_t n = 0, cap = 0;
+
+    for (struct tracked *t = idmap_first (ov->tracker.map, &it); t;
+         t = idmap_next (&it)) {
+        if (!match (t, arg))
+            continue;
+        if (n == cap) {
+            uint64_t *more = realloc (ids, (cap = cap ? cap * 2 : 16)
+                                               * sizeof (*ids));
+            if (!more)
+                break;
+            ids = more;
+        }
+        ids[n++] = it.id;
+    }
+    *np = n;
+    return ids;
+}
+
+static bool match_dest (const struct tracked *t, void *arg)
+{
+    return t->dest == *(uint32_t *)arg && !t->failed;
+}
+
+static bool match_expired (const struct tracked *t, void *arg)
+{
+    return t->expires < *(double *)arg;
+}
+
+void tracker_fail_dest (struct overlay *ov, uint32_t dest)
+{
+    size_t n;
+    uint64_t *fail = collect (ov, match_dest, &dest, &n);
+    char errstr[64];
+
+    snprintf (errstr, sizeof (errstr), "rank %u went down", (unsigned)dest);
+    for (size_t i = 0; i < n; i++) {
+        struct tracked *t = idmap_get (ov->tracker.map, fail[i]);
+        msg_t *req;
+        if (!t || t->failed)
+            continue;
+        t->failed = 1;
+        ov->tracker.failed++;
+        /* The copy's stack ends with our rank: the broker pops it. */
+        if ((req = msg_copy (t->req))) {
+            ov->io->respond_error (ov->ctx, req, EHOSTUNREACH, errstr);
+            msg_destroy (&req);
+        }
+    }
+    free (fail);
+}
+
+int tracker_count (struct overlay *ov)
+{
+    return (int)idmap_size (ov->tracker.map);
+}
+
+static void sweep_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    double now = ovl_now (ov);
+    size_t n;
+    uint64_t *old = collect (ov, match_expired, &now, &n);
+
+    for (size_t i = 0; i < n; i++)
+        delete (ov, old[i]);
+    free (old);
+    if (idmap_size (ov->tracker.map) > 0)
+        ovtimer_arm (ov->tracker.sweep, now + SWEEP_PERIOD);
+}

@@ -1,0 +1,42 @@
+/* tracker.h: requests this broker sent into the overlay.
+ *
+ * The origin broker remembers each request it injects toward a rank
+ * (by the sending client's id and matchtag) until its response passes
+ * back through.  If the destination is fenced meanwhile, the request is
+ * failed at once with EHOSTUNREACH instead of leaving the client to time
+ * out, and a response that still arrives later is dropped, so the client
+ * sees exactly one answer.  Entries expire after twice the RPC timeout
+ * (plus 5 s) at the latest.
+ */
+#ifndef BGN_OVERLAY_TRACKER_H
+#define BGN_OVERLAY_TRACKER_H
+
+#include <stdint.h>
+
+#include "src/common/libmsg/message.h"
+
+struct overlay;
+
+int tracker_init (struct overlay *ov);
+void tracker_fini (struct overlay *ov);
+
+/* Remember request 'req' (borrowed) sent toward rank 'dest'.  Returns
+ * its key (0 if it is not tracked: not a request to a rank, no response
+ * expected, or the tracker is full). */
+uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
+
+/* Forget the request with this key (its send failed: the broker answers
+ * it itself). */
+void tracker_forget (struct overlay *ov, uint64_t key);
+
+/* A response reached its origin broker.  Returns 1 if it must be dropped
+ * (its request was already failed here), else 0. */
+int tracker_response (struct overlay *ov, const msg_t *rsp);
+
+/* Rank 'dest' was fenced: fail its requests once. */
+void tracker_fail_dest (struct overlay *ov, uint32_t dest);
+
+/* Entries being tracked. */
+int tracker_count (struct overlay *ov);
+
+#endif
