@@ -54,7 +54,7 @@ static void subscriptions_drop (struct bgn_broker *b, const char *client)
  */
 static int local_send (struct bgn_broker *b, const char *client, msg_t *msg)
 {
-    if (zmqutil_send_msg (b->local, client, msg) < 0)
+    if (zmqutil_send_msg (b->local, client, msg, ZMQ_DONTWAIT) < 0)
         goto drop;
     b->client_tx++;
     return 0;

@@ -19,8 +19,8 @@
 
 #include "client.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libzmqutil/multipart.h"
 
-#define MAX_FRAMES (MSG_MAX_ROUTES + 8)
 
 struct bgn_handle {
     void *ctx;
@@ -159,17 +159,7 @@ double bgn_get_timeout (bgn_t *h)
 
 static int send_msg (bgn_t *h, msg_t *msg)
 {
-    struct msg_frame frames[MAX_FRAMES];
-    int n = msg_encode (msg, frames, MAX_FRAMES);
-
-    if (n < 0)
-        return -1;
-    for (int i = 0; i < n; i++) {
-        if (zmq_send (h->sock, frames[i].data, frames[i].size,
-                      i < n - 1 ? ZMQ_SNDMORE : 0) < 0)
-            return -1;
-    }
-    return 0;
+    return zmqutil_send_msg (h->sock, NULL, msg, 0);
 }
 
 /* Sort one received message into its rpc or the event queue. */
@@ -204,44 +194,20 @@ static void dispatch (bgn_t *h, msg_t *msg)
 /* Read every message that is ready.  Returns -1 only on socket errors. */
 static int drain (bgn_t *h)
 {
-    zmq_msg_t parts[MAX_FRAMES];
-    struct msg_frame frames[MAX_FRAMES];
+    zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
 
     for (;;) {
-        int n = 0, more = 1, toolong = 0;
-        while (more) {
-            zmq_msg_t scratch, *m = n < MAX_FRAMES ? &parts[n] : &scratch;
-            zmq_msg_init (m);
-            if (zmq_msg_recv (m, h->sock, ZMQ_DONTWAIT) < 0) {
-                int saved = errno;
-                zmq_msg_close (m);
-                for (int i = 0; i < n; i++)
-                    zmq_msg_close (&parts[i]);
-                if (saved == EAGAIN && n == 0)
-                    return 0;
-                if (saved == EINTR || saved == EAGAIN)
-                    return 0;
-                errno = saved;
-                return -1;
-            }
-            more = zmq_msg_more (m);
-            if (m == &scratch) {
-                zmq_msg_close (m);
-                toolong = 1;
-            }
-            else
-                n++;
-        }
+        int n = zmqutil_recv (h->sock, parts, ZMQUTIL_MAX_PARTS);
         msg_t *msg = NULL;
-        if (!toolong) {
-            for (int i = 0; i < n; i++) {
-                frames[i].data = zmq_msg_data (&parts[i]);
-                frames[i].size = zmq_msg_size (&parts[i]);
-            }
-            msg = msg_decode (frames, n, NULL, 0);
+
+        if (n == 0 || (n == -1 && (errno == EINTR || errno == EAGAIN)))
+            return 0;
+        if (n == -1)
+            return -1;
+        if (n > 0) {
+            msg = zmqutil_decode (parts, n, NULL, 0);
+            zmqutil_close (parts, n);
         }
-        for (int i = 0; i < n; i++)
-            zmq_msg_close (&parts[i]);
         if (!msg)
             h->malformed++;
         else

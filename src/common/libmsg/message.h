@@ -72,6 +72,9 @@ enum {
 #define MSG_MAX_ROUTES   32          /* deeper route stacks are malformed */
 #define MSG_MAX_TOPIC    255         /* bytes, not counting NUL */
 #define MSG_MAX_ROUTEID  64          /* bytes per route frame */
+/* The most frames a valid message encodes to: its route frames, the
+ * delimiter, topic, payload and proto. */
+#define MSG_MAX_FRAMES   (MSG_MAX_ROUTES + 4)
 
 typedef struct msg msg_t;
 

@@ -39,7 +39,7 @@ int zmqutil_recv (void *sock, zmq_msg_t *parts, int max)
     return n;
 }
 
-int zmqutil_send_msg (void *sock, const char *id, msg_t *msg)
+int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
 {
     struct msg_frame frames[ZMQUTIL_MAX_PARTS];
     int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
@@ -48,11 +48,11 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg)
         return -1;
     /* With ROUTER_MANDATORY and DONTWAIT the first part is accepted or
      * refused for the whole message: once it is in, the rest cannot fail. */
-    if (id && zmq_send (sock, id, strlen (id), ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
+    if (id && zmq_send (sock, id, strlen (id), ZMQ_SNDMORE | flags) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         if (zmq_send (sock, frames[i].data, frames[i].size,
-                      (i < n - 1 ? ZMQ_SNDMORE : 0) | ZMQ_DONTWAIT) < 0)
+                      (i < n - 1 ? ZMQ_SNDMORE : 0) | flags) < 0)
             return -1;
     }
     return 0;
@@ -60,9 +60,9 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg)
 
 msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
 {
-    struct msg_frame mf[ZMQUTIL_MAX_PARTS];
+    struct msg_frame mf[MSG_MAX_FRAMES];
 
-    if (n > ZMQUTIL_MAX_PARTS) {
+    if (n > MSG_MAX_FRAMES) {
         errno = EPROTO;
         return NULL;
     }

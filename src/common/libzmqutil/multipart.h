@@ -13,9 +13,9 @@
 
 #include "src/common/libmsg/message.h"
 
-/* The most parts a broker message (with its route stack) can have, plus
- * room for a routing id and an envelope. */
-#define ZMQUTIL_MAX_PARTS (MSG_MAX_ROUTES + 8)
+/* The most parts a socket message can have: a broker message, a ROUTER's
+ * routing id and the overlay's envelope. */
+#define ZMQUTIL_MAX_PARTS (MSG_MAX_FRAMES + 2)
 
 /* Read the next message from sock without blocking, into parts[0..n-1]
  * (initialised here; the caller closes them).  Returns n (>= 1), 0 if
@@ -26,11 +26,11 @@ int zmqutil_recv (void *sock, zmq_msg_t *parts, int max);
 /* Close parts[0..n-1]. */
 void zmqutil_close (zmq_msg_t *parts, int n);
 
-/* Send broker message msg, preceded by routing id 'id' if not NULL, with
- * ZMQ_DONTWAIT.  All or nothing: a failure can only happen on the first
- * part, so nothing is half sent.  -1 with errno (EAGAIN, EHOSTUNREACH,
- * EINVAL for a message that does not encode). */
-int zmqutil_send_msg (void *sock, const char *id, msg_t *msg);
+/* Send broker message msg, preceded by routing id 'id' if not NULL;
+ * flags: 0 or ZMQ_DONTWAIT.  All or nothing: a failure can only happen on
+ * the first part, so nothing is half sent.  -1 with errno (EAGAIN,
+ * EHOSTUNREACH, EINVAL for a message that does not encode). */
+int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags);
 
 /* Decode parts[0..n-1] into a broker message.  NULL with errno EPROTO
  * and, if errbuf is given, a one-line reason. */

@@ -4,12 +4,10 @@
 
 #include "body.h"
 
-#define FRAMES_MAX (MSG_MAX_ROUTES + 8)
-
 int body_encode (msg_t *msg, struct frame **frames, int max)
 {
-    struct msg_frame mf[FRAMES_MAX];
-    int n = msg_encode (msg, mf, FRAMES_MAX);
+    struct msg_frame mf[MSG_MAX_FRAMES];
+    int n = msg_encode (msg, mf, MSG_MAX_FRAMES);
 
     if (n < 0 || n > max) {
         errno = EINVAL;
@@ -25,12 +23,12 @@ int body_encode (msg_t *msg, struct frame **frames, int max)
     return n;
 }
 
-msg_t *body_decode (struct frame *const *frames, int n, int max_frames,
-                    char *errbuf, size_t errlen)
+msg_t *body_decode (struct frame *const *frames, int n, char *errbuf,
+                    size_t errlen)
 {
-    struct msg_frame mf[FRAMES_MAX];
+    struct msg_frame mf[MSG_MAX_FRAMES];
 
-    if (n > max_frames || n > FRAMES_MAX) {
+    if (n > MSG_MAX_FRAMES) {
         if (errbuf)
             snprintf (errbuf, errlen, "too many frames");
         errno = EPROTO;

@@ -19,9 +19,9 @@ int body_encode (msg_t *msg, struct frame **frames, int max);
 
 /* Decode frames[0..n-1] (borrowed).  NULL with errno EPROTO and, if
  * errbuf is given, a one-line reason when malformed or longer than
- * 'max_frames'. */
-msg_t *body_decode (struct frame *const *frames, int n, int max_frames,
-                    char *errbuf, size_t errlen);
+ * MSG_MAX_FRAMES. */
+msg_t *body_decode (struct frame *const *frames, int n, char *errbuf,
+                    size_t errlen);
 
 /* Total bytes in frames[0..n-1]. */
 size_t body_size (struct frame *const *frames, int n);

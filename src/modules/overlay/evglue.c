@@ -32,8 +32,8 @@ static int ev_route (struct overlay *ov, uint32_t to, int kind, int flags,
 static int ev_send (void *arg, uint32_t to, int kind, const msg_t *event)
 {
     struct overlay *ov = arg;
-    struct frame *frames[MAX_BODY_FRAMES];
-    int n = body_encode ((msg_t *)event, frames, MAX_BODY_FRAMES);
+    struct frame *frames[MSG_MAX_FRAMES];
+    int n = body_encode ((msg_t *)event, frames, MSG_MAX_FRAMES);
 
     if (n < 0)
         return -1;
@@ -176,7 +176,7 @@ void evglue_recv (struct overlay *ov, struct peer *p, struct envelope *env,
         recv_control (ov, env, body, n);
         return;
     }
-    if (!(msg = body_decode (body, n, MAX_BODY_FRAMES, NULL, 0))) {
+    if (!(msg = body_decode (body, n, NULL, 0))) {
         ov->c.malformed_drops++;
         return;
     }

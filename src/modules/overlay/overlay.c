@@ -273,7 +273,7 @@ void overlay_run_timers (struct overlay *ov)
 static void fail_request (struct overlay *ov, struct frame **body, int n,
                           int errnum, const char *errstr)
 {
-    msg_t *msg = body_decode (body, n, MAX_BODY_FRAMES, NULL, 0);
+    msg_t *msg = body_decode (body, n, NULL, 0);
 
     if (msg && msg_get_type (msg) == MSGTYPE_REQUEST)
         ov->io->respond_error (ov->ctx, msg, errnum, errstr);
@@ -287,7 +287,7 @@ static void deliver_local (struct overlay *ov, const struct envelope *env,
     char reason[128] = "";
     struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
                                  .from_overlay = 1, .ttl = env->ttl };
-    msg_t *msg = body_decode (body, n, MAX_BODY_FRAMES, reason,
+    msg_t *msg = body_decode (body, n, reason,
                               sizeof (reason));
 
     if (!msg) {
@@ -563,7 +563,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
 int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
                   const struct bgn_msg_info *info)
 {
-    struct frame *frames[MAX_BODY_FRAMES];
+    struct frame *frames[MSG_MAX_FRAMES];
     bool onward = info && info->from_overlay;   /* continuing its trip */
     struct envelope env = { .kind = ENV_DATA, .dest = dest };
     uint64_t key = 0;
@@ -587,7 +587,7 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
         errno = EHOSTUNREACH;
         goto done;
     }
-    if ((n = body_encode (*msgp, frames, MAX_BODY_FRAMES)) < 0)
+    if ((n = body_encode (*msgp, frames, MSG_MAX_FRAMES)) < 0)
         goto done;
     if (!onward)
         key = tracker_add (ov, *msgp, dest);

@@ -48,7 +48,6 @@
 #include "timer.h"
 
 #define PROTOCOL_VERSION 1
-#define MAX_BODY_FRAMES (MSG_MAX_ROUTES + 8)   /* per message */
 #define MAX_HOPS_LIST 128
 
 struct idmap;

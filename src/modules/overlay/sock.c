@@ -159,7 +159,7 @@ static struct frame *wrap (zmq_msg_t *part)
     return f;
 }
 
-static void deliver (struct sock *s, zmq_msg_t *parts, int n)
+static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
 {
     struct frame *frames[ZMQUTIL_MAX_PARTS];
     const char *user_id = NULL;
@@ -192,7 +192,7 @@ static int readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
             s->ops->message (s->arg, "", 0, NULL, 0, NULL);
             continue;
         }
-        deliver (s, parts, n);
+        pass_up (s, parts, n);
         zmqutil_close (parts, n);
     }
     return 0;

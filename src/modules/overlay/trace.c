@@ -39,7 +39,7 @@ void trace_capture (struct overlay *ov, const struct envelope *env,
     ti->size = ENV_SIZE + body_size (frames, n);
     ti->topic[0] = '\0';
     if (env->kind == ENV_DATA || env->kind == ENV_EVENT) {
-        msg_t *msg = body_decode (frames, n, MAX_BODY_FRAMES, NULL, 0);
+        msg_t *msg = body_decode (frames, n, NULL, 0);
         if (!msg)
             return;
         const char *topic = msg_get_topic (msg);

@@ -32,7 +32,7 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *envbuf,
             memcpy (s->body[i], frame_data (body[i]), s->len[i]);
         }
         if (s->env.kind == ENV_DATA || s->env.kind == ENV_EVENT)
-            s->msg = body_decode (body, n, 64, NULL, 0);
+            s->msg = body_decode (body, n, NULL, 0);
     }
     frame_decref_all (body, n);
     return 0;
