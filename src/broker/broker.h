@@ -37,6 +37,7 @@ struct bgn_broker {
     struct service_registry *services;
 
     struct module *overlay_mod;
+    struct modlist *modules;     /* --module: loaded after the overlay */
     const struct bgn_overlay_ops *ovl;
     void *ovl_state;
 

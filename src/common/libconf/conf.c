@@ -41,6 +41,7 @@ struct keydef {
 };
 
 static int check_topology (const char *s, char *msg, size_t len);
+static int check_boot_method (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -74,7 +75,21 @@ static const struct keydef schema[] = {
     { "bootstrap", "default_connect", K_STRING, "tcp://%h:%p", 0, 0, 0, NULL,
       0, NULL },
     { "bootstrap", "hosts", K_HOSTS, NULL, 0, 0, 0, NULL, 0, NULL },
+    { "bootstrap", "method", K_STRING, "auto", 0, 0, 0, NULL, 0,
+      check_boot_method },
 };
+
+/* bootstrap.method: how the broker learns its rank (src/broker/boot.h). */
+static int check_boot_method (const char *s, char *msg, size_t len)
+{
+    static const char *methods[] = { "auto", "pmix", "pmi1", "static",
+                                     "single" };
+    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++)
+        if (!strcmp (s, methods[i]))
+            return 0;
+    snprintf (msg, len, "must be auto, pmix, pmi1, static or single");
+    return -1;
+}
 
 #define NKEYS (sizeof (schema) / sizeof (schema[0]))
 
