@@ -111,7 +111,7 @@ EOT
 
 test_expect_success 'munged, slurmctld and slurmd start; the node is idle' '
 	dd if=/dev/urandom of="$D/munge/munge.key" bs=128 count=1 2>/dev/null &&
-	chmod 600 "$D/munge/munge.key" &&
+	chmod 600 "$D/munge/munge.key" || return 1
 	munged -F --socket="$D/munge/sock" --key-file="$D/munge/munge.key" \
 		--log-file="$D/munge/log" --pid-file="$D/munge/pid" \
 		--seed-file="$D/munge/seed" >"$D/munged.out" 2>&1 &
@@ -119,9 +119,9 @@ test_expect_success 'munged, slurmctld and slurmd start; the node is idle' '
 	i=0 && while ! test -S "$D/munge/sock" && test $i -lt 100; do
 		sleep 0.05; i=$((i+1)); done &&
 	munge -S "$D/munge/sock" -n | unmunge -S "$D/munge/sock" >unmunge.out &&
-	grep "STATUS: *Success" unmunge.out &&
+	grep "STATUS: *Success" unmunge.out || return 1
 	slurmctld -D -i >"$D/slurmctld.out" 2>&1 &
-	echo $! >"$D/slurmctld.pid.bg" &&
+	echo $! >"$D/slurmctld.pid.bg"
 	slurmd -D -N "$HOST" >"$D/slurmd.out" 2>&1 &
 	echo $! >"$D/slurmd.pid.bg" &&
 	i=0 && while test "$(sinfo -h -o %t 2>/dev/null)" != idle &&

@@ -883,15 +883,23 @@ static int load_overlay (struct bgn_broker *b, struct options *o)
     return 0;
 }
 
-/* --module: load each after the overlay, in command-line order. */
+/* broker.modules and --module: load each after the overlay. */
 static int load_modules (struct bgn_broker *b, struct options *o)
 {
     char err[512] = "";
     char *path;
     int rc = 0;
 
+    json_t *cfg = json_object_get (json_object_get (b->conf, "broker"),
+                                   "modules");
+    size_t i = json_array_size (cfg);
+
     if (!(b->modules = modlist_create ()))
         return -1;
+    /* broker.modules first, then --module, each in its given order. */
+    while (i-- > 0)
+        zlistx_add_start (o->modules,
+                          (void *)json_string_value (json_array_get (cfg, i)));
     if (zlistx_size (o->modules) == 0)
         return 0;
     if (!(path = module_search_path (b, o)))
