@@ -33,6 +33,7 @@
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/fsd.h"
 #include "broker.h"
+#include "notify.h"
 #include "src/common/libutil/monotime.h"
 
 #define EXIT_CONFIG  1   /* bad usage or configuration: do not restart */
@@ -958,8 +959,22 @@ error:
     return -1;
 }
 
+/* systemd readiness: from here on, see notify.h for what "ready" means. */
+static int start_notify (struct bgn_broker *b)
+{
+    double timeout = 30.;
+
+    conf_get_duration (b->conf, "broker.ready_timeout", &timeout);
+    if (!(b->notify = notify_create (b, timeout))) {
+        logger_log (b->log, LOG_ERR, "sd_notify: %s", strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 static void broker_cleanup (struct bgn_broker *b)
 {
+    notify_destroy (&b->notify);
     /* Extra modules may use the overlay: they go first. */
     modlist_destroy (&b->modules);
     module_close (&b->overlay_mod);
@@ -1044,6 +1059,8 @@ int main (int argc, char **argv)
     logger_log (b->log, LOG_INFO, "up: rank %u of %u, %s bootstrap, %s",
                 (unsigned)b->rank, (unsigned)b->size, boot_method (b->boot),
                 b->local_uri);
+    if (start_notify (b) < 0)
+        goto done;
     zloop_start (b->loop);
     rc = b->exit_code;
     logger_log (b->log, rc ? LOG_ERR : LOG_INFO, "shutdown, exit %d", rc);

@@ -38,6 +38,7 @@ struct bgn_broker {
 
     struct module *overlay_mod;
     struct modlist *modules;     /* --module: loaded after the overlay */
+    struct notify *notify;       /* sd_notify readiness (notify.h) */
     const struct bgn_overlay_ops *ovl;
     void *ovl_state;
 
