@@ -119,10 +119,12 @@ test_expect_success 'bgn-broker --module loads it by path' '
 		sleep 0.05; i=$((i+1)); done &&
 	test_must_fail env BGN_URI=ipc://$rd/r/local \
 		./hello-client 0 hello.greet "{}" >bad.out &&
+	bgn --uri=ipc://$rd/r/local rpc broker.module-list >modlist.json &&
 	bgn --uri=ipc://$rd/r/local rpc broker.shutdown &&
 	wait $pid &&
 	cat single.err bad.out &&
 	grep "hello module loaded" single.err &&
+	grep "{\"name\":\"hello\",\"description\":\"SDK test module: the hello service\",\"path\":\"$PWD/hello.so\"}" modlist.json &&
 	grep "error: hello: payload needs a \"name\" string" bad.out
 '
 

@@ -212,6 +212,16 @@ static int modlist_each (struct modlist *l, int (*step) (struct module *),
     return 0;
 }
 
+struct module *modlist_first (struct modlist *l)
+{
+    return l ? zlistx_first (l->mods) : NULL;
+}
+
+struct module *modlist_next (struct modlist *l)
+{
+    return l ? zlistx_next (l->mods) : NULL;
+}
+
 int modlist_start (struct modlist *l, char *errbuf, size_t errlen)
 {
     return modlist_each (l, module_start, "start", errbuf, errlen);

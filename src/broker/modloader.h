@@ -53,4 +53,8 @@ int modlist_add (struct modlist *l, const char *name, const char *searchpath,
 int modlist_start (struct modlist *l, char *errbuf, size_t errlen);
 int modlist_connect (struct modlist *l, char *errbuf, size_t errlen);
 
+/* Iterate over the list in load order (NULL at the end). */
+struct module *modlist_first (struct modlist *l);
+struct module *modlist_next (struct modlist *l);
+
 #endif
