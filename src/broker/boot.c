@@ -1,11 +1,16 @@
-/* boot.c: bootstrap through PMI-1, a static host list, or as a singleton.
+/* boot.c: bootstrap through PMIx, PMI-1, a static host list, or as a
+ * singleton.
  *
- * See boot.h for what each method provides.  The static method needs no
+ * See boot.h for what each method provides and how one is chosen.  PMIx
+ * lives in boot_pmix.c (built only with libpmix); this file dispatches.  The static method needs no
  * network exchange at all: everything a peer would publish (its endpoint,
  * its public key, rank 0's instance id) follows from the shared config, so
  * every broker computes the same values on its own.  That is what lets a
  * system instance start in any order, each broker under its own systemd.
  */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -19,9 +24,15 @@
 #include "src/common/libpmi/pmi_client.h"
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
+#if HAVE_PMIX
+#include "boot_pmix.h"
+#endif
 
 struct boot {
     pmi_client_t *pmi;       /* PMI-1; NULL otherwise */
+#if HAVE_PMIX
+    struct boot_pmix *pmix;  /* PMIx; NULL otherwise */
+#endif
     int is_static;           /* static host list */
     uint32_t rank;
     uint32_t size;
@@ -303,12 +314,79 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
     return 0;
 }
 
+/* The method bootstrap.method asks for, or the one the environment
+ * implies ("auto").  PMI_FD is looked at before PMIX_*: bgn start hands
+ * its brokers a PMI_FD but cannot take PMIx variables a surrounding job
+ * (mpirun, srun --mpi=pmix) left in its environment, while no PMIx
+ * launcher sets PMI_FD.
+ */
+static const char *choose_method (json_t *conf, json_t *hosts)
+{
+    const char *m = "auto";
+
+    conf_get_string (conf, "bootstrap.method", &m);
+    if (strcmp (m, "auto") != 0)
+        return !strcmp (m, "pmi1") ? "pmi" : m;
+    if (getenv ("PMI_FD"))
+        return "pmi";
+    if (getenv ("PMIX_NAMESPACE") && getenv ("PMIX_RANK"))
+        return "pmix";
+    if (json_is_array (hosts) && json_array_size (hosts) > 0)
+        return "static";
+    return "single";
+}
+
+static int pmi1_create (struct boot *b, double timeout, char *errbuf,
+                        size_t errlen)
+{
+    if (!getenv ("PMI_FD"))
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.method is pmi1 but PMI_FD is not set "
+                       "(start the broker under a PMI-1 launcher: "
+                       "bgn start, mpiexec, srun --mpi=pmi2)");
+    if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
+        return -1;
+    pmi_client_set_timeout (b->pmi, timeout);
+    b->rank = pmi_client_rank (b->pmi);
+    b->size = pmi_client_size (b->pmi);
+    if (pmi_client_init (b->pmi, errbuf, errlen) < 0
+        || pmi_client_get_maxes (b->pmi, NULL, NULL, NULL, errbuf,
+                                 errlen) < 0
+        || pmi_client_get_my_kvsname (b->pmi, NULL, 0, errbuf, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+static int pmix_create (struct boot *b, double timeout, char *errbuf,
+                        size_t errlen)
+{
+#if HAVE_PMIX
+    if (!boot_pmix_in_env ())
+        return errset (errbuf, errlen, EINVAL,
+                       "bootstrap.method is pmix but PMIX_NAMESPACE and "
+                       "PMIX_RANK are not set (start the broker under a "
+                       "PMIx launcher: mpirun.openmpi, srun --mpi=pmix)");
+    if (!(b->pmix = boot_pmix_create (timeout, errbuf, errlen)))
+        return -1;
+    b->rank = boot_pmix_rank (b->pmix);
+    b->size = boot_pmix_size (b->pmix);
+    return 0;
+#else
+    return errset (errbuf, errlen, EINVAL,
+                   "PMIx is unavailable: this bgn-broker was built without "
+                   "libpmix (install libpmix-dev and re-run configure), "
+                   "use a PMI-1 launcher (srun --mpi=pmi2, mpiexec.mpich) "
+                   "or --boot=static|single");
+#endif
+}
+
 struct boot *boot_create (json_t *conf, const char *confname, double timeout,
                           char *errbuf, size_t errlen)
 {
     struct boot *b = calloc (1, sizeof (*b));
     json_t *hosts = json_object_get (json_object_get (conf, "bootstrap"),
                                      "hosts");
+    const char *method = choose_method (conf, hosts);
     const char *cert = "";
     int curve = 1;
 
@@ -318,27 +396,29 @@ struct boot *boot_create (json_t *conf, const char *confname, double timeout,
         goto error;
     zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
-    if (getenv ("PMI_FD")) {
-        if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
-            goto error;
-        pmi_client_set_timeout (b->pmi, timeout);
-        b->rank = pmi_client_rank (b->pmi);
-        b->size = pmi_client_size (b->pmi);
-        if (pmi_client_init (b->pmi, errbuf, errlen) < 0
-            || pmi_client_get_maxes (b->pmi, NULL, NULL, NULL, errbuf,
-                                     errlen) < 0
-            || pmi_client_get_my_kvsname (b->pmi, NULL, 0, errbuf,
-                                          errlen) < 0)
+    if (!strcmp (method, "pmi")) {
+        if (pmi1_create (b, timeout, errbuf, errlen) < 0)
             goto error;
     }
-    else if (json_is_array (hosts) && json_array_size (hosts) > 0) {
+    else if (!strcmp (method, "pmix")) {
+        if (pmix_create (b, timeout, errbuf, errlen) < 0)
+            goto error;
+    }
+    else if (!strcmp (method, "static")) {
+        if (!json_is_array (hosts) || json_array_size (hosts) == 0) {
+            errset (errbuf, errlen, EINVAL,
+                    "bootstrap.method is static but %s has no "
+                    "bootstrap.hosts", confname ? confname : "the config");
+            goto error;
+        }
         if (static_create (b, conf, confname, errbuf, errlen) < 0)
             goto error;
         return b;
     }
     else
         b->size = 1;
-    /* pmi and single: a configured certificate must still be private. */
+    /* pmi, pmix and single: a configured certificate must still be
+     * private. */
     conf_get_bool (conf, "overlay.curve", &curve);
     conf_get_string (conf, "bootstrap.curve_cert", &cert);
     if (curve && *cert && check_cert (cert, b->pubkey, errbuf, errlen) < 0)
@@ -356,6 +436,9 @@ void boot_destroy (struct boot **bp)
 {
     if (bp && *bp) {
         pmi_client_destroy (&(*bp)->pmi);
+#if HAVE_PMIX
+        boot_pmix_destroy (&(*bp)->pmix);
+#endif
         zhashx_destroy (&(*bp)->local);
         hostlist_destroy (&(*bp)->hosts);
         free ((*bp)->entry);
@@ -376,6 +459,10 @@ uint32_t boot_size (struct boot *b)
 
 const char *boot_method (struct boot *b)
 {
+#if HAVE_PMIX
+    if (b->pmix)
+        return "pmix";
+#endif
     return b->pmi ? "pmi" : b->is_static ? "static" : "single";
 }
 
@@ -411,6 +498,10 @@ int boot_put (struct boot *b, const char *key, const char *value,
     /* Static: peers compute these from the config, nobody reads ours. */
     if (b->is_static && is_derived_key (key))
         return 0;
+#if HAVE_PMIX
+    if (b->pmix)
+        return boot_pmix_put (b->pmix, k, value, errbuf, errlen);
+#endif
     if (!b->pmi) {
         zhashx_update (b->local, k, (void *)value);
         return 0;
@@ -470,6 +561,10 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
         if (rc <= 0)
             return rc;
     }
+#if HAVE_PMIX
+    if (b->pmix)
+        return boot_pmix_get (b->pmix, rank, k, buf, len, errbuf, errlen);
+#endif
     if (!b->pmi) {
         const char *v = zhashx_lookup (b->local, k);
         if (!v)
@@ -482,6 +577,10 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
 
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
+#if HAVE_PMIX
+    if (b->pmix)
+        return boot_pmix_fence (b->pmix, errbuf, errlen);
+#endif
     if (!b->pmi)
         return 0;
     return pmi_client_barrier (b->pmi, errbuf, errlen);
@@ -489,6 +588,10 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
 {
+#if HAVE_PMIX
+    if (b->pmix)
+        return boot_pmix_finalize (b->pmix, errbuf, errlen);
+#endif
     if (!b->pmi)
         return 0;
     return pmi_client_finalize (b->pmi, errbuf, errlen);

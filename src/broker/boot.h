@@ -1,14 +1,26 @@
 /* boot.h: how a broker learns its rank, its size and its peers' values.
  *
- * Three ways, chosen by the environment and the config:
- *   pmi       PMI_FD is set (bgn start, mpiexec, srun): rank and size come
- *             from the launcher; values are exchanged through its KVS.
- *   static    PMI_FD is not set and the config has bootstrap.hosts (a
- *             system instance, e.g. started by systemd): the rank is the
+ * Four ways.  bootstrap.method (broker option --boot) names one, or is
+ * "auto" (the default), which picks the first that applies:
+ *   pmi       PMI_FD is set (bgn start, mpiexec.mpich, srun --mpi=pmi2):
+ *             the PMI-1 wire protocol; rank and size come from the
+ *             launcher, values are exchanged through its KVS.  Forced
+ *             with method "pmi1".
+ *   pmix      PMIX_NAMESPACE and PMIX_RANK are set (mpirun.openmpi,
+ *             PRRTE, srun --mpi=pmix): the same through libpmix
+ *             (boot_pmix.h).  Without libpmix at build time this method
+ *             fails with a message saying PMIx is unavailable.
+ *   static    the config has bootstrap.hosts (a system instance, e.g.
+ *             started by systemd): the rank is the
  *             index of this broker's host name in the expanded host list,
  *             the size is the list's length, and every value a peer would
  *             publish is computed from the config instead (see below).
- *   single    neither: rank 0 of size 1; values stay in this process.
+ *   single    none of these: rank 0 of size 1; values stay in this
+ *             process.
+ * PMI_FD is checked before PMIX_*: bgn start sets PMI_FD for its brokers
+ * but cannot clear PMIx variables inherited from a surrounding job, and
+ * no PMIx launcher sets PMI_FD.  A forced method whose launcher is absent
+ * fails (EINVAL) instead of falling back.
  *
  * Keys are published per rank: boot_put("endpoint", v) on rank 3 is read
  * elsewhere with boot_get(3, "endpoint").  Every call has a deadline.
@@ -55,7 +67,8 @@ void boot_destroy (struct boot **bp);
 
 uint32_t boot_rank (struct boot *b);
 uint32_t boot_size (struct boot *b);
-const char *boot_method (struct boot *b);   /* "pmi", "static" or "single" */
+/* "pmi" (PMI-1), "pmix", "static" or "single" */
+const char *boot_method (struct boot *b);
 
 /* Static mode: this broker's host name as matched in the host list;
  * other modes: NULL. */

@@ -25,6 +25,7 @@
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/fsd.h"
 #include "broker.h"
+#include "notify.h"
 #include "src/common/libutil/monotime.h"
 
 #define EXIT_CONFIG  1   /* bad usage or configuration: do not restart */
@@ -37,8 +38,8 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: bgn-broker [OPTIONS]\n"
 "Run one bgn broker.  Rank and size come from a PMI-1 launcher (PMI_FD),\n"
-"from the config's [bootstrap] host list, or the broker runs alone as\n"
-"rank 0 of 1.\n"
+"a PMIx launcher (PMIX_NAMESPACE, PMIX_RANK), the config's [bootstrap]\n"
+"host list, or the broker runs alone as rank 0 of 1.\n"
 "\n"
 "  -c, --config=PATH        TOML config file, or a directory of *.toml\n"
 "  -o, --setattr=KEY=VALUE  override a config key (repeatable),\n"
@@ -48,6 +49,10 @@ static void usage (FILE *f)
 "      --module-path=PATH   colon-separated module directories\n"
 "      --overlay=NAME       overlay module to load (default overlay-bgn;\n"
 "                           \"none\" runs without one, size 1 only)\n"
+"      --module=NAME|PATH   load another module after the overlay\n"
+"                           (repeatable)\n"
+"      --boot=METHOD        auto (default), pmix, pmi1, static or single\n"
+"                           (same as -o bootstrap.method=METHOD)\n"
 "  -v, --verbose            more log output (repeatable)\n"
 "  -q, --quiet              errors only\n"
 "  -h, --help               this text\n"
@@ -64,6 +69,8 @@ struct options {
     const char *rundir;
     const char *module_path;
     const char *overlay;
+    zlistx_t *modules;           /* --module arguments */
+    char boot[64];               /* "bootstrap.method=M" from --boot */
     int verbose;
     int quiet;
 };
@@ -76,6 +83,8 @@ static int parse_options (int argc, char **argv, struct options *o)
         { "rundir", required_argument, NULL, 'R' },
         { "module-path", required_argument, NULL, 'M' },
         { "overlay", required_argument, NULL, 'O' },
+        { "module", required_argument, NULL, 'L' },
+        { "boot", required_argument, NULL, 'B' },
         { "verbose", no_argument, NULL, 'v' },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
@@ -91,6 +100,15 @@ static int parse_options (int argc, char **argv, struct options *o)
         case 'R': o->rundir = optarg; break;
         case 'M': o->module_path = optarg; break;
         case 'O': o->overlay = optarg; break;
+        case 'L': zlistx_add_end (o->modules, optarg); break;
+        case 'B':
+            if (snprintf (o->boot, sizeof (o->boot), "bootstrap.method=%s",
+                          optarg) >= (int)sizeof (o->boot)) {
+                fprintf (stderr, "bgn-broker: --boot=%s: unknown method\n",
+                         optarg);
+                return -1;
+            }
+            break;
         case 'v': o->verbose++; break;
         case 'q': o->quiet = 1; break;
         case 'h': usage (stdout); exit (0);
@@ -119,6 +137,8 @@ static int load_config (struct bgn_broker *b, struct options *o)
         if (conf_set (b->conf, kv, err, sizeof (err)) < 0)
             goto error;
     }
+    if (*o->boot && conf_set (b->conf, o->boot, err, sizeof (err)) < 0)
+        goto error;
     if (conf_finalize (b->conf, err, sizeof (err)) < 0)
         goto error;
     return 0;
@@ -268,12 +288,28 @@ error:
     return -1;
 }
 
+/* Where modules are searched: --module-path, broker.module_path,
+ * $BGN_MODULE_PATH, else the build tree or the installed directory.
+ * The caller frees the result. */
+static char *module_search_path (struct bgn_broker *b, struct options *o)
+{
+    const char *cfgpath = NULL;
+
+    if (o->module_path)
+        return strdup (o->module_path);
+    if (conf_get_string (b->conf, "broker.module_path", &cfgpath) == 0
+        && *cfgpath)
+        return strdup (cfgpath);
+    if (getenv ("BGN_MODULE_PATH"))
+        return strdup (getenv ("BGN_MODULE_PATH"));
+    return default_module_path ();
+}
+
 static int load_overlay (struct bgn_broker *b, struct options *o)
 {
     char err[512] = "";
     char *path = NULL;
     const char *name = o->overlay ? o->overlay : "overlay-bgn";
-    const char *cfgpath = NULL;
 
     if (!strcmp (name, "none")) {
         if (b->size > 1) {
@@ -284,15 +320,7 @@ static int load_overlay (struct bgn_broker *b, struct options *o)
         }
         return 0;
     }
-    if (o->module_path)
-        path = strdup (o->module_path);
-    else if (conf_get_string (b->conf, "broker.module_path", &cfgpath) == 0
-             && *cfgpath)
-        path = strdup (cfgpath);
-    else if (getenv ("BGN_MODULE_PATH"))
-        path = strdup (getenv ("BGN_MODULE_PATH"));
-    else
-        path = default_module_path ();
+    path = module_search_path (b, o);
     b->overlay_mod = module_open (name, path, err, sizeof (err));
     free (path);
     if (!b->overlay_mod) {
@@ -306,6 +334,41 @@ static int load_overlay (struct bgn_broker *b, struct options *o)
     }
     logger_log (b->log, LOG_DEBUG, "loaded %s", module_path (b->overlay_mod));
     return 0;
+}
+
+/* broker.modules and --module: load each after the overlay. */
+static int load_modules (struct bgn_broker *b, struct options *o)
+{
+    char err[512] = "";
+    char *path;
+    int rc = 0;
+
+    json_t *cfg = json_object_get (json_object_get (b->conf, "broker"),
+                                   "modules");
+    size_t i = json_array_size (cfg);
+
+    if (!(b->modules = modlist_create ()))
+        return -1;
+    /* broker.modules first, then --module, each in its given order. */
+    while (i-- > 0)
+        zlistx_add_start (o->modules,
+                          (void *)json_string_value (json_array_get (cfg, i)));
+    if (zlistx_size (o->modules) == 0)
+        return 0;
+    if (!(path = module_search_path (b, o)))
+        return -1;
+    for (const char *name = zlistx_first (o->modules); name;
+         name = zlistx_next (o->modules)) {
+        if (modlist_add (b->modules, name, path, &broker_api, b, err,
+                         sizeof (err)) < 0) {
+            logger_log (b->log, LOG_ERR, "%s", err);
+            rc = -1;
+            break;
+        }
+        logger_log (b->log, LOG_DEBUG, "loaded module %s", name);
+    }
+    free (path);
+    return rc;
 }
 
 static int bootstrap_finish (struct bgn_broker *b)
@@ -323,6 +386,10 @@ static int bootstrap_finish (struct bgn_broker *b)
                     strerror (errno));
         return -1;
     }
+    if (modlist_start (b->modules, err, sizeof (err)) < 0) {
+        logger_log (b->log, LOG_ERR, "%s", err);
+        return -1;
+    }
     /* Second barrier: every peer now admits connections (CURVE keys are
      * authorized), so connecting cannot race a peer's ZAP set-up. */
     if (boot_barrier (b->boot, err, sizeof (err)) < 0)
@@ -330,6 +397,10 @@ static int bootstrap_finish (struct bgn_broker *b)
     if (b->overlay_mod && module_connect (b->overlay_mod) < 0) {
         logger_log (b->log, LOG_ERR, "overlay connect failed: %s",
                     strerror (errno));
+        return -1;
+    }
+    if (modlist_connect (b->modules, err, sizeof (err)) < 0) {
+        logger_log (b->log, LOG_ERR, "%s", err);
         return -1;
     }
     if (boot_finalize (b->boot, err, sizeof (err)) < 0)
@@ -340,8 +411,24 @@ error:
     return -1;
 }
 
+/* systemd readiness: from here on, see notify.h for what "ready" means. */
+static int start_notify (struct bgn_broker *b)
+{
+    double timeout = 30.;
+
+    conf_get_duration (b->conf, "broker.ready_timeout", &timeout);
+    if (!(b->notify = notify_create (b, timeout))) {
+        logger_log (b->log, LOG_ERR, "sd_notify: %s", strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 static void broker_cleanup (struct bgn_broker *b)
 {
+    notify_destroy (&b->notify);
+    /* Extra modules may use the overlay: they go first. */
+    modlist_destroy (&b->modules);
     module_close (&b->overlay_mod);
     if (b->local) {
         zmq_close (b->local);
@@ -371,12 +458,12 @@ int main (int argc, char **argv)
 
     b->start_time = monotime_now ();
     opts.overrides = zlistx_new ();
-    if (!opts.overrides || parse_options (argc, argv, &opts) < 0) {
+    opts.modules = zlistx_new ();
+    if (!opts.overrides || !opts.modules
+        || parse_options (argc, argv, &opts) < 0
+        || load_config (b, &opts) < 0) {
         zlistx_destroy (&opts.overrides);
-        return EXIT_CONFIG;
-    }
-    if (load_config (b, &opts) < 0) {
-        zlistx_destroy (&opts.overrides);
+        zlistx_destroy (&opts.modules);
         json_decref (b->conf);
         return EXIT_CONFIG;
     }
@@ -420,16 +507,20 @@ int main (int argc, char **argv)
     logger_set_rank (b->log, b->rank);
     if (setup_rundir (b, opts.rundir) < 0 || dispatch_setup_local (b) < 0
         || builtins_register (b) < 0 || setup_instance_id (b) < 0
-        || load_overlay (b, &opts) < 0 || bootstrap_finish (b) < 0)
+        || load_overlay (b, &opts) < 0 || load_modules (b, &opts) < 0
+        || bootstrap_finish (b) < 0)
         goto done;
     logger_log (b->log, LOG_INFO, "up: rank %u of %u, %s bootstrap, %s",
                 (unsigned)b->rank, (unsigned)b->size, boot_method (b->boot),
                 b->local_uri);
+    if (start_notify (b) < 0)
+        goto done;
     zloop_start (b->loop);
     rc = b->exit_code;
     logger_log (b->log, rc ? LOG_ERR : LOG_INFO, "shutdown, exit %d", rc);
 done:
     zlistx_destroy (&opts.overrides);
+    zlistx_destroy (&opts.modules);
     broker_cleanup (b);
     return rc;
 }

@@ -40,6 +40,8 @@ struct bgn_broker {
     struct service_registry *services;
 
     struct module *overlay_mod;
+    struct modlist *modules;     /* --module: loaded after the overlay */
+    struct notify *notify;       /* sd_notify readiness (notify.h) */
     const struct bgn_overlay_ops *ovl;
     void *ovl_state;
 

@@ -105,6 +105,18 @@ static void info_cb (bgn_broker_t *b, const msg_t *req,
     respond_json (b, req, o);
 }
 
+static void module_append (json_t *mods, struct module *m)
+{
+    const struct bgn_module *e = module_entry (m);
+    json_array_append_new (mods, json_pack ("{s:s s:s s:s}",
+                                            "name", e->name,
+                                            "description",
+                                            e->description ? e->description
+                                                           : "",
+                                            "path", module_path (m)));
+}
+
+/* The overlay first, then --module / broker.modules in load order. */
 static void module_list_cb (bgn_broker_t *b, const msg_t *req,
                             const struct bgn_msg_info *info, void *arg)
 {
@@ -112,16 +124,11 @@ static void module_list_cb (bgn_broker_t *b, const msg_t *req,
 
     if (msg_get_type (req) != MSGTYPE_REQUEST)
         return;
-    if (mods && b->overlay_mod) {
-        const struct bgn_module *e = module_entry (b->overlay_mod);
-        json_array_append_new (mods, json_pack ("{s:s s:s s:s}",
-                                                "name", e->name,
-                                                "description",
-                                                e->description ? e->description
-                                                               : "",
-                                                "path",
-                                                module_path (b->overlay_mod)));
-    }
+    if (mods && b->overlay_mod)
+        module_append (mods, b->overlay_mod);
+    for (struct module *m = modlist_first (b->modules); mods && m;
+         m = modlist_next (b->modules))
+        module_append (mods, m);
     respond_json (b, req, json_pack ("{s:o}", "modules", mods));
 }
 

@@ -1,10 +1,12 @@
-/* modloader.c: find, dlopen and check broker modules (see modloader.h). */
+/* modloader.c: find, dlopen and check broker modules (see modloader.h),
+ * and the list of extra modules a broker loads besides its overlay. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <czmq.h>
 
 #include "modloader.h"
 
@@ -136,4 +138,96 @@ int module_connect (struct module *m)
     if (!m->entry->connect)
         return 0;
     return m->entry->connect (m->state);
+}
+
+struct modlist {
+    zlistx_t *mods;         /* struct module *, in load order */
+};
+
+struct modlist *modlist_create (void)
+{
+    struct modlist *l = calloc (1, sizeof (*l));
+    if (!l)
+        return NULL;
+    if (!(l->mods = zlistx_new ())) {
+        free (l);
+        errno = ENOMEM;
+        return NULL;
+    }
+    return l;
+}
+
+void modlist_destroy (struct modlist **lp)
+{
+    if (lp && *lp) {
+        struct module *m;
+        while ((m = zlistx_last ((*lp)->mods))) {
+            zlistx_delete ((*lp)->mods, zlistx_cursor ((*lp)->mods));
+            module_close (&m);
+        }
+        zlistx_destroy (&(*lp)->mods);
+        free (*lp);
+        *lp = NULL;
+    }
+}
+
+int modlist_add (struct modlist *l, const char *name, const char *searchpath,
+                 const struct bgn_broker_api *api, bgn_broker_t *b,
+                 char *errbuf, size_t errlen)
+{
+    struct module *m = module_open (name, searchpath, errbuf, errlen);
+
+    if (!m)
+        return -1;
+    if (module_load (m, api, b) < 0) {
+        int saved = errno;
+        snprintf (errbuf, errlen, "module %s: load failed: %s",
+                  module_path (m), strerror (saved));
+        module_close (&m);
+        errno = saved;
+        return -1;
+    }
+    if (!zlistx_add_end (l->mods, m)) {
+        module_close (&m);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+/* Run one life-cycle step over the list. */
+static int modlist_each (struct modlist *l, int (*step) (struct module *),
+                         const char *what, char *errbuf, size_t errlen)
+{
+    for (struct module *m = zlistx_first (l->mods); m;
+         m = zlistx_next (l->mods)) {
+        if (step (m) < 0) {
+            int saved = errno;
+            snprintf (errbuf, errlen, "module %s: %s failed: %s",
+                      module_path (m), what, strerror (saved));
+            errno = saved;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+struct module *modlist_first (struct modlist *l)
+{
+    return l ? zlistx_first (l->mods) : NULL;
+}
+
+struct module *modlist_next (struct modlist *l)
+{
+    return l ? zlistx_next (l->mods) : NULL;
+}
+
+int modlist_start (struct modlist *l, char *errbuf, size_t errlen)
+{
+    return modlist_each (l, module_start, "start", errbuf, errlen);
+}
+
+int modlist_connect (struct modlist *l, char *errbuf, size_t errlen)
+{
+    return modlist_each (l, module_connect, "connect", errbuf, errlen);
 }

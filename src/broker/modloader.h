@@ -32,4 +32,29 @@ int module_load (struct module *m, const struct bgn_broker_api *api,
 int module_start (struct module *m);
 int module_connect (struct module *m);
 
+/* A list of modules loaded besides the overlay (bgn-broker --module),
+ * driven through the same life cycle in the order they were added, and
+ * unloaded in reverse order.
+ */
+struct modlist;
+
+struct modlist *modlist_create (void);
+/* Unload and close every module, last added first. */
+void modlist_destroy (struct modlist **lp);
+
+/* module_open() + module_load() 'name', then keep it.  -1 with errno and
+ * a message naming the module in errbuf. */
+int modlist_add (struct modlist *l, const char *name, const char *searchpath,
+                 const struct bgn_broker_api *api, bgn_broker_t *b,
+                 char *errbuf, size_t errlen);
+
+/* start() / connect() each module in turn; stop at the first failure,
+ * naming that module in errbuf. */
+int modlist_start (struct modlist *l, char *errbuf, size_t errlen);
+int modlist_connect (struct modlist *l, char *errbuf, size_t errlen);
+
+/* Iterate over the list in load order (NULL at the end). */
+struct module *modlist_first (struct modlist *l);
+struct module *modlist_next (struct modlist *l);
+
 #endif

@@ -26,7 +26,7 @@
 
 #define ORIGIN "_origin"
 
-enum ktype { K_STRING, K_INT, K_BOOL, K_DURATION, K_HOSTS };
+enum ktype { K_STRING, K_INT, K_BOOL, K_DURATION, K_HOSTS, K_STRLIST };
 
 struct keydef {
     const char *table;
@@ -41,6 +41,7 @@ struct keydef {
 };
 
 static int check_topology (const char *s, char *msg, size_t len);
+static int check_boot_method (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -64,7 +65,9 @@ static const struct keydef schema[] = {
       "must be 0..7 (a syslog level)", 0, NULL },
     { "broker", "module_path", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "rundir", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
+    { "broker", "modules", K_STRLIST, NULL, 0, 0, 0, NULL, 0, NULL },
     { "broker", "rpc_timeout", K_DURATION, "10s", 0, 0, 0, NULL, 1, NULL },
+    { "broker", "ready_timeout", K_DURATION, "30s", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "curve_cert", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "hostname", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "default_port", K_INT, NULL, 8050, 1, 65535,
@@ -74,7 +77,21 @@ static const struct keydef schema[] = {
     { "bootstrap", "default_connect", K_STRING, "tcp://%h:%p", 0, 0, 0, NULL,
       0, NULL },
     { "bootstrap", "hosts", K_HOSTS, NULL, 0, 0, 0, NULL, 0, NULL },
+    { "bootstrap", "method", K_STRING, "auto", 0, 0, 0, NULL, 0,
+      check_boot_method },
 };
+
+/* bootstrap.method: how the broker learns its rank (src/broker/boot.h). */
+static int check_boot_method (const char *s, char *msg, size_t len)
+{
+    static const char *methods[] = { "auto", "pmix", "pmi1", "static",
+                                     "single" };
+    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++)
+        if (!strcmp (s, methods[i]))
+            return 0;
+    snprintf (msg, len, "must be auto, pmix, pmi1, static or single");
+    return -1;
+}
 
 #define NKEYS (sizeof (schema) / sizeof (schema[0]))
 
@@ -267,6 +284,20 @@ static int check_value (const struct keydef *d, json_t *v, const char *name,
             return 0;
         case K_HOSTS:
             return check_hosts (v, name, errbuf, errlen);
+        case K_STRLIST: {
+            size_t i;
+            json_t *e;
+            if (!json_is_array (v))
+                return errf (errbuf, errlen, "%s: key '%s.%s': must be an "
+                             "array of strings", name, d->table, d->name);
+            json_array_foreach (v, i, e) {
+                if (!json_is_string (e) || !*json_string_value (e))
+                    return errf (errbuf, errlen, "%s: key '%s.%s[%zu]': "
+                                 "must be a non-empty string", name,
+                                 d->table, d->name, i);
+            }
+            return 0;
+        }
     }
     return 0;
 }
@@ -676,6 +707,9 @@ static int set_default (json_t *t, const struct keydef *d)
             break;
         case K_BOOL:
             v = json_boolean (d->defint);
+            break;
+        case K_STRLIST:
+            v = json_array ();
             break;
         default:
             return 0;
