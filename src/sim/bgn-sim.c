@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "src/common/libbgn/bgn.h"
+#include "protosim.h"
 
 #define UNSEEN UINT32_MAX
 #define DEFAULT_PAIRS 1000000
@@ -507,6 +508,11 @@ static void sim_fini (struct sim *s)
 
 int main (int argc, char *argv[])
 {
+    /* --protocol: the overlay's protocol code on a simulated network */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp (argv[i], "--protocol"))
+            return protosim_main (argc, argv);
+
     struct options o;
     struct results res;
     struct sim s;
