@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "rankarg.h"
 
 static const struct {
     const char *name;
@@ -84,6 +85,33 @@ bgn_t *cmd_open (const char *prog)
     if (!h)
         cmd_die (prog, "%s", err);
     return h;
+}
+
+static void rank_die (const char *prog, const char *opt, const char *err)
+{
+    if (opt)
+        cmd_die (prog, "%s: %s", opt, err);
+    cmd_die (prog, "%s", err);
+}
+
+uint32_t cmd_rank_arg (const char *prog, const char *opt, const char *arg)
+{
+    char err[256];
+    uint32_t rank;
+
+    if (rankarg_one (arg, NULL, &rank, err, sizeof (err)) < 0)
+        rank_die (prog, opt, err);
+    return rank;
+}
+
+idset_t *cmd_ranks_arg (const char *prog, const char *opt, const char *arg)
+{
+    char err[256];
+    idset_t *ids;
+
+    if (!(ids = rankarg_set (arg, NULL, err, sizeof (err))))
+        rank_die (prog, opt, err);
+    return ids;
 }
 
 const char *cmd_exe_dir (void)
@@ -162,20 +190,18 @@ static int help (int argc, char **argv)
 static int set_rank_uri (const char *rank)
 {
     const char *rundir = getenv ("BGN_RUNDIR");
-    char *end, uri[PATH_MAX + 16];
-    long r;
+    char err[256], uri[PATH_MAX + 16];
+    uint32_t r;
 
-    errno = 0;
-    r = strtol (rank, &end, 10);
-    if (errno || *end || r < 0 || end == rank) {
-        fprintf (stderr, "bgn: --rank: '%s' is not a rank\n", rank);
+    if (rankarg_one (rank, NULL, &r, err, sizeof (err)) < 0) {
+        fprintf (stderr, "bgn: --rank: %s\n", err);
         return -1;
     }
     if (!rundir) {
         fprintf (stderr, "bgn: --rank needs BGN_RUNDIR (run under 'bgn start')\n");
         return -1;
     }
-    snprintf (uri, sizeof (uri), "ipc://%s/%ld/local", rundir, r);
+    snprintf (uri, sizeof (uri), "ipc://%s/%u/local", rundir, (unsigned)r);
     setenv ("BGN_URI", uri, 1);
     return 0;
 }

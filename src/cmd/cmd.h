@@ -9,6 +9,7 @@
 #define BGN_CMD_H
 
 #include "src/common/libclient/client.h"
+#include "src/common/libutil/idset.h"
 
 int cmd_ping (int argc, char **argv);
 int cmd_start (int argc, char **argv);
@@ -26,6 +27,12 @@ bgn_t *cmd_open (const char *prog);
 /* Print "bgn NAME: message" to stderr and exit 1. */
 void cmd_die (const char *prog, const char *fmt, ...)
     __attribute__ ((format (printf, 2, 3), noreturn));
+
+/* Rank arguments (rankarg.h): one rank, or a non-empty set.  On a bad
+ * argument print "bgn PROG: OPT: 'x' is not a rank" (OPT may be NULL for
+ * an operand) and exit 1.  The caller destroys the set. */
+uint32_t cmd_rank_arg (const char *prog, const char *opt, const char *arg);
+idset_t *cmd_ranks_arg (const char *prog, const char *opt, const char *arg);
 
 /* The directory holding the bgn executable (for finding bgn-broker and
  * sub-commands in the build tree). */

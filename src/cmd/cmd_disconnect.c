@@ -78,7 +78,7 @@ int cmd_overlay_disconnect (int argc, char **argv)
     double timeout = 10., t0, deadline;
     int c, force = 0, rc = 1, err = 0, r;
     uint32_t rank;
-    char *end, dur[32];
+    char dur[32];
     bgn_t *h;
     bgn_rpc_t *rpc;
 
@@ -101,12 +101,7 @@ int cmd_overlay_disconnect (int argc, char **argv)
         usage (stderr);
         return 1;
     }
-    errno = 0;
-    rank = strtoul (argv[optind], &end, 10);
-    if (errno || *end || end == argv[optind] || *argv[optind] == '-') {
-        fprintf (stderr, "bgn %s: '%s' is not a rank\n", PROG, argv[optind]);
-        return 1;
-    }
+    rank = cmd_rank_arg (PROG, NULL, argv[optind]);
     if (rank == 0 && !force) {
         fprintf (stderr, "bgn %s: rank 0 keeps the instance's down list; "
                  "use --force to disconnect it anyway\n", PROG);

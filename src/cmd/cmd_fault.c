@@ -157,21 +157,9 @@ static int do_fault (const char *verb, int rank, double timeout)
     return 0;
 }
 
-static int spared (const char *list, int r)
-{
-    char buf[512], *tok, *save = NULL;
-    if (!list)
-        return 0;
-    snprintf (buf, sizeof (buf), "%s", list);
-    for (tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
-        if (atoi (tok) == r)
-            return 1;
-    return 0;
-}
-
 static int chaos (double duration, int max_down, unsigned seed,
                   double interval, int include0, int restore, double timeout,
-                  const char *spare)
+                  const idset_t *spare)
 {
     struct broker_state st[MAX_RANKS];
     int n = read_states (st, MAX_RANKS);
@@ -194,7 +182,7 @@ static int chaos (double duration, int max_down, unsigned seed,
         int dead[MAX_RANKS], live[MAX_RANKS], nd = 0, nl = 0;
         read_states (st, MAX_RANKS);
         for (int r = first; r < n; r++) {
-            if (spared (spare, r))
+            if (idset_test (spare, r))
                 continue;
             if (!strcmp (st[r].state, "dead"))
                 dead[nd++] = r;
@@ -261,7 +249,7 @@ int cmd_fault (int argc, char **argv)
     double duration = -1, interval = 1., timeout = 30.;
     int max_down = -1, include0 = 0, restore = 1, c, rc = 0;
     unsigned seed = (unsigned)time (NULL);
-    const char *spare = NULL;
+    idset_t *spare = NULL;
     char *end;
 
     while ((c = getopt_long (argc, argv, "d:m:s:i:t:h", longopts,
@@ -298,12 +286,8 @@ int cmd_fault (int argc, char **argv)
         case '0': include0 = 1; break;
         case 'R': restore = 0; break;
         case 'S':
-            if (strspn (optarg, "0123456789,") != strlen (optarg)) {
-                fprintf (stderr, "bgn fault: --spare: '%s' is not a list of "
-                         "ranks like 3,7\n", optarg);
-                return 1;
-            }
-            spare = optarg;
+            idset_destroy (&spare);
+            spare = cmd_ranks_arg ("fault", "--spare", optarg);
             break;
         case 'h': usage (stdout); return 0;
         default: usage (stderr); return 1;
@@ -320,8 +304,10 @@ int cmd_fault (int argc, char **argv)
                      "--max-down\n");
             return 1;
         }
-        return chaos (duration, max_down, seed, interval, include0, restore,
-                      timeout, spare);
+        rc = chaos (duration, max_down, seed, interval, include0, restore,
+                    timeout, spare);
+        idset_destroy (&spare);
+        return rc;
     }
     if (strcmp (verb, "kill") && strcmp (verb, "stop") && strcmp (verb, "cont")
         && strcmp (verb, "restart")) {
@@ -334,13 +320,12 @@ int cmd_fault (int argc, char **argv)
         return 1;
     }
     for (; optind < argc; optind++) {
-        long r = strtol (argv[optind], &end, 10);
-        if (*end || end == argv[optind] || r < 0 || r >= MAX_RANKS) {
-            fprintf (stderr, "bgn fault: '%s' is not a rank\n", argv[optind]);
-            return 1;
-        }
-        if (do_fault (verb, (int)r, timeout) < 0)
-            rc = 1;
+        idset_t *ids = cmd_ranks_arg ("fault", NULL, argv[optind]);
+        for (int r = idset_first (ids); r >= 0; r = idset_next (ids, r))
+            if (do_fault (verb, r, timeout) < 0)
+                rc = 1;
+        idset_destroy (&ids);
     }
+    idset_destroy (&spare);
     return rc;
 }

@@ -16,6 +16,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "rankarg.h"
 #include "src/common/libutil/monotime.h"
 
 static void usage (FILE *f)
@@ -38,15 +39,9 @@ static void usage (FILE *f)
 static int parse_target (const char *s, uint32_t *nodeid, char *topic,
                          size_t len)
 {
-    char *end;
-    unsigned long r;
-
     if (*s >= '0' && *s <= '9') {
-        errno = 0;
-        r = strtoul (s, &end, 10);
-        if (errno || *end || r >= NODEID_UPSTREAM)
+        if (rankarg_one (s, NULL, nodeid, NULL, 0) < 0)
             return -1;
-        *nodeid = r;
         snprintf (topic, len, "broker.ping");
         return 0;
     }

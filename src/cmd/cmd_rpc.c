@@ -14,6 +14,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "rankarg.h"
 
 static void usage (FILE *f)
 {
@@ -31,9 +32,6 @@ static void usage (FILE *f)
 
 static int parse_nodeid (const char *s, uint32_t *nodeid)
 {
-    char *end;
-    unsigned long v;
-
     if (!strcmp (s, "any")) {
         *nodeid = NODEID_ANY;
         return 0;
@@ -42,12 +40,7 @@ static int parse_nodeid (const char *s, uint32_t *nodeid)
         *nodeid = NODEID_UPSTREAM;
         return 0;
     }
-    errno = 0;
-    v = strtoul (s, &end, 10);
-    if (errno || *end || end == s || v >= NODEID_UPSTREAM)
-        return -1;
-    *nodeid = v;
-    return 0;
+    return rankarg_one (s, NULL, nodeid, NULL, 0);
 }
 
 int cmd_rpc (int argc, char **argv)

@@ -131,13 +131,7 @@ int cmd_overlay_trace (int argc, char **argv)
            != -1) {
         switch (c) {
         case 'r':
-            errno = 0;
-            rank = strtoul (optarg, &end, 10);
-            if (errno || *end || end == optarg || *optarg == '-') {
-                fprintf (stderr, "bgn %s: --rank: '%s' is not a rank\n", PROG,
-                         optarg);
-                goto out;
-            }
+            rank = cmd_rank_arg (PROG, "--rank", optarg);
             break;
         case 't':
             if (parse_types (optarg, types) < 0)
