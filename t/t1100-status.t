@@ -34,7 +34,7 @@ test_expect_success 'bad arguments are refused with a message' '
 	grep "auto, always or never" bad2 &&
 	test_must_fail bgn overlay-status --json --dot 2>bad3 &&
 	grep "exclude each other" bad3 &&
-	test_must_fail bgn overlay-trace -t request,gossip 2>bad4 &&
+	test_must_fail bgn overlay-trace --types=request,gossip 2>bad4 &&
 	grep "gossip.*not a type" bad4 &&
 	test_must_fail bgn overlay-disconnect 0 2>bad5 &&
 	grep "force" bad5 &&
@@ -148,7 +148,7 @@ test_expect_success 'overlay-trace shows a ping request and its response on the 
 		sleep 0.05; i=$((i+1))
 	done
 	bgn ping --count=1 1 >tr.ping || exit 1
-	bgn overlay-trace -r 2 -t request --duration=1s "broker.*" >tr2.out 2>/dev/null &
+	bgn overlay-trace -r 2 --types=request --duration=1s "broker.*" >tr2.out 2>/dev/null &
 	pid2=$!
 	sleep 0.3
 	bgn ping --count=1 2 >/dev/null

@@ -976,6 +976,7 @@ int main (int argc, char **argv)
     logger_log (b->log, rc ? LOG_ERR : LOG_INFO, "shutdown, exit %d", rc);
 done:
     zlistx_destroy (&opts.overrides);
+    builtins_destroy (b);
     broker_cleanup (b);
     return rc;
 }

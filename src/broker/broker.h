@@ -52,6 +52,9 @@ struct bgn_broker {
 
     int exit_code;
     int stopping;
+
+    struct hosts *hosts;         /* rank -> host table (hosts.c) */
+    int tick_timer;              /* builtins' periodic timer, or -1 */
 };
 
 /* broker.c */
@@ -65,7 +68,9 @@ void broker_stop (struct bgn_broker *b, int exit_code);
 void broker_deliver_event (struct bgn_broker *b, const msg_t *event);
 extern const struct bgn_broker_api broker_api;
 
-/* builtins.c */
+/* builtins.c: register the broker's own services (and their state and
+ * timer); builtins_destroy() frees them at shutdown. */
 int builtins_register (struct bgn_broker *b);
+void builtins_destroy (struct bgn_broker *b);
 
 #endif

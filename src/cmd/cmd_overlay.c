@@ -9,10 +9,17 @@
  *
  *   --json     the status object (schema: doc/overlay-status.md); the
  *              module's "down" array becomes "down_detail" and "down" is
- *              the down ranks as an idset string ("3,7-9")
+ *              the down ranks as an idset string ("3,7-9"), "down_hosts"
+ *              the same as a hostlist; host names missing from the
+ *              module's answer are filled in from the instance's host
+ *              table (broker.hosts); numbers are rounded (cmd_print_json)
  *   --summary  the health word alone
  *   --down     only the problems (down ranks, peers that are not up)
- *   -v         more detail: counters, event layer, endpoint, identity
+ *   -v         more detail: counters, event layer, endpoint, identity;
+ *              -vv also the peers' state age, backlog and direction
+ *   --format=prometheus  the same data as Prometheus metrics
+ *              (overlay_prom.c); "bgn metrics" is overlay-status --all
+ *              --format=prometheus
  *   --all      every broker's view, gathered by overlay.status-all (a
  *              reduction over the binomial tree of the live graph, rooted
  *              at rank 0), summarised per rank: how many brokers see it up
@@ -43,33 +50,10 @@
 #include "cmd.h"
 #include "overlay_view.h"
 #include "overlay_dot.h"
+#include "overlay_prom.h"
 #include "src/common/libutil/monotime.h"
 
 #define PROG "overlay-status"
-
-static void usage (FILE *f)
-{
-    fprintf (f,
-"Usage: bgn overlay-status [OPTIONS]\n"
-"Show the overlay as one broker sees it: instance health (full, partial,\n"
-"degraded, partitioned), size, topology, down ranks, and its peers.\n"
-"\n"
-"  -r, --rank=R          ask rank R (default 0)\n"
-"  -a, --all             every broker's view, gathered over the live graph\n"
-"                        from rank 0, summarised per rank\n"
-"  -j, --json            print the status as JSON (with --all: every rank's)\n"
-"      --dot             print the live graph in Graphviz DOT\n"
-"                        (render: bgn overlay-status --dot | dot -Tpng -o g.png)\n"
-"  -s, --summary         print only the health word\n"
-"  -d, --down            list only problems (down ranks, peers not up)\n"
-"  -v, --verbose         more detail (counters, events, endpoint)\n"
-"  -w, --wait=STATE      wait until the health is STATE (exit 0), or the\n"
-"                        timeout passes (exit 1, current state printed)\n"
-"  -t, --timeout=T       deadline for the answer, or for --wait\n"
-"                        (default 10s)\n"
-"      --color=WHEN      auto, always or never (default auto: on a tty)\n"
-"  -h, --help            this text\n");
-}
 
 /* One request, one JSON object back; NULL (message printed unless quiet
  * and the reason is a timeout) on failure. */
@@ -91,33 +75,79 @@ static json_t *get_json (bgn_t *h, const char *topic, uint32_t rank,
         }
     }
     else if (!quiet || errno != ETIMEDOUT) {
-        const char *es = rpc ? bgn_rpc_error (rpc) : NULL;
-        fprintf (stderr, "bgn %s: %s to rank %u: %s%s%s%s\n", PROG, topic,
-                 (unsigned)rank, strerror (errno), es ? " (" : "",
-                 es ? es : "", es ? ")" : "");
+        char what[128];
+        snprintf (what, sizeof (what), "%s to rank %u", topic,
+                  (unsigned)rank);
+        cmd_rpc_error (PROG, what, rpc);
     }
     bgn_rpc_destroy (&rpc);
     return o;
 }
 
 
-/* Put a status object in the documented --json shape: "down" is the idset
- * string, the module's per-rank array moves to "down_detail". */
-static void normalize (json_t *o)
+/* Set o[field] to rank's host from the table if o lacks one. */
+static void fill_host (json_t *o, const char *field, int rank,
+                       const hostmap_t *hm)
 {
-    json_t *d;
+    const char *have = json_string_value (json_object_get (o, field));
+    const char *host = hm ? hostmap_host (hm, (uint32_t)rank) : NULL;
+
+    if ((!have || !*have) && host)
+        json_object_set_new (o, field, json_string (host));
+}
+
+/* The hosts of the down ranks, as a hostlist. */
+static void set_down_hosts (json_t *o, const hostmap_t *hm)
+{
+    idset_t *ids = idset_create (0);
+    json_t *v;
+    size_t i;
     char *s;
 
-    if (!json_is_object (o) || json_is_string (json_object_get (o, "down")))
+    if (!ids)
         return;
-    if ((d = json_object_get (o, "down")) && json_is_array (d))
-        json_object_set (o, "down_detail", d);
-    else if (!json_object_get (o, "down_detail"))
-        json_object_set_new (o, "down_detail", json_array ());
-    if ((s = overlay_down_idset (o))) {
-        json_object_set_new (o, "down", json_string (s));
+    json_array_foreach (json_object_get (o, "down_ranks"), i, v)
+        if (json_is_integer (v) && json_integer_value (v) >= 0)
+            idset_set (ids, (unsigned)json_integer_value (v));
+    if (hm && (s = hostmap_hostlist (hm, ids))) {
+        json_object_set_new (o, "down_hosts", json_string (s));
         free (s);
     }
+    else if (!json_object_get (o, "down_hosts"))
+        json_object_set_new (o, "down_hosts", json_string (""));
+    idset_destroy (&ids);
+}
+
+/* Put a status object in the documented --json shape: "down" is the idset
+ * string, the module's per-rank array moves to "down_detail", hosts are
+ * filled in from the table. */
+static void normalize (json_t *o, const hostmap_t *hm)
+{
+    json_t *d, *v;
+    size_t i;
+    char *s;
+
+    if (!json_is_object (o))
+        return;
+    if (!json_is_string (json_object_get (o, "down"))) {
+        if ((d = json_object_get (o, "down")) && json_is_array (d))
+            json_object_set (o, "down_detail", d);
+        else if (!json_object_get (o, "down_detail"))
+            json_object_set_new (o, "down_detail", json_array ());
+        if ((s = overlay_down_idset (o))) {
+            json_object_set_new (o, "down", json_string (s));
+            free (s);
+        }
+    }
+    fill_host (o, "hostname",
+               (int)json_integer_value (json_object_get (o, "rank")), hm);
+    json_array_foreach (json_object_get (o, "peers"), i, v)
+        fill_host (v, "hostname",
+                   (int)json_integer_value (json_object_get (v, "rank")), hm);
+    json_array_foreach (json_object_get (o, "down_detail"), i, v)
+        fill_host (v, "hostname",
+                   (int)json_integer_value (json_object_get (v, "rank")), hm);
+    set_down_hosts (o, hm);
 }
 
 
@@ -155,182 +185,281 @@ out:
     idset_destroy (&m);
 }
 
-static void print_json (json_t *o)
+static void usage (FILE *f)
 {
-    char *s = json_dumps (o, JSON_INDENT (2) | JSON_SORT_KEYS);
-    printf ("%s\n", s ? s : "{}");
-    free (s);
+    fprintf (f,
+"Usage: bgn overlay-status [OPTIONS]\n"
+"Show the overlay as one broker sees it: instance health (full, partial,\n"
+"degraded, partitioned), size, topology, down ranks (and their hosts),\n"
+"and its peers.\n"
+"\n"
+"  -r, --rank=R          ask rank R, or the broker on host R (default 0)\n"
+"  -a, --all             every broker's view, gathered over the live graph\n"
+"                        from rank 0, summarised per rank\n"
+"  -j, --json            print the status as JSON (with --all: every rank's)\n"
+"      --dot             print the live graph in Graphviz DOT\n"
+"                        (render: bgn overlay-status --dot | dot -Tpng -o g.png)\n"
+"      --format=FORMAT   text (default), json, dot, or prometheus (the\n"
+"                        Prometheus text format; see also 'bgn metrics')\n"
+"      --summary         print only the health word\n"
+"      --down            list only problems (down ranks, peers not up)\n"
+"  -v, --verbose         more detail (counters, events, endpoint); -vv also\n"
+"                        the peers' state age, backlog and direction\n"
+"  -w, --wait=STATE      wait until the health is STATE (exit 0), or the\n"
+"                        timeout passes (exit 1, current state printed)\n"
+"  -t, --timeout=T       deadline for the answer, or for --wait\n"
+"                        (default 10s; 0 = none)\n"
+"  -L, --color=WHEN      auto, always or never (default auto: on a tty)\n"
+"  -h, --help            this text\n");
 }
 
-int cmd_overlay_status (int argc, char **argv)
+enum format { F_TEXT, F_JSON, F_DOT, F_PROM, F_SUMMARY };
+
+struct opts {
+    uint32_t rank;
+    int rank_given;
+    const char *rank_arg;
+    int all, down_only, verbose, color;
+    enum format format;
+    int formats;            /* how many output formats were asked for */
+    const char *wait;
+    double timeout;
+};
+
+static void set_format (struct opts *o, enum format f)
+{
+    if (o->format != f)
+        o->formats++;
+    o->format = f;
+}
+
+static int parse_format (struct opts *o, const char *s)
+{
+    static const struct { const char *name; enum format f; } names[] = {
+        { "text", F_TEXT }, { "json", F_JSON }, { "dot", F_DOT },
+        { "prometheus", F_PROM },
+    };
+    for (size_t i = 0; i < sizeof (names) / sizeof (names[0]); i++) {
+        if (!strcmp (s, names[i].name)) {
+            set_format (o, names[i].f);
+            return 0;
+        }
+    }
+    cmd_die (PROG, "--format: '%s' is not a format (text, json, dot, "
+             "prometheus)", s);
+}
+
+static int parse_args (int argc, char **argv, struct opts *o)
 {
     static const struct option longopts[] = {
         { "rank", required_argument, NULL, 'r' },
         { "all", no_argument, NULL, 'a' },
         { "json", no_argument, NULL, 'j' },
         { "dot", no_argument, NULL, 'D' },
-        { "summary", no_argument, NULL, 's' },
+        { "format", required_argument, NULL, 'F' },
+        { "summary", no_argument, NULL, 'S' },
         { "down", no_argument, NULL, 'd' },
         { "verbose", no_argument, NULL, 'v' },
         { "wait", required_argument, NULL, 'w' },
         { "timeout", required_argument, NULL, 't' },
-        { "color", required_argument, NULL, 'C' },
+        { "color", required_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    uint32_t rank = 0;
-    int c, json = 0, summary = 0, down_only = 0, color = -1, rc = 1;
-    int all = 0, dot = 0, verbose = 0, rank_given = 0;
-    const char *wait = NULL;
-    double timeout = 10.;
-    bgn_t *h;
-    json_t *o = NULL, *everything = NULL;
+    int c;
 
-    while ((c = getopt_long (argc, argv, "r:ajsdvw:t:h", longopts, NULL))
+    while ((c = getopt_long (argc, argv, ":r:ajvw:t:L:h", longopts, NULL))
            != -1) {
         switch (c) {
-        case 'r':
-            rank = cmd_rank_arg (PROG, "--rank", optarg);
-            rank_given = 1;
-            break;
-        case 'a': all = 1; break;
-        case 'j': json = 1; break;
-        case 'D': dot = 1; break;
-        case 's': summary = 1; break;
-        case 'd': down_only = 1; break;
-        case 'v': verbose = 1; break;
+        case 'r': o->rank_arg = optarg; o->rank_given = 1; break;
+        case 'a': o->all = 1; break;
+        case 'j': set_format (o, F_JSON); break;
+        case 'D': set_format (o, F_DOT); break;
+        case 'F': parse_format (o, optarg); break;
+        case 'S': set_format (o, F_SUMMARY); break;
+        case 'd': o->down_only = 1; break;
+        case 'v': o->verbose++; break;
         case 'w':
-            wait = optarg;
-            if (strcmp (wait, "full") && strcmp (wait, "partial")
-                && strcmp (wait, "degraded") && strcmp (wait, "partitioned")) {
-                fprintf (stderr, "bgn %s: --wait: '%s' is not a state (full, "
-                         "partial, degraded, partitioned)\n", PROG, wait);
-                return 1;
-            }
+            o->wait = optarg;
+            if (strcmp (optarg, "full") && strcmp (optarg, "partial")
+                && strcmp (optarg, "degraded")
+                && strcmp (optarg, "partitioned"))
+                cmd_die (PROG, "--wait: '%s' is not a state (full, partial, "
+                         "degraded, partitioned)", optarg);
             break;
-        case 't':
-            if (fsd_parse_duration (optarg, &timeout) < 0 || !(timeout > 0)) {
-                fprintf (stderr, "bgn %s: --timeout: '%s' is not a "
-                         "duration\n", PROG, optarg);
-                return 1;
-            }
+        case 't': o->timeout = cmd_timeout_arg (PROG, "--timeout", optarg);
             break;
-        case 'C':
+        case 'L':
             if (!strcmp (optarg, "always"))
-                color = 1;
+                o->color = 1;
             else if (!strcmp (optarg, "never"))
-                color = 0;
+                o->color = 0;
             else if (!strcmp (optarg, "auto"))
-                color = -1;
-            else {
-                fprintf (stderr, "bgn %s: --color: use auto, always or "
-                         "never\n", PROG);
-                return 1;
-            }
+                o->color = -1;
+            else
+                cmd_die (PROG, "--color: '%s': use auto, always or never",
+                         optarg);
             break;
-        case 'h': usage (stdout); return 0;
-        default: usage (stderr); return 1;
+        case 'h': usage (stdout); exit (0);
+        default: exit (cmd_bad_option (PROG, argv, c));
         }
     }
-    if (optind < argc) {
-        fprintf (stderr, "bgn %s: unexpected argument '%s'\n", PROG,
-                 argv[optind]);
-        usage (stderr);
-        return 1;
-    }
-    if (json + summary + dot > 1) {
-        fprintf (stderr, "bgn %s: --json, --summary and --dot exclude each "
-                 "other\n", PROG);
-        return 1;
-    }
-    if (all && (rank_given || wait)) {
-        fprintf (stderr, "bgn %s: --all gathers from rank 0 and cannot be "
-                 "combined with --rank or --wait\n", PROG);
-        return 1;
-    }
-    if (color < 0)
-        color = isatty (STDOUT_FILENO);
-    h = cmd_open (PROG);
-    if (wait) {
-        double deadline = monotime_now () + timeout;
-        const char *state = "unknown";
-        for (;;) {
-            double left = deadline - monotime_now ();
-            json_decref (o);
-            o = get_json (h, "overlay.status", rank, NULL,
-                          left < 1.0 ? (left > 0.05 ? left : 0.05) : 1.0,
-                          true);
-            state = "unknown";
-            if (o)
-                json_unpack (o, "{s:s}", "state", &state);
-            if (!strcmp (state, wait)) {
-                rc = 0;
-                break;
-            }
-            if (monotime_now () >= deadline) {
-                fprintf (stderr, "bgn %s: still %s after %gs (waited for "
-                         "%s)\n", PROG, state, timeout, wait);
-                printf ("%s\n", state);
-                goto done;
-            }
-            usleep (50000);
+    if (optind < argc)
+        cmd_usage_die (PROG, "unexpected argument '%s'", argv[optind]);
+    if (o->formats > 1)
+        cmd_die (PROG, "--json, --summary, --dot and --format exclude each "
+                 "other");
+    if (o->all && (o->rank_given || o->wait))
+        cmd_die (PROG, "--all gathers from rank 0 and cannot be combined "
+                 "with --rank or --wait");
+    if (o->color < 0)
+        o->color = isatty (STDOUT_FILENO);
+    return 0;
+}
+
+/* --wait: poll until the health is o->wait; 0, or 1 after the deadline
+ * (the current state printed). */
+static int wait_for (bgn_t *h, struct opts *o)
+{
+    double deadline = monotime_now () + o->timeout;
+    const char *state = "unknown";
+    json_t *s = NULL;
+    int rc = 1;
+
+    for (;;) {
+        double left = deadline - monotime_now ();
+        json_decref (s);
+        s = get_json (h, "overlay.status", o->rank, NULL,
+                      left < 1.0 ? (left > 0.05 ? left : 0.05) : 1.0, true);
+        state = "unknown";
+        if (s)
+            json_unpack (s, "{s:s}", "state", &state);
+        if (!strcmp (state, o->wait)) {
+            rc = 0;
+            break;
         }
-        if (summary)
+        if (monotime_now () >= deadline) {
+            fprintf (stderr, "bgn %s: still %s after %gs (waited for %s)\n",
+                     PROG, state, o->timeout, o->wait);
             printf ("%s\n", state);
-        goto done;
+            goto done;
+        }
+        usleep (50000);
     }
-    if (all) {
-        /* leave the gather time to answer before our own deadline */
-        char payload[64];
-        double gt = timeout * 0.6 < 3.0 ? timeout * 0.6 : 3.0;
-        snprintf (payload, sizeof (payload), "{\"timeout\":%.3f}", gt);
-        if (!(everything = get_json (h, "overlay.status-all", 0, payload,
-                                     timeout, false)))
-            goto done;
-        if (!json_is_array (json_object_get (everything, "ranks"))
-            || !json_is_array (json_object_get (everything, "missing"))) {
-            fprintf (stderr, "bgn %s: overlay.status-all: the answer lacks "
-                     "ranks or missing\n", PROG);
-            goto done;
-        }
-        json_t *v;
-        size_t i;
-        json_array_foreach (json_object_get (everything, "ranks"), i, v) {
-            normalize (v);
-            if (json_integer_value (json_object_get (v, "rank")) == 0)
-                o = json_incref (v);
-        }
-        complete_missing (everything);
-        if (!o && !(o = json_incref (json_array_get (json_object_get
-                                          (everything, "ranks"), 0)))) {
-            fprintf (stderr, "bgn %s: overlay.status-all: no broker "
-                     "answered\n", PROG);
-            goto done;
-        }
-    }
-    else if (!(o = get_json (h, "overlay.status", rank, NULL, timeout, false)))
-        goto done;
-    else
-        normalize (o);
-    rc = 0;
-    if (json)
-        print_json (all ? everything : o);
-    else if (summary) {
-        const char *state = "unknown";
-        json_unpack (o, "{s:s}", "state", &state);
+    if (o->format == F_SUMMARY)
         printf ("%s\n", state);
-    }
-    else if (dot) {
-        if (overlay_dot_print (o, everything) < 0)
-            rc = 1;
-    }
-    else if (all)
-        overlay_view_all (everything, down_only, color);
-    else
-        overlay_view_status (o, down_only, verbose, color);
 done:
-    json_decref (o);
-    json_decref (everything);
+    json_decref (s);
+    return rc;
+}
+
+/* --all: every broker's status; *root is rank 0's (or the first). */
+static json_t *gather_all (bgn_t *h, struct opts *o, const hostmap_t *hm,
+                           json_t **root)
+{
+    char payload[64];
+    double gt = o->timeout * 0.6 < 3.0 ? o->timeout * 0.6 : 3.0;
+    json_t *all, *v;
+    size_t i;
+
+    /* leave the gather time to answer before our own deadline */
+    snprintf (payload, sizeof (payload), "{\"timeout\":%.3f}", gt);
+    if (!(all = get_json (h, "overlay.status-all", 0, payload, o->timeout,
+                          false)))
+        return NULL;
+    if (!json_is_array (json_object_get (all, "ranks"))
+        || !json_is_array (json_object_get (all, "missing"))) {
+        fprintf (stderr, "bgn %s: overlay.status-all: the answer lacks ranks "
+                 "or missing\n", PROG);
+        json_decref (all);
+        return NULL;
+    }
+    *root = NULL;
+    json_array_foreach (json_object_get (all, "ranks"), i, v) {
+        normalize (v, hm);
+        if (json_integer_value (json_object_get (v, "rank")) == 0)
+            *root = json_incref (v);
+    }
+    complete_missing (all);
+    if (!*root && !(*root = json_incref (json_array_get (json_object_get
+                                                  (all, "ranks"), 0)))) {
+        fprintf (stderr, "bgn %s: overlay.status-all: no broker answered\n",
+                 PROG);
+        json_decref (all);
+        return NULL;
+    }
+    return all;
+}
+
+static int print_output (struct opts *o, json_t *s, json_t *all,
+                         const hostmap_t *hm)
+{
+    json_t *one;
+
+    switch (o->format) {
+    case F_JSON:
+        cmd_print_json (all ? all : s);
+        return 0;
+    case F_SUMMARY:
+        printf ("%s\n", json_string_value (json_object_get (s, "state"))
+                        ?: "unknown");
+        return 0;
+    case F_DOT:
+        return overlay_dot_print (s, all) < 0 ? 1 : 0;
+    case F_PROM:
+        if (all) {
+            overlay_prom_print (json_object_get (all, "ranks"),
+                                json_object_get (all, "missing"), hm);
+            return 0;
+        }
+        one = json_pack ("[O]", s);
+        overlay_prom_print (one, NULL, hm);
+        json_decref (one);
+        return 0;
+    case F_TEXT:
+        if (all)
+            overlay_view_all (all, o->down_only, o->color, hm);
+        else
+            overlay_view_status (s, o->down_only, o->verbose, o->color, hm);
+        return 0;
+    }
+    return 1;
+}
+
+int cmd_overlay_status (int argc, char **argv)
+{
+    struct opts o = { .color = -1, .timeout = 10. };
+    json_t *s = NULL, *all = NULL;
+    hostmap_t *hm;
+    int rc = 1;
+    bgn_t *h;
+
+    /* "bgn metrics": the whole instance for Prometheus */
+    if (!strcmp (argv[0], "metrics")) {
+        o.all = 1;
+        set_format (&o, F_PROM);
+        o.formats = 0;
+    }
+    parse_args (argc, argv, &o);
+    h = cmd_open (PROG);
+    if (o.rank_arg)
+        o.rank = cmd_rank_arg (PROG, "--rank", o.rank_arg, h);
+    if (o.wait) {
+        rc = wait_for (h, &o);
+        goto done;
+    }
+    /* the host table, for names the module's answer lacks */
+    hm = o.format == F_SUMMARY ? NULL : cmd_hostmap (h, PROG, 1);
+    if (o.all)
+        all = gather_all (h, &o, hm, &s);
+    else if ((s = get_json (h, "overlay.status", o.rank, NULL, o.timeout,
+                            false)))
+        normalize (s, hm);
+    if (s)
+        rc = print_output (&o, s, all, hm);
+done:
+    json_decref (s);
+    json_decref (all);
     bgn_close (&h);
     return rc;
 }

@@ -11,6 +11,12 @@
  * naming its rank; after start-up a broker's exit is reported and also
  * ends the instance, unless --keep-going (fault tests kill brokers on
  * purpose).
+ *
+ * The brokers' stderr comes through bgn start (brokerlog.c): whole lines
+ * only, every line into broker.log in the instance directory (or
+ * --log-file), and only lines at --log-stderr-level or more severe
+ * (default error) on the terminal, so a fault injected into 64 brokers
+ * does not print 64 warnings.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -26,7 +32,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "src/common/libutil/fsd.h"
+#include <syslog.h>
+
+#include "src/common/libutil/loglevel.h"
 #include "cmd.h"
 #include "instance.h"
 #include "fault_ctl.h"
@@ -41,14 +49,20 @@ static void usage (FILE *f)
 "interrupted (SIGINT/SIGTERM).\n"
 "\n"
 "  -s, --size=N            number of brokers (default 1)\n"
-"  -c, --config=PATH       broker config file or directory\n"
+"      --config=PATH       broker config file or directory\n"
 "  -o, --setattr=KEY=VAL   config override for every broker (repeatable)\n"
 "  -T, --topology=T        shorthand for -o overlay.topology=T\n"
 "                          (bgn, bgn:R, kary:K, binomial)\n"
-"  -w, --wait-timeout=T    start-up deadline (default 60s)\n"
+"      --wait-timeout=T    start-up deadline (default 60s; 0 = none)\n"
 "  -k, --keep-going        a broker exiting after start-up is reported,\n"
 "                          not fatal (for fault tests)\n"
 "  -v, --verbose           brokers log more (repeatable)\n"
+"      --log-stderr-level=LEVEL\n"
+"                          brokers' lines at LEVEL or more severe go to the\n"
+"                          terminal (default error; emergency .. debug or\n"
+"                          0..7); all go to the log file\n"
+"      --log-file=PATH     the brokers' log file (default broker.log in the\n"
+"                          instance directory, removed at the end)\n"
 "  -h, --help              this text\n"
 "\n"
 "Exit status: COMMAND's, or 1 if a broker failed or start-up failed.\n");
@@ -134,6 +148,25 @@ static int exit_status (struct instance *in)
     return in->failed ? 1 : rc;
 }
 
+/* After a failure, say where the brokers' lines that were not shown
+ * went. */
+static void tell_hidden (struct instance *in, int kept)
+{
+    unsigned long n = brokerlog_hidden (in->log);
+
+    if (!in->failed || n == 0)
+        return;
+    if (kept)
+        instance_log ("%lu broker log line%s below the terminal level are "
+                      "in %s", n, n == 1 ? "" : "s",
+                      brokerlog_path (in->log));
+    else
+        instance_log ("%lu broker log line%s below the terminal level were "
+                      "not shown (keep them with --log-file=PATH, or show "
+                      "them with --log-stderr-level=debug)", n,
+                      n == 1 ? "" : "s");
+}
+
 int cmd_start (int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -144,6 +177,8 @@ int cmd_start (int argc, char **argv)
         { "wait-timeout", required_argument, NULL, 'w' },
         { "keep-going", no_argument, NULL, 'k' },
         { "verbose", no_argument, NULL, 'v' },
+        { "log-stderr-level", required_argument, NULL, 'L' },
+        { "log-file", required_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -151,8 +186,9 @@ int cmd_start (int argc, char **argv)
                            .startup_timeout = 60.,
                            .shutdown_grace = 10. };
     struct fault_ctl *fc = NULL;
-    char *end, *topo_opt = NULL;
-    int c, rc = 1, keep_going = 0;
+    char *end, *topo_opt = NULL, logpath[PATH_MAX + 16];
+    const char *logfile = NULL;
+    int c, rc = 1, keep_going = 0, term_level = LOG_ERR;
 
     in.broker_path = cmd_find_program ("bgn-broker");
     instance_add_arg (&in, "bgn-broker");
@@ -161,7 +197,7 @@ int cmd_start (int argc, char **argv)
      * later -o overlay.bind=... from the user wins. */
     instance_add_arg (&in, "-o");
     instance_add_arg (&in, "overlay.bind=\"ipc://%R/overlay\"");
-    while ((c = getopt_long (argc, argv, "+s:c:o:T:w:kvh", longopts,
+    while ((c = getopt_long (argc, argv, "+:s:o:T:kvh", longopts,
                              NULL)) != -1) {
         switch (c) {
         case 's':
@@ -173,6 +209,15 @@ int cmd_start (int argc, char **argv)
                 goto done;
             }
             break;
+        case 'L':
+            if ((term_level = loglevel_parse (optarg)) < 0) {
+                fprintf (stderr, "bgn start: --log-stderr-level: '%s' is "
+                         "not a level (emergency .. debug, or 0..7)\n",
+                         optarg);
+                goto done;
+            }
+            break;
+        case 'F': logfile = optarg; break;
         case 'c':
             instance_add_arg (&in, "-c");
             instance_add_arg (&in, optarg);
@@ -187,17 +232,13 @@ int cmd_start (int argc, char **argv)
                 goto done;
             break;
         case 'w':
-            if (fsd_parse_duration (optarg, &in.startup_timeout) < 0
-                || !(in.startup_timeout > 0)) {
-                fprintf (stderr, "bgn start: --wait-timeout: '%s' is not a "
-                         "duration\n", optarg);
-                goto done;
-            }
+            in.startup_timeout = cmd_timeout_arg ("start", "--wait-timeout",
+                                                  optarg);
             break;
         case 'k': keep_going = 1; break;
         case 'v': instance_add_arg (&in, "-v"); break;
         case 'h': usage (stdout); rc = 0; goto done;
-        default: usage (stderr); goto done;
+        default: rc = cmd_bad_option ("start", argv, c); goto done;
         }
     }
     if (topo_opt) {
@@ -215,8 +256,17 @@ int cmd_start (int argc, char **argv)
         || instance_setup_signals (&in) < 0 || instance_make_dir (&in) < 0
         || !(fc = fault_ctl_create (&in)))
         goto done;
+    snprintf (logpath, sizeof (logpath), "%s/broker.log", in.dir);
+    if (!logfile)
+        logfile = logpath;
+    if (!(in.log = brokerlog_create (logfile, term_level))) {
+        fprintf (stderr, "bgn start: %s: %s\n", logfile, strerror (errno));
+        goto done;
+    }
     if (instance_start (&in) < 0) {
         instance_shutdown (&in);
+        in.failed = 1;
+        tell_hidden (&in, logfile != logpath);
         goto done;
     }
     if (optind < argc) {
@@ -232,6 +282,7 @@ int cmd_start (int argc, char **argv)
     run (&in, keep_going);
     instance_shutdown (&in);
     rc = exit_status (&in);
+    tell_hidden (&in, logfile != logpath);
 done:
     fault_ctl_destroy (&fc);
     instance_cleanup (&in);

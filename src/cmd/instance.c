@@ -135,8 +135,10 @@ void instance_write_pidfile (struct instance *in)
         rename (tmp, path);
 }
 
-/* In the child: become rank's broker. */
-static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd)
+/* In the child: become rank's broker (its stderr the log pipe's write
+ * end, if there is one). */
+static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd,
+                         int logfd)
 {
     char fdstr[16], rankstr[16], sizestr[16], rundir[PATH_MAX + 32];
     sigset_t none;
@@ -145,6 +147,8 @@ static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd)
     sigprocmask (SIG_SETMASK, &none, NULL);
     prctl (PR_SET_PDEATHSIG, SIGKILL);
     setpgid (0, pgid);
+    if (logfd >= 0 && dup2 (logfd, STDERR_FILENO) < 0)
+        _exit (127);
     /* The broker's end must survive exec. */
     fcntl (fd, F_SETFD, 0);
     snprintf (fdstr, sizeof (fdstr), "%d", fd);
@@ -164,22 +168,36 @@ static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd)
 
 pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
 {
-    int sv[2];
+    int sv[2], lp[2] = { -1, -1 };
     char errbuf[256];
     pid_t pid;
 
     if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
         return -1;
-    if ((pid = fork ()) < 0) {
+    if (in->log && pipe2 (lp, O_CLOEXEC) < 0) {
         close (sv[0]);
         close (sv[1]);
         return -1;
     }
+    if ((pid = fork ()) < 0) {
+        close (sv[0]);
+        close (sv[1]);
+        if (lp[0] >= 0) {
+            close (lp[0]);
+            close (lp[1]);
+        }
+        return -1;
+    }
     if (pid == 0) {
         close (sv[0]);
-        exec_broker (in, rank, pgid, sv[1]);
+        exec_broker (in, rank, pgid, sv[1], lp[1]);
     }
     close (sv[1]);
+    if (lp[0] >= 0) {
+        close (lp[1]);
+        if (brokerlog_add (in->log, rank, lp[0]) < 0)
+            close (lp[0]);
+    }
     if ((rejoin ? pmi_server_rejoin_client (in->pmi, rank, sv[0], errbuf,
                                             sizeof (errbuf))
                 : pmi_server_add_client (in->pmi, rank, sv[0], errbuf,
@@ -263,10 +281,11 @@ static int brokers_alive (struct instance *in)
 int instance_service_events (struct instance *in, double timeout, int phase,
                              int *broker_exits)
 {
-    int max = in->size + 2;
+    int nlogs = brokerlog_count (in->log);
+    int max = in->size + 2 + nlogs;
     struct pollfd *pfd = calloc (max, sizeof (*pfd));
     int *fds = calloc (in->size, sizeof (int));
-    int nfds = 0, got = 0, nclients;
+    int nfds = 0, got = 0, nclients, first_log;
 
     if (!pfd || !fds) {
         free (pfd);
@@ -282,9 +301,14 @@ int instance_service_events (struct instance *in, double timeout, int phase,
         pfd[nfds].fd = fds[i];
         pfd[nfds++].events = POLLIN;
     }
+    first_log = nfds;
+    nfds += brokerlog_pollfds (in->log, pfd + nfds, nlogs);
     if (poll (pfd, nfds, (int)(timeout * 1000)) < 0)
         goto done;
-    for (int i = 2; i < nfds; i++) {
+    for (int i = first_log; i < nfds; i++)
+        if (pfd[i].revents)
+            brokerlog_readable (in->log, pfd[i].fd);
+    for (int i = 2; i < first_log; i++) {
         if (pfd[i].revents) {
             int r = pmi_server_client_rank (in->pmi, pfd[i].fd);
             pmi_server_handle (in->pmi, pfd[i].fd);
@@ -443,6 +467,7 @@ void instance_shutdown (struct instance *in)
         while (brokers_alive (in) > 0)
             instance_service_events (in, 0.05, INSTANCE_STOPPING, &exits);
     }
+    brokerlog_drain (in->log);
     for (int r = 0; r < in->size; r++) {
         int st = in->procs[r].status;
         if (in->procs[r].expected)
@@ -456,6 +481,7 @@ void instance_shutdown (struct instance *in)
 
 void instance_cleanup (struct instance *in)
 {
+    brokerlog_destroy (&in->log);
     pmi_server_destroy (&in->pmi);
     instance_remove_dir (in);
     if (in->sigfd >= 0)

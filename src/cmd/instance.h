@@ -10,7 +10,8 @@
  * through this interface.
  *
  * No broker outlives bgn start: each gets PR_SET_PDEATHSIG (SIGKILL).
- * Messages go to stderr prefixed "bgn start: ".  Everything runs in one
+ * Messages go to stderr prefixed "bgn start: "; with in->log set, each
+ * broker's stderr is a pipe read by brokerlog.c.  Everything runs in one
  * thread; signals arrive through a signalfd.
  */
 #ifndef BGN_CMD_INSTANCE_H
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 
 #include "src/common/libpmi/pmi_server.h"
+#include "brokerlog.h"
 
 struct broker_proc {
     pid_t pid;
@@ -45,6 +47,7 @@ struct instance {
     int nargs;
     struct broker_proc *procs;
     pmi_server_t *pmi;
+    struct brokerlog *log;      /* brokers' stderr, or NULL: inherited */
     int sigfd;
     int ctlfd;                  /* polled while running; see set_control */
     instance_control_f ctl_cb;

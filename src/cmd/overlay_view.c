@@ -61,14 +61,25 @@ static void fmt_bytes (char *buf, size_t len, double v)
     snprintf (buf, len, i ? "%.1f%s" : "%.0f%s", v, unit[i]);
 }
 
+/* Ages and durations: whole milliseconds below a second, then the
+ * duration form ("1.5s", "90s", "5m"), never microseconds. */
 static void fmt_dur (char *buf, size_t len, double s)
 {
     if (s < 0 || !isfinite (s))
         snprintf (buf, len, "-");
-    else if (s < 0.001)
-        snprintf (buf, len, "%.0fus", s * 1e6);
-    else if (fsd_format_duration (buf, len, s) < 0)
+    else if (s < 1.0)
+        snprintf (buf, len, "%.0fms", s * 1e3);
+    else if (fsd_format_duration (buf, len, round (s * 10) / 10) < 0)
         snprintf (buf, len, "-");
+}
+
+/* Round-trip times: always milliseconds, two decimals. */
+static void fmt_rtt (char *buf, size_t len, double us)
+{
+    if (us < 0 || !isfinite (us))
+        snprintf (buf, len, "-");
+    else
+        snprintf (buf, len, "%.2fms", us / 1e3);
 }
 
 static bool in_int_array (json_t *a, json_int_t x)
@@ -81,9 +92,13 @@ static bool in_int_array (json_t *a, json_int_t x)
     return false;
 }
 
-/* Hostname of 'rank' as known from the peers of status objects, or NULL. */
-static const char *host_of (json_t **objs, size_t n, int rank)
+/* Hostname of 'rank': from the host table, else as known from the peers
+ * of status objects; NULL if unknown. */
+static const char *host_of (json_t **objs, size_t n, int rank,
+                            const hostmap_t *hm)
 {
+    if (hm && hostmap_host (hm, (uint32_t)rank))
+        return hostmap_host (hm, (uint32_t)rank);
     for (size_t k = 0; k < n; k++) {
         json_t *peers = json_object_get (objs[k], "peers"), *p;
         size_t i;
@@ -118,9 +133,13 @@ static void print_headline (json_t *o, int color)
             color_for (state, color), state, reset, size, topo, diameter);
 }
 
-/* "down: 3,7-9 (4)" then one line per down rank with host and how long. */
-static void print_down (json_t *o, json_t **hosts, size_t nhosts, int color)
+/* "down: 3,7-9 (4)", "down hosts: node[3,7-9]", then one line per down
+ * rank with host and how long. */
+static void print_down (json_t *o, json_t **hosts, size_t nhosts, int color,
+                        const hostmap_t *hm)
 {
+    const char *dhosts = json_string_value (json_object_get (o,
+                                                             "down_hosts"));
     json_t *down = json_object_get (o, "down_ranks");
     json_t *detail = json_object_get (o, "down_detail"), *v;
     char *ids = overlay_down_idset (o);
@@ -133,10 +152,12 @@ static void print_down (json_t *o, json_t **hosts, size_t nhosts, int color)
         return;
     }
     printf ("down: %s%s%s (%zu)\n", red, ids, reset, json_array_size (down));
+    if (dhosts && *dhosts)
+        printf ("down hosts: %s%s%s\n", red, dhosts, reset);
     free (ids);
     json_array_foreach (down, i, v) {
         int r = (int)json_integer_value (v);
-        const char *host = host_of (hosts, nhosts, r), *reason = NULL;
+        const char *host = host_of (hosts, nhosts, r, hm), *reason = NULL;
         double secs = -1;
         json_t *d;
         char dur[32];
@@ -241,22 +262,20 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
             if (down_only)
                 printf ("rank %d (%s): peers not up:\n", rank, host);
             else
-                printf ("rank %d (%s) has %zu peers:\n", rank, host,
-                        json_array_size (peers));
+                printf ("rank %d (%s) has %zu peer%s:\n", rank, host,
+                        json_array_size (peers),
+                        json_array_size (peers) == 1 ? "" : "s");
             printf ("  %5s %-12s %-10s %-3s %8s %8s %9s %9s %8s %8s %8s %5s",
                     "RANK", "HOST", "STATE", "SUB", "RTT", "HEARD", "TX-MSGS",
                     "RX-MSGS", "TX", "RX", "REROUTE", "TTL-X");
-            if (verbose)
+            if (verbose > 1)
                 printf (" %8s %7s %7s %4s", "SINCE", "BACKLOG", "B-DROPS",
                         "CONN");
             printf ("\n");
         }
         if (rttj && json_is_number (rttj))
             rtt = json_number_value (rttj);
-        if (rtt >= 0)
-            snprintf (rtts, sizeof (rtts), "%.0fus", rtt);
-        else
-            snprintf (rtts, sizeof (rtts), "-");
+        fmt_rtt (rtts, sizeof (rtts), rtt);
         fmt_dur (heards, sizeof (heards), heard);
         fmt_dur (sinces, sizeof (sinces), since);
         fmt_bytes (txs, sizeof (txs), (double)txb);
@@ -266,7 +285,7 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
                 pstate, reset, sub ? "yes" : "-", rtts, heards,
                 (long long)txm, (long long)rxm, txs, rxs, (long long)rer,
                 (long long)ttl);
-        if (verbose)
+        if (verbose > 1)
             printf (" %8s %7lld %7lld %4s", sinces, (long long)backlog,
                     (long long)bdrops, conn ? "out" : "in");
         printf ("\n");
@@ -276,10 +295,11 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
                 json_array_size (peers));
 }
 
-void overlay_view_status (json_t *o, int down_only, int verbose, int color)
+void overlay_view_status (json_t *o, int down_only, int verbose, int color,
+                          const hostmap_t *hm)
 {
     print_headline (o, color);
-    print_down (o, &o, 1, color);
+    print_down (o, &o, 1, color, hm);
     if (verbose && !down_only)
         print_verbose (o);
     print_peers (o, down_only, verbose, color);
@@ -296,7 +316,8 @@ struct rank_view {
     json_int_t txm, rxm, txb, rxb, rer, ttl;
 };
 
-void overlay_view_all (json_t *all, int down_only, int color)
+void overlay_view_all (json_t *all, int down_only, int color,
+                       const hostmap_t *hm)
 {
     json_t *ranks = json_object_get (all, "ranks");
     json_t *missing = json_object_get (all, "missing");
@@ -379,7 +400,7 @@ void overlay_view_all (json_t *all, int down_only, int color)
         }
     }
     for (int r = 0; r < size; r++)
-        rv[r].host = host_of (objs, nobj, r);
+        rv[r].host = host_of (objs, nobj, r, hm);
 
     print_headline (root, color);
     {
@@ -393,7 +414,7 @@ void overlay_view_all (json_t *all, int down_only, int color)
         if (nhealth[j])
             printf (" %s %d", healths[j], nhealth[j]);
     printf ("\n");
-    print_down (root, objs, nobj, color);
+    print_down (root, objs, nobj, color, hm);
 
     for (int r = 0; r < size; r++) {
         struct rank_view *x = &rv[r];

@@ -9,9 +9,11 @@
  *   a set        "3,5-7" (idset form)  rankarg_set()
  *
  * A rank is a decimal number from 0 to RANKARG_MAX, no sign, no spaces.
- * With a host map (the instance's rank -> host table) a host name
- * ("node3") or a hostlist ("node[3-5],login0") names the ranks running
- * on those hosts; without one (hm == NULL) only numbers are accepted.
+ * With a host map (the instance's rank -> host table, hostmap.h) a host
+ * name ("node3") or a hostlist ("node[3-5],login0", whose items may also
+ * be ranks) names the ranks running on those hosts, and a rank beyond the
+ * instance's size is refused; without one (hm == NULL) only numbers are
+ * accepted.  A host running several ranks is a set, not one rank.
  * Pure functions: the caller fetches the host map (it takes an RPC) only
  * when rankarg_numeric() says the argument needs it.
  *

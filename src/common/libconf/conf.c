@@ -22,6 +22,7 @@
 
 #include "src/common/libtoml/toml.h"
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/hostlist.h"
 #include "conf.h"
 
 #define ORIGIN "_origin"
@@ -819,3 +820,31 @@ int conf_get_duration (json_t *conf, const char *key, double *seconds)
 
 /* vi:ts=4 sw=4 expandtab
  */
+
+struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
+                                       size_t errlen)
+{
+    json_t *hosts = lookup (conf, "bootstrap.hosts"), *e;
+    hostlist_t *hl;
+    char err[256];
+    size_t i;
+
+    if (!json_is_array (hosts)) {
+        errf (errbuf, errlen, "no bootstrap.hosts");
+        errno = ENOENT;
+        return NULL;
+    }
+    if (!(hl = hostlist_create ()))
+        return NULL;
+    json_array_foreach (hosts, i, e) {
+        const char *spec = json_string_value (json_object_get (e, "host"));
+        if (!spec || hostlist_append (hl, spec, err, sizeof (err)) < 0) {
+            errf (errbuf, errlen, "bootstrap.hosts[%zu]: %s", i,
+                  spec ? err : "no host");
+            hostlist_destroy (&hl);
+            errno = EINVAL;
+            return NULL;
+        }
+    }
+    return hl;
+}

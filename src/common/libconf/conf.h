@@ -97,4 +97,15 @@ int conf_get_int (json_t *conf, const char *key, long long *val);
 int conf_get_bool (json_t *conf, const char *key, int *val);
 int conf_get_duration (json_t *conf, const char *key, double *seconds);
 
+/* The static bootstrap's host list, expanded in rank order: rank i runs
+ * on the i'th host (the same expansion the broker's static bootstrap
+ * does).  Each entry's "host" is a hostlist (hostlist.h).  Returns a new
+ * list the caller destroys; NULL with ENOENT if the config has no
+ * bootstrap.hosts, EINVAL (message in errbuf naming the entry) for a bad
+ * hostlist, ENOMEM.
+ */
+struct hostlist;
+struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
+                                       size_t errlen);
+
 #endif /* BGN_CONF_H */

@@ -12,6 +12,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/common/libconf/conf.h"
+#include "src/common/libutil/hostlist.h"
 
 static char errbuf[512];
 
@@ -326,6 +327,38 @@ static void test_files (void)
     rmdir (dir);
 }
 
+static void test_bootstrap_hosts (void)
+{
+    json_t *c;
+    hostlist_t *hl;
+
+    ok (load ("[broker]\nlog_level = 5\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0, "no host list");
+    errno = 0;
+    ok (conf_bootstrap_hosts (c, errbuf, sizeof (errbuf)) == NULL
+        && errno == ENOENT, "conf_bootstrap_hosts without hosts: ENOENT");
+    json_decref (c);
+
+    ok (load ("[bootstrap]\nhosts = [ { host = \"n[0-2]\" }, "
+              "{ host = \"login0\", port = 9 } ]\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0, "two entries");
+    hl = conf_bootstrap_hosts (c, errbuf, sizeof (errbuf));
+    ok (hl && hostlist_count (hl) == 4, "four hosts in rank order");
+    is (hostlist_nth (hl, 0), "n0", "rank 0 is n0");
+    is (hostlist_nth (hl, 3), "login0", "rank 3 is login0");
+    hostlist_destroy (&hl);
+    json_decref (c);
+
+    ok (load ("[bootstrap]\nhosts = [ { host = \"n[3-1]\" } ]\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0,
+        "a bad range passes the schema");
+    errno = 0;
+    ok (conf_bootstrap_hosts (c, errbuf, sizeof (errbuf)) == NULL
+        && errno == EINVAL && strstr (errbuf, "bootstrap.hosts[0]: "),
+        "and fails the expansion naming the entry: %s", errbuf);
+    json_decref (c);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -334,5 +367,6 @@ int main (void)
     test_overrides ();
     test_cross_rules ();
     test_files ();
+    test_bootstrap_hosts ();
     return done_testing ();
 }
