@@ -41,10 +41,12 @@
 
 #define TICK_MS 1000
 
-/* Respond with a jansson object (stolen). */
+/* Respond with a jansson object (stolen).  Reals are written with 15
+ * significant digits, so a value rounded to milliseconds prints as such. */
 static void respond_json (struct bgn_broker *b, const msg_t *req, json_t *o)
 {
-    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    char *s = o ? json_dumps (o, JSON_COMPACT | JSON_REAL_PRECISION (15))
+                : NULL;
     if (!s)
         broker_respond_error (b, req, ENOMEM, NULL);
     else
@@ -107,7 +109,8 @@ static void info_cb (bgn_broker_t *b, const msg_t *req,
                    "topology", topo,
                    "health", health,
                    "instance", b->instance_id,
-                   "uptime", monotime_now () - b->start_time,
+                   "uptime", round ((monotime_now () - b->start_time)
+                                    * 1e3) / 1e3,
                    "bootstrap", boot_method (b->boot),
                    "rundir", b->rundir);
     if (o) {

@@ -68,6 +68,23 @@ static int fill_static (struct hosts *h)
     return 0;
 }
 
+/* Not static: bootstrap.hostname, "%r" replaced by the rank, names this
+ * broker's host instead of gethostname(). */
+static void name_self (struct bgn_broker *b)
+{
+    const char *want = "", *pct;
+    char name[sizeof (b->hostname)];
+
+    if (conf_get_string (b->conf, "bootstrap.hostname", &want) < 0 || !*want)
+        return;
+    if ((pct = strstr (want, "%r")))
+        snprintf (name, sizeof (name), "%.*s%u%s", (int)(pct - want), want,
+                  (unsigned)b->rank, pct + 2);
+    else
+        snprintf (name, sizeof (name), "%s", want);
+    snprintf (b->hostname, sizeof (b->hostname), "%s", name);
+}
+
 struct hosts *hosts_create (struct bgn_broker *b)
 {
     struct hosts *h = calloc (1, sizeof (*h));
@@ -84,7 +101,7 @@ struct hosts *hosts_create (struct bgn_broker *b)
         if (fill_static (h) < 0)
             goto error;
     }
-    else if (hostmap_set (h->map, b->rank, b->hostname) < 0)
+    else if (name_self (b), hostmap_set (h->map, b->rank, b->hostname) < 0)
         logger_log (b->log, LOG_WARNING, "host table: '%s' is not a usable "
                     "host name", b->hostname);
     /* rank 0 knows its own entry; a static table is complete */

@@ -14,6 +14,13 @@
  *            it is missing by asking them (broker.info) when the table is
  *            next requested.  Other ranks forward broker.hosts to rank 0.
  *
+ * Under PMI (or alone) a broker's host name is gethostname(), unless the
+ * config sets bootstrap.hostname, in which "%r" stands for the rank
+ * (hosts_create() then renames the broker: bgn start -o
+ * bootstrap.hostname=node%r gives each broker a host of its own, as on a
+ * cluster).  In a static bootstrap the name is the one matched in the
+ * list.
+ *
  * Methods (builtins.c routes them here):
  *   broker.hosts           -> {"size": N, "hosts": [name or null, ...],
  *                              "source": "static" | "registered"}

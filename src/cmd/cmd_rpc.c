@@ -2,8 +2,9 @@
  *
  * A plain tool for scripts and tests: any topic, any JSON payload, any
  * rank, with a deadline.  The response payload is printed as JSON on
- * stdout; a failed request prints the errno text and error string on
- * stderr and exits 1.
+ * stdout, on one line, keys sorted, reals rounded (cmd_print_json); a
+ * failed request prints the errno text and error string on stderr and
+ * exits 1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -89,7 +90,12 @@ int cmd_rpc (int argc, char **argv)
         || bgn_rpc_get (rpc, &rsp) < 0)
         cmd_rpc_error ("rpc", argv[optind], rpc);
     else {
-        printf ("%s\n", rsp ? rsp : "{}");
+        json_t *r = rsp ? json_loads (rsp, JSON_DECODE_ANY, NULL) : NULL;
+        if (r)
+            cmd_print_json_ex (r, 1);
+        else
+            printf ("%s\n", rsp ? rsp : "{}");
+        json_decref (r);
         rc = 0;
     }
     bgn_rpc_destroy (&rpc);

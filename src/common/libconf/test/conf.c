@@ -359,6 +359,53 @@ static void test_bootstrap_hosts (void)
     json_decref (c);
 }
 
+static void test_endpoints (void)
+{
+    char out[64];
+    static const char *good[] = { "tcp://*:8050", "tcp://eth0:8050",
+                                  "tcp://10.0.0.7:*", "tcp://[::1]:80",
+                                  "ipc:///run/bgn/overlay",
+                                  "tcp://node3.cluster:1" };
+    static const char *bad[] = { "", "udp://x:1", "tcp://x", "tcp://:80",
+                                 "tcp://x:0", "tcp://x:70000", "tcp://x:y",
+                                 "tcp://[::1]80", "ipc://", "tcp://a b:1",
+                                 "tcp://%h:8050" };
+
+    ok (conf_expand_template ("tcp://%h:%p", "node3", 8050, out,
+                              sizeof (out)) == 0, "expand a template");
+    is (out, "tcp://node3:8050", "%%h and %%p expand");
+    ok (conf_expand_template ("ipc://%R/%r", "n", 1, out, sizeof (out)) == 0
+        && !strcmp (out, "ipc://%R/%r"), "other %%-sequences stay");
+    errno = 0;
+    ok (conf_expand_template ("tcp://%h:%p", "averyveryveryverylonghostname"
+                              "thatdoesnotfit", 1, out, 24) < 0
+        && errno == EOVERFLOW, "too long: EOVERFLOW");
+    for (size_t i = 0; i < sizeof (good) / sizeof (good[0]); i++)
+        ok (conf_check_endpoint (good[i], errbuf, sizeof (errbuf)) == 0,
+            "endpoint '%s' is good", good[i]);
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        errbuf[0] = '\0';
+        errno = 0;
+        ok (conf_check_endpoint (bad[i], errbuf, sizeof (errbuf)) < 0
+            && errno == EINVAL && errbuf[0],
+            "endpoint '%s' is refused: %s", bad[i], errbuf);
+    }
+}
+
+static void test_empty_dir (void)
+{
+    char dir[] = "/tmp/conf-test-empty-XXXXXX";
+    json_t *c = conf_create ();
+
+    ok (mkdtemp (dir) != NULL, "an empty directory");
+    errno = 0;
+    ok (conf_load (c, dir, errbuf, sizeof (errbuf)) < 0 && errno == ENOENT
+        && strstr (errbuf, "no *.toml file in this directory"),
+        "loading it fails: %s", errbuf);
+    rmdir (dir);
+    json_decref (c);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -368,5 +415,7 @@ int main (void)
     test_cross_rules ();
     test_files ();
     test_bootstrap_hosts ();
+    test_endpoints ();
+    test_empty_dir ();
     return done_testing ();
 }
