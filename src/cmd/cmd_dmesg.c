@@ -32,7 +32,7 @@ static void usage (FILE *f)
 "                        ranks (0-3) or a hostlist (default: the local\n"
 "                        broker)\n"
 "  -C, --clear           empty the ring buffer, print nothing\n"
-"  -c, --read-clear      print, then empty the ring buffer\n"
+"      --read-clear      print, then empty the ring buffer\n"
 "  -j, --json            print one JSON object per line\n"
 "  -t, --timeout=T       deadline for each answer (default 10s; 0 = none)\n"
 "  -h, --help            this text\n");
@@ -102,7 +102,8 @@ int cmd_dmesg (int argc, char **argv)
     static const struct option longopts[] = {
         { "rank", required_argument, NULL, 'r' },
         { "clear", no_argument, NULL, 'C' },
-        { "read-clear", no_argument, NULL, 'c' },
+        { "read-clear", no_argument, NULL, 'c' },   /* long only: -c is
+                                                       a count elsewhere */
         { "json", no_argument, NULL, 'j' },
         { "timeout", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
@@ -115,7 +116,7 @@ int cmd_dmesg (int argc, char **argv)
     idset_t *ids = NULL;
     bgn_t *h;
 
-    while ((c = getopt_long (argc, argv, ":r:Ccjt:h", longopts, NULL))
+    while ((c = getopt_long (argc, argv, ":r:Cjt:h", longopts, NULL))
            != -1) {
         switch (c) {
         case 'r': ranks = optarg; break;
