@@ -11,6 +11,7 @@ libzmq3-dev libczmq-dev libjansson-dev uuid-dev
 sharness libcmocka-dev mpich
 clang-14 libclang-rt-14-dev
 python3 nftables iproute2 gnuplot-nox graphviz procps psmisc
+groff-base
 "
 
 missing=""

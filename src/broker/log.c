@@ -44,7 +44,21 @@ struct logger {
     uint64_t suppressed;
     struct ring_slot ring[LOGGER_RING_SIZE];
     uint64_t seq;             /* last assigned */
+    double (*now) (void *arg);
+    void *now_arg;
 };
+
+static double default_clock (void *arg)
+{
+    return monotime_now ();
+}
+
+void logger_set_clock (struct logger *l, double (*now) (void *arg),
+                       void *arg)
+{
+    l->now = now ? now : default_clock;
+    l->now_arg = arg;
+}
 
 struct logger *logger_create (const char *prog, int level)
 {
@@ -54,6 +68,7 @@ struct logger *logger_create (const char *prog, int level)
     snprintf (l->prog, sizeof (l->prog), "%s", prog);
     l->rank = -1;
     l->level = level;
+    l->now = default_clock;
     return l;
 }
 
@@ -177,7 +192,7 @@ void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap)
         return;
     vsnprintf (buf, sizeof (buf), fmt, ap);
     if (level < LOG_DEBUG) {
-        now = monotime_now ();
+        now = l->now (l->now_arg);
         if ((s = limit_slot (l, fmt, now))) {
             s->last_use = now;
             s->level = level;
@@ -208,7 +223,7 @@ void logger_log (struct logger *l, int level, const char *fmt, ...)
 
 void logger_flush (struct logger *l)
 {
-    double now = monotime_now ();
+    double now = l->now (l->now_arg);
 
     for (int i = 0; i < LIMIT_SLOTS; i++) {
         struct limit_slot *s = &l->limits[i];

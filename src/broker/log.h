@@ -48,6 +48,11 @@ void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap);
 void logger_log (struct logger *l, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
+/* The monotonic clock flood control reads (default monotime_now); for
+ * tests. */
+void logger_set_clock (struct logger *l, double (*now) (void *arg),
+                       void *arg);
+
 /* Report suppressed counts whose window has ended (one line each). */
 void logger_flush (struct logger *l);
 

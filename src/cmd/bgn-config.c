@@ -52,7 +52,8 @@ static const char usage_text[] =
     "          Silent on success; one line per problem, exit 1.\n"
     "\n"
     "Options for check:\n"
-    "  -o, --option=KEY=VALUE  override a key, e.g. -o overlay.ttl=4\n"
+    "  -o, --setattr=KEY=VALUE override a key, e.g. -o overlay.ttl=4\n"
+    "                          (--option is another name for it)\n"
     "      --print             print the final configuration as JSON\n"
     "      --host=NAME         check for host NAME (default: this host)\n"
     "      --no-host           check the schema only, for no host\n"
@@ -353,6 +354,7 @@ static int check_host (json_t *conf, const char *confname, const char *host)
 static int cmd_check (int argc, char **argv)
 {
     static const struct option opts[] = {
+        { "setattr", required_argument, NULL, 'o' },
         { "option", required_argument, NULL, 'o' },
         { "print", no_argument, NULL, 'p' },
         { "host", required_argument, NULL, 'H' },
