@@ -173,7 +173,7 @@ test_expect_success PYTHON3 'bgn dmesg --json: one object per line' '
 	jq_py first.json "o[\"rank\"] == 0 and o[\"hostname\"] == \"node0\" and o[\"level\"] == \"info\" and o[\"seq\"] >= 1 and \"up: rank 0 of 8\" in o[\"text\"]"
 '
 
-test_expect_success 'ping: summary on SIGINT, timeout 0, errors that say so' '
+test_expect_success 'ping: summary on SIGINT, timeout 0, errors; a restarted rank 0 relearns hosts' '
 	cat >ping.sh <<-\EOT &&
 	bgn ping --count=0 --interval=100ms 1 >int.out 2>int.err &
 	pid=$!
@@ -187,9 +187,16 @@ test_expect_success 'ping: summary on SIGINT, timeout 0, errors that say so' '
 	bgn ping nosuchsvc 2>svc.err; echo rc=$? >svc.rc
 	bgn ping 9 2>rank9.err
 	bgn ping -1 2>neg.err
-	true
+	bgn fault restart 0 &&
+	bgn overlay-status --wait=full --timeout=20s &&
+	bgn rpc -r 0 broker.hosts >restart0.first &&
+	i=0
+	until bgn rpc -r 0 broker.hosts | grep -q "\"h1\",\"h2\",\"h3\""; do
+		i=$((i+1)); test $i -lt 100 || exit 1; sleep 0.05
+	done
+	bgn rpc -r 0 broker.hosts >restart0.later
 	EOT
-	bgn start --size=4 sh ./ping.sh &&
+	bgn start --size=4 --keep-going -o bootstrap.hostname=h%r sh ./ping.sh &&
 	grep "^--- 1 ping statistics ---$" int.out &&
 	grep "^[0-9]* sent, [0-9]* received, 0% lost; time min/avg/max" int.out &&
 	grep "rc=0" int.rc &&
@@ -197,7 +204,9 @@ test_expect_success 'ping: summary on SIGINT, timeout 0, errors that say so' '
 	grep "rc=1" svc.rc &&
 	grep "^bgn ping: nosuchsvc: seq=0: Function not implemented (unknown service .nosuchsvc.: no broker on the way to rank 0 has it)$" svc.err &&
 	grep "^bgn ping: 9: seq=0: No route to host (no such rank)$" rank9.err &&
-	grep "^bgn ping: .-1. is not a rank$" neg.err
+	grep "^bgn ping: .-1. is not a rank$" neg.err &&
+	grep "\"hosts\":\[\"h0\",null,null,null\]" restart0.first &&
+	grep "\"hosts\":\[\"h0\",\"h1\",\"h2\",\"h3\"\]" restart0.later
 '
 
 # A static bootstrap on this host: three brokers, ipc endpoints, no CURVE,
