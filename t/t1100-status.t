@@ -6,19 +6,6 @@ test_description='observability: overlay-status (text, --json, --all, --dot, --w
 # Small liveness settings so failures are found fast.
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 
-# jq_py FILE EXPR: evaluate the python expression EXPR with o = the JSON
-# object in FILE; fail unless it is true.
-jq_py () {
-	"$PYTHON3" -c "
-import json, sys
-o = json.load(open(sys.argv[1]))
-ok = $2
-if not ok:
-    sys.stderr.write('check failed: %s\n' % sys.argv[2])
-    sys.exit(1)
-" "$1" "$2"
-}
-
 test_expect_success 'every observability command has --help' '
 	bgn overlay-status --help | grep "^Usage: bgn overlay-status" &&
 	bgn overlay-trace --help | grep "^Usage: bgn overlay-trace" &&

@@ -19,19 +19,6 @@ test_description='host names, logs, dmesg, system instance, metrics, ping'
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 SCRIPTS="$SHARNESS_TEST_SRCDIR/scripts"
 
-# jq_py FILE EXPR: the python expression EXPR, with o = the JSON in FILE,
-# must be true.
-jq_py () {
-	"$PYTHON3" -c "
-import json, sys
-o = json.load(open(sys.argv[1]))
-ok = $2
-if not ok:
-    sys.stderr.write('check failed: %s\n' % sys.argv[2])
-    sys.exit(1)
-" "$1" "$2"
-}
-
 # One 8-broker instance named like a cluster, two brokers killed by
 # hostlist: everything that needs a running instance.
 test_expect_success 'an instance with host names: lookups, pings, faults by host' '
@@ -224,6 +211,10 @@ test_expect_success 'a static instance answers the host table from its config' '
 		bgn-broker -c static.toml -o bootstrap.hostname=sn$r \
 			--rundir="$PWD/srun$r" 2>broker$r.err &
 		echo $! >>static.pids
+	done &&
+	i=0 &&
+	while ! test -S srun0/local || ! test -S srun1/local || ! test -S srun2/local; do
+		i=$((i+1)); test $i -lt 400 || return 1; sleep 0.05
 	done &&
 	BGN_URI="ipc://$PWD/srun0/local" bgn overlay-status --wait=full --timeout=20s &&
 	BGN_URI="ipc://$PWD/srun2/local" bgn rpc broker.hosts >static2.json &&
