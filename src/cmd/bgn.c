@@ -32,12 +32,12 @@ static const struct {
     const char *summary;
 } builtins[] = {
     { "start", cmd_start, "start an instance of N brokers and run a command" },
-    { "ping", cmd_ping, "send echo requests to a rank or a service" },
+    { "ping", cmd_ping, "send echo requests to a rank, a host or a service" },
     { "rpc", cmd_rpc, "send one request and print the response" },
     { "overlay-status", cmd_overlay_status, "show overlay health and peers" },
     { "overlay-trace", cmd_overlay_trace, "trace messages through a broker's overlay" },
     { "overlay-disconnect", cmd_overlay_disconnect, "make a rank leave the instance (fence it)" },
-    { "overlay", cmd_overlay, "overlay tools: lookup (ranks <-> hosts), status, trace, disconnect" },
+    { "overlay", cmd_overlay, "lookup ranks <-> hosts; also status, trace, disconnect" },
     { "metrics", cmd_overlay_status, "every broker's overlay counters for Prometheus" },
     { "dmesg", cmd_dmesg, "print a broker's recent log lines" },
     { "event", cmd_event, "publish (pub) and watch (sub) events" },
