@@ -5,7 +5,7 @@
 #   BGN          the bgn front end (make bench passes the build tree's)
 #   BENCHDIR     where bench-fwd, bench-event, bench-fault are
 #   BENCH_RUNS   repetitions per figure; tables show medians (default 5)
-#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e")
+#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f")
 #   BENCH_CHAIN  broker counts for the chain benchmark (default "1 2 4 8")
 #   BENCH_SIZES  sizes for the start-up benchmark (default "16 64 128 256")
 #
@@ -16,7 +16,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BGN=${BGN:-$here/../cmd/bgn}
 BENCHDIR=${BENCHDIR:-$here}
 RUNS=${BENCH_RUNS:-5}
-ONLY=${BENCH_ONLY:-"a b c d e"}
+ONLY=${BENCH_ONLY:-"a b c d e f"}
 CHAIN=${BENCH_CHAIN:-"1 2 4 8"}
 SIZES=${BENCH_SIZES:-"16 64 128 256"}
 FWD=$BENCHDIR/bench-fwd
@@ -272,6 +272,28 @@ if want e; then
     done
     echo
     echo "(medians of $RUNS runs for bgn, one run for kary:2; -1 = not seen within 3 s)"
+fi
+
+# ---------------------------------------------------------------- f
+if want f; then
+    echo
+    echo "## f. Next-hop lookup cost with ranks down (libbgn, one process)"
+    echo
+    echo "One rank looks up the next hop to 1,000 distinct live destinations;"
+    echo "exact = bgn_router_next_hop (live shortest paths: a search per"
+    echo "destination once anything is down), route = bgn_router_route (what"
+    echo "the overlay forwards with: the arithmetic's hops less the down ones)."
+    echo
+    echo "| N | topology | down | exact µs/lookup | route µs/lookup | searches/lookup |"
+    echo "|---|---|---|---|---|---|"
+    for topo in bgn bgn:8; do
+        "$BENCHDIR/bench-route" 16384 $topo | while read -r line; do
+            echo "| 16384 | $topo | $(echo "$line" | field down /dev/stdin) |" \
+                 "$(echo "$line" | field exact_us /dev/stdin) |" \
+                 "$(echo "$line" | field route_us /dev/stdin) |" \
+                 "$(echo "$line" | field searches_per_lookup /dev/stdin) |"
+        done
+    done
 fi
 
 echo

@@ -19,6 +19,7 @@
 #define BOOT_AT 0.0
 #define FAULT_AT 5.0               /* faults after the boot settled */
 #define SETTLE 25.0                /* then this long to converge */
+#define SETTLE_CRASH 12.0          /* crashes: a peer timeout and more */
 
 /* ---- values ------------------------------------------------------------ */
 
@@ -118,16 +119,20 @@ json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
     if (k1000 < 1)
         k1000 = 1;
     if (!strcmp (name, "boot")) {
+        /* 1% never start: they are fenced ("never joined") after the join
+         * timeout, here one peer timeout after the window */
         t = duration_or (o, 5.0);
-        sc = json_pack ("{s:{s:I s:s s:I s:f} s:[{s:f s:s s:f s:f}]}",
+        sc = json_pack ("{s:{s:I s:s s:I s:f} s:{s:f}"
+                        " s:[{s:f s:s s:f s:f}]}",
                         "sim", "size", (json_int_t)o->size,
                         "topology", o->topology, "seed", (json_int_t)o->seed,
-                        "duration", t + SETTLE,
+                        "duration", t + 10.0 + SETTLE_CRASH,
+                        "overlay", "join_timeout", t + 10.0,
                         "event", "at", 0.0, "op", "boot", "window", t,
                         "never", 0.01);
     }
     else if (!strcmp (name, "kill") || !strcmp (name, "rack"))
-        sc = with_boot (o, FAULT_AT + SETTLE,
+        sc = with_boot (o, FAULT_AT + SETTLE_CRASH,
                         json_pack ("{s:f s:s s:I}", "at", FAULT_AT, "op",
                                    name[0] == 'k' ? "kill" : "rack", "count",
                                    (json_int_t)count_or (o, k1000)));
@@ -234,7 +239,7 @@ static const char *const sim_keys[] = { "size", "topology", "seed",
     "duration", "latency", "jitter", "loss", "hwm", NULL };
 static const char *const overlay_keys[] = { "keepalive_interval",
     "peer_timeout", "event_buffer", "heal_threshold", "backlog", "ttl",
-    NULL };
+    "join_timeout", "fence_window", NULL };
 
 static int check_keys (json_t *o, const char *table,
                        const char *const *known, char *errbuf, size_t errlen)
@@ -293,10 +298,16 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
                       &c->keepalive_interval) < 0
             || opt_time (ovl, "peer_timeout", c->peer_timeout,
                          &c->peer_timeout) < 0
+            || opt_time (ovl, "join_timeout", c->join_timeout,
+                         &c->join_timeout) < 0
+            || opt_time (ovl, "fence_window", c->fence_window,
+                         &c->fence_window) < 0
             || c->keepalive_interval <= 0
-            || c->peer_timeout <= c->keepalive_interval) {
+            || c->peer_timeout <= c->keepalive_interval
+            || c->join_timeout < 0 || c->fence_window <= 0) {
             snprintf (errbuf, errlen, "[overlay]: durations with peer_timeout "
-                      "> keepalive_interval > 0");
+                      "> keepalive_interval > 0, fence_window > 0, "
+                      "join_timeout >= 0");
             errno = EINVAL;
             return -1;
         }

@@ -5,7 +5,8 @@
  *
  *   [sim]      size, topology, seed, duration, latency, jitter, loss, hwm
  *   [overlay]  keepalive_interval, peer_timeout, event_buffer,
- *              heal_threshold, backlog, ttl (as in bgn.toml(5))
+ *              heal_threshold, backlog, ttl, join_timeout, fence_window
+ *              (as in bgn.toml(5))
  *   [[event]]  at = TIME, op = OP, and the op's own keys:
  *     boot       window (start times spread over it), never (fraction
  *                that never start; rank 0 always starts)

@@ -52,8 +52,11 @@ struct simev {
 };
 
 /* A message in flight, or held for a peer that is not running. */
+#define SMSG_POOLED 2               /* frames of a pooled message */
+
 struct smsg {
     struct smsg *next;            /* in a held or inbound list */
+    int cap;                      /* room for this many frames */
     uint32_t from, to;
     uint32_t from_gen, to_gen;    /* the processes it went between */
     int sock_event;               /* inbound only: a socket event, not a
@@ -72,6 +75,7 @@ struct mlist {
 struct link {
     double last_at;               /* keeps one connection in order */
     uint32_t inflight;
+    bool connected;               /* this process connected to the peer */
     struct mlist held;            /* we connected; the peer is not there */
 };
 
@@ -91,7 +95,6 @@ struct sbroker {
     double skew;
     uint64_t wake_gen;
     struct idmap *links;          /* peer rank -> struct link */
-    struct idmap *conns;          /* peers this process connected to */
     struct idmap *connected_by;   /* running peers connected to it */
     struct mlist inbound;         /* hung: waiting to be read */
     struct idmap *rpcs;           /* matchtag -> struct rpc */
@@ -130,6 +133,7 @@ struct simnet {
     double rpc_until, pub_until;
     int publishers;
     bool destroying;              /* cores going away: no new events */
+    struct smsg *pool;            /* free messages of SMSG_POOLED frames */
 };
 
 /* ---- random numbers ----------------------------------------------------- */
@@ -238,21 +242,48 @@ static struct smsg *mlist_pop (struct mlist *l)
     return m;
 }
 
-static void smsg_free (struct smsg **mp)
+/* Messages of up to SMSG_POOLED frames (most: keepalives, control) come
+ * from and go back to a free list: no malloc per message. */
+static struct smsg *smsg_alloc (struct simnet *s, int n)
+{
+    struct smsg *m;
+
+    if (n <= SMSG_POOLED && (m = s->pool)) {
+        s->pool = m->next;
+        return m;
+    }
+    if (!(m = malloc (sizeof (*m) + (n <= SMSG_POOLED ? SMSG_POOLED : n)
+                                     * sizeof (m->frames[0]))))
+        return NULL;
+    m->cap = n <= SMSG_POOLED ? SMSG_POOLED : n;
+    return m;
+}
+
+static void smsg_release (struct simnet *s, struct smsg *m)
+{
+    if (m->cap == SMSG_POOLED) {
+        m->next = s->pool;
+        s->pool = m;
+    }
+    else
+        free (m);
+}
+
+static void smsg_free_in (struct simnet *s, struct smsg **mp)
 {
     if (mp && *mp) {
         frame_decref_all ((*mp)->frames, (*mp)->n);
-        free (*mp);
+        smsg_release (s, *mp);
         *mp = NULL;
     }
 }
 
-static void mlist_free (struct mlist *l)
+static void mlist_free (struct simnet *s, struct mlist *l)
 {
     struct smsg *m;
 
     while ((m = mlist_pop (l)))
-        smsg_free (&m);
+        smsg_free_in (s, &m);
 }
 
 static bool running (const struct sbroker *b)
@@ -265,6 +296,13 @@ static struct link *link_get (struct sbroker *b, uint32_t peer)
     return idmap_put (b->links, peer, NULL);
 }
 
+/* Did b's current process connect to peer? */
+static bool connected (struct sbroker *b, uint32_t peer)
+{
+    struct link *l = idmap_get (b->links, peer);
+    return l && l->connected;
+}
+
 static bool cut (struct simnet *s, uint32_t a, uint32_t c)
 {
     return s->partition_split && ((a < s->partition_split)
@@ -273,8 +311,11 @@ static bool cut (struct simnet *s, uint32_t a, uint32_t c)
 
 static void note_queue (struct simnet *s, uint32_t depth)
 {
-    if (depth > s->st.deepest_queue)
+    if (depth > s->st.deepest_queue) {
         s->st.deepest_queue = depth;
+        if (getenv ("SIM_DEBUG_QUEUE") && depth % 100 == 0)
+            fprintf (stderr, "deepest %u at %.3f\n", depth, s->now);
+    }
 }
 
 /* Put m on the wire toward its receiver's current process. */
@@ -313,21 +354,22 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
         return -1;
     }
     to = &s->b[rank];
-    connector = idmap_get (b->conns, rank) != NULL;
+    l = idmap_get (b->links, rank);
+    connector = l && l->connected;
     /* the binder side knows the peer only while its connection stands */
-    if (!connector && !(running (to) && idmap_get (to->conns, b->rank))) {
+    if (!connector && !(running (to) && connected (to, b->rank))) {
         s->st.ehostunreach++;
         errno = EHOSTUNREACH;
         return -1;
     }
-    if (!(l = link_get (b, rank)))
+    if (!l && !(l = link_get (b, rank)))
         return -1;
     if (l->inflight + (uint32_t)l->held.count >= (uint32_t)s->p.hwm) {
         s->st.eagain++;
         errno = EAGAIN;
         return -1;
     }
-    if (!(m = malloc (sizeof (*m) + n * sizeof (m->frames[0]))))
+    if (!(m = smsg_alloc (s, n)))
         return -1;
     m->from = b->rank;
     m->from_gen = b->gen;
@@ -345,12 +387,17 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
     }
     if ((s->p.loss > 0 && rnd_unit (s) < s->p.loss) || cut (s, b->rank, rank)) {
         s->st.lost_msgs++;
-        smsg_free (&m);
+        smsg_free_in (s, &m);
         return 0;
     }
     if (!running (to)) {
         mlist_push (&l->held, m);   /* delivered to its next process */
         note_queue (s, l->held.count);
+        if (getenv ("SIM_DEBUG_QUEUE") && l->held.count >= 100
+            && l->held.count % 100 == 0)
+            fprintf (stderr, "held %d from %u to %u kind %d at %.3f\n",
+                     l->held.count, (unsigned)b->rank, (unsigned)rank,
+                     env[2], s->now);
         return 0;
     }
     transmit (s, b, l, m);
@@ -369,16 +416,16 @@ static int io_connect (void *ctx, uint32_t rank, const char *endpoint,
     struct sbroker *b = ctx;
     struct simnet *s = b->s;
     char ep[32];
-    double *since;
+    struct link *l;
 
     if (rank >= s->n) {
         errno = EINVAL;
         return -1;
     }
-    if (!(since = idmap_put (b->conns, rank, NULL))
+    if (!(l = link_get (b, rank))
         || !idmap_put (s->b[rank].connected_by, b->rank, NULL))
         return -1;
-    *since = s->now;
+    l->connected = true;
     /* the handshake completes if the peer is there */
     if (running (&s->b[rank]))
         schedule (s, s->now + 2 * s->p.latency, EV_SOCK, b->rank,
@@ -392,11 +439,12 @@ static void io_disconnect (void *ctx, uint32_t rank, const char *endpoint)
     struct sbroker *b = ctx;
     struct link *l = idmap_get (b->links, rank);
 
-    idmap_delete (b->conns, rank);
     if (rank < b->s->n)
         idmap_delete (b->s->b[rank].connected_by, b->rank);
-    if (l)
-        mlist_free (&l->held);   /* what libzmq still queued is gone */
+    if (l) {
+        l->connected = false;
+        mlist_free (b->s, &l->held);   /* what libzmq still queued is gone */
+    }
 }
 
 static int io_authorize (void *ctx, const char *pubkey)
@@ -794,7 +842,7 @@ static void broker_up (struct simnet *s, uint32_t rank)
         uint32_t r = peers[i];
         struct sbroker *p = &s->b[r];
         struct link *l;
-        if (r == rank || !running (p) || !idmap_get (p->conns, rank))
+        if (r == rank || !running (p) || !connected (p, rank))
             continue;
         schedule (s, s->now + 2 * s->p.latency, EV_SOCK, r,
                   OVL_SOCK_CONNECTED, p->gen, rank, NULL);
@@ -820,18 +868,19 @@ static void forget_process (struct simnet *s, struct sbroker *b)
          f = idmap_next (&it))
         if (f->fenced)
             fenced_count (s, (uint32_t)it.id, -1);
-    for (void *v = idmap_first (b->conns, &it); v; v = idmap_next (&it))
-        idmap_delete (s->b[it.id].connected_by, b->rank);
-    idmap_clear (b->conns);
-    for (struct link *l = idmap_first (b->links, &it); l; l = idmap_next (&it))
-        mlist_free (&l->held);
+    for (struct link *l = idmap_first (b->links, &it); l;
+         l = idmap_next (&it)) {
+        if (l->connected)
+            idmap_delete (s->b[it.id].connected_by, b->rank);
+        mlist_free (s, &l->held);
+    }
     idmap_clear (b->links);
     while ((m = mlist_pop (&b->inbound))) {
         if (m->sock_event < 0) {
             delivered (s, m);
             s->st.lost_msgs++;
         }
-        smsg_free (&m);
+        smsg_free_in (s, &m);
     }
     s->st.rpc_pending -= idmap_size (b->rpcs);
     idmap_clear (b->rpcs);
@@ -880,15 +929,14 @@ static void recv_msg (struct simnet *s, struct sbroker *to, struct smsg *m)
     }
     if (m->n + 1 > MSG_MAX_FRAMES + 2 || !(frames[n++] = frame_create (m->env,
                                                                       ENV_SIZE))) {
-        smsg_free (&m);
+        smsg_free_in (s, &m);
         return;
     }
     for (int i = 0; i < m->n; i++)
         frames[n++] = m->frames[i];
-    free (m);
+    smsg_release (s, m);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
     overlay_recv (to->ov, id, strlen (id), frames, n, NULL);
-    (void)s;
 }
 
 /* The sender's connection has one message less in flight. */
@@ -910,7 +958,7 @@ static void on_deliver (struct simnet *s, struct simev *ev)
     if (to->gen != m->to_gen || !running (to)) {
         delivered (s, m);
         s->st.lost_msgs++;
-        smsg_free (&m);
+        smsg_free_in (s, &m);
         return;
     }
     if (to->state == SB_HUNG) {
@@ -1284,7 +1332,6 @@ struct simnet *simnet_create (const struct sim_params *p)
         b->state = SB_NEVER;
         snprintf (b->clientid, sizeof (b->clientid), "c%u", (unsigned)r);
         if (!(b->links = idmap_create (sizeof (struct link)))
-            || !(b->conns = idmap_create (sizeof (double)))
             || !(b->connected_by = idmap_create (1))
             || !(b->rpcs = idmap_create (sizeof (struct rpc))))
             goto error;
@@ -1309,7 +1356,7 @@ void simnet_destroy (struct simnet **sp)
     while (s->heap_n > 0) {
         struct simev ev = pop (s);
         if (ev.type == EV_DELIVER)
-            smsg_free (&ev.msg);
+            smsg_free_in (s, &ev.msg);
     }
     free (s->heap);
     for (uint32_t r = 0; s->b && r < s->n; r++) {
@@ -1320,13 +1367,17 @@ void simnet_destroy (struct simnet **sp)
         if (b->links)
             for (struct link *l = idmap_first (b->links, &it); l;
                  l = idmap_next (&it))
-                mlist_free (&l->held);
+                mlist_free (s, &l->held);
         while ((m = mlist_pop (&b->inbound)))
-            smsg_free (&m);
+            smsg_free_in (s, &m);
         idmap_destroy (&b->links);
-        idmap_destroy (&b->conns);
         idmap_destroy (&b->connected_by);
         idmap_destroy (&b->rpcs);
+    }
+    while (s->pool) {
+        struct smsg *m = s->pool;
+        s->pool = m->next;
+        free (m);
     }
     free (s->b);
     free (s->fenced_by);
@@ -1432,7 +1483,8 @@ static bool walk (struct simnet *s, uint32_t a, uint32_t b)
             return true;
         if (!(ov = simnet_core (s, cur)))
             return false;
-        int n = route_next_hops (ov, b, hops, MAX_HOPS_LIST);
+        bool live = false;
+        int n = route_next_hops (ov, b, hops, MAX_HOPS_LIST, &live);
         uint32_t next = UINT32_MAX;
         for (int i = 0; i < n && next == UINT32_MAX; i++) {
             struct peer *p = peers_lookup (ov->peers, hops[i]);

@@ -153,9 +153,9 @@ static int rogue (const char *endpoint, const char *instance,
         return 1;
     }
     snprintf (hello, sizeof (hello),
-              "{\"version\":1,\"rank\":%s,\"instance\":\"%s\","
+              "{\"version\":%d,\"rank\":%s,\"instance\":\"%s\","
               "\"incarnation\":1,\"hostname\":\"rogue\","
-              "\"topology\":\"bgn\"}", rank, instance);
+              "\"topology\":\"bgn\"}", ENV_VERSION, rank, instance);
     envelope_encode (&env, buf);
     zmq_send (sock, buf, ENV_SIZE, ZMQ_SNDMORE);
     zmq_send (sock, hello, strlen (hello), 0);

@@ -82,7 +82,8 @@ glue = {"module.c"}
 layers = [
     ["overlay"], ["hello"], ["live", "status"], ["heal", "evglue", "health"],
     ["fence"], ["route"], ["trace"], ["tracker", "peer"],
-    ["timer", "frame", "body", "ovconf", "io"], ["envelope", "events"],
+    ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
+    ["envelope", "events", "wire"],
 ]
 level = {part: i for i, group in enumerate(layers) for part in group}
 forbidden = re.compile(r"(?<![\w>.])(gettimeofday|time|clock_gettime|sleep|usleep|"

@@ -194,6 +194,32 @@ int bgn_router_next_hop (struct bgn_router *r, uint32_t self, uint32_t dest,
 /* Live hop count from a to b, -1/EHOSTUNREACH if unreachable. */
 int bgn_router_distance (struct bgn_router *r, uint32_t a, uint32_t b);
 
+/* The overlay's forwarding call, cheap whatever is down: the failure-free
+ * equal-cost next hops (the topology's arithmetic) that are not down,
+ * sorted.  Only when every one of them is down does it fall back to
+ * bgn_router_next_hop's search over the live graph, and then sets *live
+ * (if given): the caller should route that message by live shortest
+ * paths from there on (bgn_router_next_hop), which never loops, where the
+ * arithmetic alone could send it back.  Each arithmetic hop brings a
+ * message one hop closer in the failure-free graph, so it cannot loop
+ * either.  Cost: bgn O(degree) while a shortest hop is up; the search
+ * (O(N * degree) once per dest and change of the view, see above) only
+ * when none is; trees as bgn_router_next_hop.  Extra links are used only
+ * by the search.  Errors as bgn_router_next_hop.
+ */
+#define BGN_ROUTE_FAST_MAX 256
+int bgn_router_route (struct bgn_router *r, uint32_t self, uint32_t dest,
+                      uint32_t *hops, int max, bool *live);
+
+/* Is b reachable from a in the live graph?  A search from both ends, a
+ * level at a time from the side that has seen less, stopping where they
+ * meet: on a BGN that visits a few thousand ranks where a one-sided
+ * search visits them all, in memory proportional to what it visits (no
+ * N-sized tables).  A partitioned view costs a search of the smaller
+ * component.  1 or 0; -1 with errno EINVAL (bad rank) or ENOMEM.
+ */
+int bgn_router_reachable (struct bgn_router *r, uint32_t a, uint32_t b);
+
 /* Number of per-dest search tables kept (>= 1; default 4).  Resets cache. */
 int bgn_router_set_cache_slots (struct bgn_router *r, int slots);
 

@@ -516,6 +516,195 @@ int bgn_router_next_hop (struct bgn_router *r, uint32_t self, uint32_t dest,
     return search_next_hop (r, self, dest, hops, max);
 }
 
+int bgn_router_route (struct bgn_router *r, uint32_t self, uint32_t dest,
+                      uint32_t *hops, int max, bool *live)
+{
+    uint32_t buf[BGN_ROUTE_FAST_MAX];
+    int n, kept = 0;
+
+    if (live)
+        *live = false;
+    if (!valid_rank (r, self) || !valid_rank (r, dest))
+        return -1;
+    if (self == dest)
+        return 0;
+    if (view_is_pristine (r))
+        return bgn_topo_next_hop (r->topo, self, dest, hops, max);
+    if (bgn_rankset_test (r->down, self) || bgn_rankset_test (r->down, dest))
+        return unreachable ();
+    if (tree_fast_path (r))
+        return bgn_router_next_hop (r, self, dest, hops, max);
+    /* the arithmetic's shortest hops, less the ranks that are down */
+    n = bgn_topo_next_hop (r->topo, self, dest, buf, BGN_ROUTE_FAST_MAX);
+    for (int i = 0; i < n && i < BGN_ROUTE_FAST_MAX; i++) {
+        if (bgn_rankset_test (r->down, buf[i]))
+            continue;
+        if (hops && kept < max)
+            hops[kept] = buf[i];
+        kept++;
+    }
+    if (kept > 0)
+        return kept;
+    if (live)
+        *live = true;
+    return search_next_hop (r, self, dest, hops, max);
+}
+
+/* ---- reachability: a search from both ends ---------------------------- */
+
+/* A set of ranks, open addressing: the search keeps only what it saw. */
+struct seen {
+    uint32_t *slot;               /* rank + 1, 0 = empty */
+    size_t cap, count;
+};
+
+static size_t seen_hash (uint32_t v, size_t cap)
+{
+    return (size_t)((v * 2654435761u) ^ (v >> 16)) & (cap - 1);
+}
+
+static int seen_add (struct seen *s, uint32_t v)
+{
+    if ((s->count + 1) * 2 > s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 64;
+        uint32_t *ns = calloc (ncap, sizeof (*ns));
+        if (!ns)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++) {
+            if (!s->slot[i])
+                continue;
+            size_t j = seen_hash (s->slot[i] - 1, ncap);
+            while (ns[j])
+                j = (j + 1) & (ncap - 1);
+            ns[j] = s->slot[i];
+        }
+        free (s->slot);
+        s->slot = ns;
+        s->cap = ncap;
+    }
+    size_t j = seen_hash (v, s->cap);
+    while (s->slot[j]) {
+        if (s->slot[j] == v + 1)
+            return 0;
+        j = (j + 1) & (s->cap - 1);
+    }
+    s->slot[j] = v + 1;
+    s->count++;
+    return 1;
+}
+
+static bool seen_has (const struct seen *s, uint32_t v)
+{
+    if (!s->cap)
+        return false;
+    for (size_t j = seen_hash (v, s->cap); s->slot[j];
+         j = (j + 1) & (s->cap - 1))
+        if (s->slot[j] == v + 1)
+            return true;
+    return false;
+}
+
+struct side {
+    struct seen seen;
+    uint32_t *frontier, *next;
+    size_t nf, nn, cap;
+};
+
+static int side_push (struct side *sd, uint32_t v)
+{
+    if (sd->nn == sd->cap) {
+        size_t cap = sd->cap ? sd->cap * 2 : 64;
+        uint32_t *f = realloc (sd->frontier, cap * sizeof (*f));
+        uint32_t *n = f ? realloc (sd->next, cap * sizeof (*n)) : NULL;
+        if (f)
+            sd->frontier = f;
+        if (!n)
+            return -1;
+        sd->next = n;
+        sd->cap = cap;
+    }
+    sd->next[sd->nn++] = v;
+    return 0;
+}
+
+static void side_free (struct side *sd)
+{
+    free (sd->seen.slot);
+    free (sd->frontier);
+    free (sd->next);
+}
+
+/* Expand one level of 'grow'; 1 if it touched 'other', 0 if not, 2 if its
+ * frontier is exhausted, -1 on ENOMEM. */
+static int expand_level (struct bgn_router *r, struct side *grow,
+                         const struct side *other)
+{
+    grow->nn = 0;
+    for (size_t i = 0; i < grow->nf; i++) {
+        int first, last;
+        uint32_t u = grow->frontier[i];
+        int n = topo_fill_neighbours (r->topo, u, r->nbuf);
+        links_from (r, u, &first, &last);
+        for (int k = 0; k < n + (last - first); k++) {
+            uint32_t v = k < n ? r->nbuf[k] : r->links[first + k - n].to;
+            int added;
+            if (bgn_rankset_test (r->down, v))
+                continue;
+            if (seen_has (&other->seen, v))
+                return 1;
+            if ((added = seen_add (&grow->seen, v)) < 0
+                || (added && side_push (grow, v) < 0))
+                return -1;
+        }
+    }
+    if (grow->nn == 0)
+        return 2;
+    uint32_t *t = grow->frontier;
+    grow->frontier = grow->next;
+    grow->next = t;
+    grow->nf = grow->nn;
+    return 0;
+}
+
+int bgn_router_reachable (struct bgn_router *r, uint32_t a, uint32_t b)
+{
+    struct side sa = { 0 }, sb = { 0 };
+    int rc = -1;
+
+    if (!valid_rank (r, a) || !valid_rank (r, b))
+        return -1;
+    if (bgn_rankset_test (r->down, a) || bgn_rankset_test (r->down, b))
+        return 0;
+    if (a == b || view_is_pristine (r))
+        return 1;   /* the topologies are connected */
+    if (tree_fast_path (r))
+        return tree_path_blocked (r, a, b) ? 0 : 1;
+    if (seen_add (&sa.seen, a) < 0 || side_push (&sa, a) < 0
+        || seen_add (&sb.seen, b) < 0 || side_push (&sb, b) < 0)
+        goto done;
+    sa.frontier[0] = a;
+    sa.nf = 1;
+    sb.frontier[0] = b;
+    sb.nf = 1;
+    for (;;) {
+        /* grow the side that has seen less */
+        struct side *g = sa.seen.count <= sb.seen.count ? &sa : &sb;
+        int x = expand_level (r, g, g == &sa ? &sb : &sa);
+        if (x < 0)
+            goto done;
+        if (x == 1 || x == 2) {
+            rc = x == 1;
+            break;
+        }
+    }
+done:
+    if (rc < 0)
+        errno = ENOMEM;
+    side_free (&sa);
+    side_free (&sb);
+    return rc;
+}
+
 int bgn_router_distance (struct bgn_router *r, uint32_t a, uint32_t b)
 {
     if (!valid_rank (r, a) || !valid_rank (r, b))

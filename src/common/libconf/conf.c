@@ -50,6 +50,8 @@ static const struct keydef schema[] = {
     { "overlay", "keepalive_interval", K_DURATION, "1s", 0, 0, 0, NULL, 1,
       NULL },
     { "overlay", "peer_timeout", K_DURATION, "10s", 0, 0, 0, NULL, 1, NULL },
+    { "overlay", "fence_window", K_DURATION, "10ms", 0, 0, 0, NULL, 1, NULL },
+    { "overlay", "join_timeout", K_DURATION, "0", 0, 0, 0, NULL, 0, NULL },
     { "overlay", "ttl", K_INT, NULL, 0, 0, 255,
       "must be 0 (derived from the diameter) or 1..255", 0, NULL },
     { "overlay", "heal_threshold", K_INT, NULL, -1, -1, 1024,

@@ -18,6 +18,11 @@
  *                                                "binomial"
  *   overlay.keepalive_interval  duration "1s"    > 0
  *   overlay.peer_timeout        duration "10s"   > keepalive_interval
+ *   overlay.fence_window        duration "10ms"  > 0: fence reports and
+ *                                                batches gather this long
+ *   overlay.join_timeout        duration "0"     a peer silent since the
+ *                                                start is fenced after it;
+ *                                                0 = 3 * peer_timeout
  *   overlay.ttl                 integer  0       0 (= derived from the
  *                                                diameter) or 1..255
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024

@@ -1,7 +1,7 @@
 /* idmap.c: open-addressing hash map with inline values (see idmap.h).
  *
- * Each slot is [u64 id][u8 used][padding][value], capacity a power of
- * two, load factor at most 1/2.  Deletion shifts the following run back
+ * Each slot is [u64 id + 1 (0: empty)][value padded to 8 bytes], capacity a
+ * power of two, load factor at most 1/2.  Deletion shifts the following run back
  * instead of leaving tombstones, so lookups never degrade.
  */
 #include <errno.h>
@@ -19,9 +19,9 @@ struct idmap {
     uint8_t *slots;
 };
 
+/* A slot's head: id + 1, or 0 for an empty slot (ids up to 2^64 - 2). */
 struct slot_head {
-    uint64_t id;
-    uint64_t used;
+    uint64_t key;
 };
 
 #define HEAD(m, i) ((struct slot_head *)((m)->slots + (i) * (m)->slotsize))
@@ -74,9 +74,9 @@ static long find (const struct idmap *m, uint64_t id)
         return -1;
     for (size_t i = hash_id (id) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
         struct slot_head *h = HEAD (m, i);
-        if (!h->used)
+        if (!h->key)
             return -1;
-        if (h->id == id)
+        if (h->key == id + 1)
             return (long)i;
     }
 }
@@ -100,10 +100,10 @@ static int grow (struct idmap *m)
     m->cap = ncap;
     for (size_t i = 0; i < ocap; i++) {
         struct slot_head *h = (struct slot_head *)(old + i * m->slotsize);
-        if (!h->used)
+        if (!h->key)
             continue;
-        size_t j = hash_id (h->id) & (ncap - 1);
-        while (HEAD (m, j)->used)
+        size_t j = hash_id (h->key - 1) & (ncap - 1);
+        while (HEAD (m, j)->key)
             j = (j + 1) & (ncap - 1);
         memcpy (HEAD (m, j), h, m->slotsize);
     }
@@ -123,11 +123,10 @@ void *idmap_put (struct idmap *m, uint64_t id, int *created)
     if ((m->count + 1) * 2 > m->cap && grow (m) < 0)
         return NULL;
     i = hash_id (id) & (m->cap - 1);
-    while (HEAD (m, i)->used)
+    while (HEAD (m, i)->key)
         i = (i + 1) & (m->cap - 1);
     memset (HEAD (m, i), 0, m->slotsize);
-    HEAD (m, i)->id = id;
-    HEAD (m, i)->used = 1;
+    HEAD (m, i)->key = id + 1;
     m->count++;
     if (created)
         *created = 1;
@@ -143,9 +142,9 @@ static void remove_slot (struct idmap *m, size_t i)
     for (;;) {
         j = (j + 1) & (m->cap - 1);
         struct slot_head *h = HEAD (m, j);
-        if (!h->used)
+        if (!h->key)
             break;
-        size_t home = hash_id (h->id) & (m->cap - 1);
+        size_t home = hash_id (h->key - 1) & (m->cap - 1);
         /* it may move back to the hole only if its home is not
          * cyclically within (hole, j] */
         bool in_range = hole <= j ? (home > hole && home <= j)
@@ -155,7 +154,7 @@ static void remove_slot (struct idmap *m, size_t i)
         memcpy (HEAD (m, hole), h, m->slotsize);
         hole = j;
     }
-    HEAD (m, hole)->used = 0;
+    HEAD (m, hole)->key = 0;
     m->count--;
 }
 
@@ -183,9 +182,9 @@ static void *scan (struct idmap_iter *it, size_t from)
     const struct idmap *m = it->m;
 
     for (size_t i = from; i < m->cap; i++) {
-        if (HEAD (m, i)->used) {
+        if (HEAD (m, i)->key) {
             it->slot = i;
-            it->id = HEAD (m, i)->id;
+            it->id = HEAD (m, i)->key - 1;
             return VALUE (m, i);
         }
     }

@@ -6,6 +6,8 @@
  * table itself (open addressing, linear probing, backward-shift delete),
  * with no allocation per entry.
  *
+ * Ids are any 64-bit value but UINT64_MAX.
+ *
  * Pointers returned by idmap_get/idmap_put point into the table: valid
  * until the next idmap_put or idmap_delete on the map.  Iteration visits
  * entries in table order (deterministic for a given sequence of

@@ -3,31 +3,7 @@
 #include <string.h>
 
 #include "envelope.h"
-
-static void put32 (uint8_t *p, uint32_t v)
-{
-    p[0] = v >> 24;
-    p[1] = v >> 16;
-    p[2] = v >> 8;
-    p[3] = v;
-}
-
-static void put64 (uint8_t *p, uint64_t v)
-{
-    put32 (p, (uint32_t)(v >> 32));
-    put32 (p + 4, (uint32_t)v);
-}
-
-static uint32_t get32 (const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
-           | p[3];
-}
-
-static uint64_t get64 (const uint8_t *p)
-{
-    return (uint64_t)get32 (p) << 32 | get32 (p + 4);
-}
+#include "wire.h"
 
 void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE])
 {
@@ -38,10 +14,10 @@ void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE])
     buf[4] = env->hops;
     buf[5] = env->flags;
     buf[6] = buf[7] = 0;
-    put32 (buf + 8, env->source);
-    put32 (buf + 12, env->dest);
-    put64 (buf + 16, env->sender_inc);
-    put64 (buf + 24, env->receiver_inc);
+    wire_put32 (buf + 8, env->source);
+    wire_put32 (buf + 12, env->dest);
+    wire_put64 (buf + 16, env->sender_inc);
+    wire_put64 (buf + 24, env->receiver_inc);
 }
 
 int envelope_decode (const void *data, size_t len, struct envelope *env,
@@ -70,10 +46,10 @@ int envelope_decode (const void *data, size_t len, struct envelope *env,
     env->ttl = p[3];
     env->hops = p[4];
     env->flags = p[5];
-    env->source = get32 (p + 8);
-    env->dest = get32 (p + 12);
-    env->sender_inc = get64 (p + 16);
-    env->receiver_inc = get64 (p + 24);
+    env->source = wire_get32 (p + 8);
+    env->dest = wire_get32 (p + 12);
+    env->sender_inc = wire_get64 (p + 16);
+    env->receiver_inc = wire_get64 (p + 24);
     return 0;
 }
 
@@ -86,8 +62,9 @@ const char *envelope_kindstr (int kind)
     case ENV_HELLO_NAK: return "hello-nak";
     case ENV_KEEPALIVE: return "keepalive";
     case ENV_GOODBYE: return "goodbye";
-    case ENV_FENCE: return "fence";
-    case ENV_UNFENCE: return "unfence";
+    case ENV_REPORT: return "report";
+    case ENV_BATCH: return "batch";
+    case ENV_VIEW: return "view";
     case ENV_EVENT: return "event";
     case ENV_EVCTL: return "event-control";
     case ENV_LINK: return "link";

@@ -7,7 +7,7 @@
  * broker message format (libmsg) never changes.  32 bytes, network order:
  *
  *   0  u8   magic 0xb6          8  u32 source rank (injected it)
- *   1  u8   version 1          12  u32 destination rank, or NODEID_ANY /
+ *   1  u8   version 2          12  u32 destination rank, or NODEID_ANY /
  *   2  u8   kind (ENV_*)               NODEID_UPSTREAM
  *   3  u8   ttl (hops left)    16  u64 sender incarnation
  *   4  u8   hops (so far)      24  u64 receiver incarnation as the sender
@@ -23,7 +23,7 @@
 #include <stdint.h>
 
 #define ENV_MAGIC   0xb6
-#define ENV_VERSION 1
+#define ENV_VERSION 2
 #define ENV_SIZE    32
 
 enum {
@@ -33,13 +33,20 @@ enum {
     ENV_HELLO_NAK = 4,   /* refusal: JSON {"reason": "..."} */
     ENV_KEEPALIVE = 5,   /* liveness only */
     ENV_GOODBYE = 6,     /* orderly leave */
-    ENV_FENCE = 7,       /* flooded: JSON {"rank", "incarnation", "reason"} */
-    ENV_UNFENCE = 8,     /* flooded: JSON {"rank", "incarnation"} */
+    ENV_REPORT = 7,      /* fence records, up the tree to the fence root */
+    ENV_BATCH = 8,       /* fence records, down the root's tree */
     ENV_EVENT = 9,       /* an event for the event layer; flags 1: repair */
     ENV_EVCTL = 10,      /* event layer control: JSON {"k": kind, ...} */
     ENV_LINK = 11,       /* flooded: {"op": "add"|"del", "a": A, "b": B} */
-    ENV_KIND_MAX = 11,
+    ENV_VIEW = 12,       /* fence records, one peer's whole view (repair) */
+    ENV_KIND_MAX = 12,
 };
+
+/* Flag bits (per kind; these for ENV_DATA, ENV_EVENT and ENV_EVCTL):
+ * 0x01 on ENV_EVENT: a repair.  ENV_FLAG_LIVE: the arithmetic found no
+ * live shortest hop on the way, so from there on the message follows
+ * live shortest paths (bgn_router_next_hop), which cannot loop. */
+#define ENV_FLAG_LIVE 0x80
 
 struct envelope {
     uint8_t kind;

@@ -1,4 +1,10 @@
-/* fence.c: the fence view, its floods and the partition check (fence.h).
+/* fence.c: the fence view, how changes spread, the partition check
+ * (fence.h).
+ *
+ * State: the records (idmap rank -> struct fence_entry) and their digest
+ * (an XOR of one hash per record, kept as records change); the ranks to
+ * report up (outbox) and, at the root, to multicast down (batch), each
+ * sent when its window timer fires.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -7,25 +13,46 @@
 
 #include "src/common/libutil/idmap.h"
 #include "fence.h"
+#include "fencemsg.h"
 #include "overlay.h"
 #include "route.h"
+#include "treecast.h"
 #include "tracker.h"
 
+#define VIEW_PATIENCE 2          /* keepalives that must disagree */
+#define MAX_TARGETS 4096
+#define MAX_DEPTH 64
+
 static void partition_cb (void *arg);
+static void report_cb (void *arg);
+static void batch_cb (void *arg);
 
 int fence_init (struct overlay *ov)
 {
-    if (!(ov->fence.map = idmap_create (sizeof (struct fence_entry)))
-        || !(ov->fence.partition = ovtimer_create (ov->timers, partition_cb,
-                                                 ov)))
+    struct fence_state *fs = &ov->fence;
+
+    if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
+        || !(fs->outbox = idmap_create (1))
+        || !(fs->batch = idmap_create (1))
+        || !(fs->members = idmap_create (1))
+        || !(fs->partition = ovtimer_create (ov->timers, partition_cb, ov))
+        || !(fs->report = ovtimer_create (ov->timers, report_cb, ov))
+        || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov)))
         return -1;
     return 0;
 }
 
 void fence_fini (struct overlay *ov)
 {
-    idmap_destroy (&ov->fence.map);
-    ovtimer_destroy (&ov->fence.partition);
+    struct fence_state *fs = &ov->fence;
+
+    idmap_destroy (&fs->map);
+    idmap_destroy (&fs->outbox);
+    idmap_destroy (&fs->batch);
+    idmap_destroy (&fs->members);
+    ovtimer_destroy (&fs->partition);
+    ovtimer_destroy (&fs->report);
+    ovtimer_destroy (&fs->mcast);
 }
 
 const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank)
@@ -35,8 +62,47 @@ const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank)
 
 bool fence_is_fenced (struct overlay *ov, uint32_t rank)
 {
-    const struct fence_entry *f = fence_lookup (ov, rank);
-    return f && f->fenced;
+    /* the router's down set is the fenced records: a bit test */
+    return bgn_router_is_down (ov->router, rank);
+}
+
+const char *fence_reason (struct overlay *ov, const struct fence_entry *f)
+{
+    return f->reason < ov->fence.nreasons ? ov->fence.reasons[f->reason] : "";
+}
+
+/* The index of reason r, kept in a small table (a fence's reason is one of
+ * a few texts; the last slot takes whatever does not fit). */
+static uint8_t intern (struct overlay *ov, const char *r)
+{
+    struct fence_state *fs = &ov->fence;
+
+    if (!r)
+        r = "";
+    for (int i = 0; i < fs->nreasons; i++)
+        if (!strcmp (fs->reasons[i], r))
+            return (uint8_t)i;
+    if (fs->nreasons < FENCE_REASONS)
+        snprintf (fs->reasons[fs->nreasons++], FENCE_REASON_LEN, "%s", r);
+    else
+        snprintf (fs->reasons[FENCE_REASONS - 1], FENCE_REASON_LEN, "%s", r);
+    return (uint8_t)(fs->nreasons - 1);
+}
+
+uint64_t fence_digest (struct overlay *ov)
+{
+    return ov->fence.digest;
+}
+
+/* One record's share of the digest. */
+static uint64_t record_hash (uint32_t rank, uint64_t inc, bool fenced)
+{
+    uint64_t h = rank * 0x9e3779b97f4a7c15ULL ^ inc ^ (fenced ? 0x5bd1e995 : 0);
+    h ^= h >> 31;
+    h *= 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+    h *= 0x94d049bb133111ebULL;
+    return h ^ (h >> 32);
 }
 
 static void note (struct overlay *ov, enum ovl_note what, uint32_t rank,
@@ -46,182 +112,401 @@ static void note (struct overlay *ov, enum ovl_note what, uint32_t rank,
         ov->io->note (ov->ctx, what, rank, inc);
 }
 
-static void router_refresh (struct overlay *ov, uint32_t rank)
+/* The fence root: the lowest rank that is not fenced. */
+static uint32_t fence_root (struct overlay *ov)
 {
-    bgn_router_set_down (ov->router, rank, fence_is_fenced (ov, rank));
+    uint32_t r = 0;
+
+    while (r < ov->size && r != ov->rank && fence_is_fenced (ov, r))
+        r++;
+    return r;
 }
 
-static json_t *fence_json (struct overlay *ov, uint32_t rank, uint64_t inc,
-                           const char *reason)
-{
-    return json_pack ("{s:i s:I s:s s:i}", "rank", (int)rank,
-                      "incarnation", (json_int_t)inc,
-                      "reason", reason ? reason : "",
-                      "origin", (int)ov->rank);
-}
+/* ---- rank 0's membership events ---------------------------------------- */
 
-void fence_flood (struct overlay *ov, int kind, uint32_t rank, uint64_t inc,
-                  const char *reason, int except)
+/* One "overlay.membership" event per batch of ranks fenced or lifted at
+ * rank 0: subscribers see membership change in the global event order.
+ * Routing never waits for it. */
+static void membership_event (struct overlay *ov)
 {
-    json_t *o = fence_json (ov, rank, inc, reason);
-
-    if (!o)
-        return;
-    for (int i = 0; i < ov->peers->n; i++) {
-        struct peer *p = ov->peers->v[i];
-        if ((int)p->rank == except || p->rank == rank || !peer_is_up (p))
-            continue;
-        route_send_control (ov, p, kind, o);
-    }
-    json_decref (o);
-}
-
-void fence_send_view (struct overlay *ov, struct peer *p)
-{
+    json_t *fenced = json_array (), *live = json_array (), *o = NULL;
     struct idmap_iter it;
-
-    for (struct fence_entry *f = idmap_first (ov->fence.map, &it); f;
-         f = idmap_next (&it)) {
-        if (!f->fenced)
-            continue;
-        json_t *o = fence_json (ov, (uint32_t)it.id, f->inc, f->reason);
-        if (o)
-            route_send_control (ov, p, ENV_FENCE, o);
-        json_decref (o);
-    }
-}
-
-void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc)
-{
-    double now = ovl_now (ov);
-    json_t *o;
-
-    if (now - p->fence_told <= 1.0)
-        return;
-    if ((o = json_pack ("{s:i s:I s:s}", "rank", (int)p->rank,
-                        "incarnation", (json_int_t)inc, "reason", "fenced")))
-        route_send_control_inc (ov, p, ENV_FENCE, o, inc);
-    json_decref (o);
-    p->fence_told = now;
-}
-
-/* Rank 0 also publishes membership changes as sequenced events
- * ("overlay.fence", "overlay.unfence"), so every broker's subscribers see
- * them in one global order.  Routing does not wait for them: the flood
- * works while rank 0 is down. */
-static void membership_event (struct overlay *ov, const char *topic,
-                              uint32_t rank, uint64_t inc, const char *reason)
-{
-    json_t *o;
-    char *payload;
+    char *payload = NULL;
     msg_t *ev;
 
-    if (ov->rank != 0 || !ov->events)
-        return;
-    o = json_pack ("{s:i s:I s:s}", "rank", (int)rank,
-                   "incarnation", (json_int_t)inc,
-                   "reason", reason ? reason : "");
-    payload = o ? json_dumps (o, JSON_COMPACT) : NULL;
-    if (payload && (ev = msg_event_create (topic, payload))) {
+    if (ov->rank != 0 || !ov->events || !fenced || !live
+        || idmap_size (ov->fence.members) == 0)
+        goto done;
+    for (void *v = idmap_first (ov->fence.members, &it); v;
+         v = idmap_next (&it)) {
+        const struct fence_entry *f = fence_lookup (ov, (uint32_t)it.id);
+        if (!f)
+            continue;
+        json_array_append_new (f->fenced ? fenced : live,
+                               json_pack ("{s:i s:I s:s}", "rank",
+                                          (int)it.id, "incarnation",
+                                          (json_int_t)f->inc, "reason",
+                                          fence_reason (ov, f)));
+    }
+    idmap_clear (ov->fence.members);
+    if (!(o = json_pack ("{s:O s:O}", "fenced", fenced, "live", live))
+        || !(payload = json_dumps (o, JSON_COMPACT)))
+        goto done;
+    if ((ev = msg_event_create ("overlay.membership", payload))) {
         msg_set_matchtag (ev, 0);
         evlayer_publish (ov->events, ev);
     }
+done:
     free (payload);
     json_decref (o);
+    json_decref (fenced);
+    json_decref (live);
 }
 
-static struct fence_entry *fence_get (struct overlay *ov, uint32_t rank)
+/* ---- applying records -------------------------------------------------- */
+
+static void mark (struct idmap *set, uint32_t rank)
 {
-    return idmap_put (ov->fence.map, rank, NULL);
+    idmap_put (set, rank, NULL);
+}
+
+/* Send rank's record on: up to the root, or (at the root) down to all. */
+static void spread (struct overlay *ov, uint32_t rank)
+{
+    bool root = fence_root (ov) == ov->rank;
+    struct ovtimer *t = root ? ov->fence.mcast : ov->fence.report;
+
+    mark (root ? ov->fence.batch : ov->fence.outbox, rank);
+    if (!ovtimer_armed (t))
+        ovtimer_arm (t, ovl_now (ov) + ov->cfg.fence_window);
+}
+
+void fence_announce_self (struct overlay *ov)
+{
+    struct fence_entry *f = idmap_put (ov->fence.map, ov->rank, NULL);
+
+    if (!f)
+        return;
+    if (f->inc || f->since > 0)
+        ov->fence.digest ^= record_hash (ov->rank, f->inc, f->fenced);
+    f->inc = ov->incarnation;
+    f->fenced = false;
+    f->since = (float)ovl_now (ov);
+    f->reason = intern (ov, "up");
+    ov->fence.digest ^= record_hash (ov->rank, f->inc, false);
+    spread (ov, ov->rank);
+}
+
+/* What a new record means here. */
+static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
+                  bool was_fenced, const char *reason)
+{
+    struct peer *p = peers_lookup (ov->peers, rank);
+    int flags = FENCE_NEWS;
+
+    if (f->fenced && !was_fenced) {
+        ov->fence.nfenced++;
+        ov->fence.seen++;
+        ovl_log (ov, reason && !strcmp (reason, "left the instance")
+                         ? LOG_INFO : LOG_NOTICE,
+                 "rank %u fenced (%s)", (unsigned)rank,
+                 reason && *reason ? reason : "down");
+        if (p && p->state != PEER_DOWN && p->incarnation <= f->inc) {
+            peers_set_state (ov->peers, p, PEER_DOWN, ovl_now (ov));
+            flags |= FENCE_PEER_DOWN;
+        }
+        bgn_router_set_down (ov->router, rank, true);
+        note (ov, OVL_NOTE_FENCED, rank, f->inc);
+        if (ov->rank == 0)
+            mark (ov->fence.members, rank);
+        tracker_fail_dest (ov, rank);
+        /* rank 0's readiness count (data the health part keeps): it must
+         * report ready again when it is back */
+        if (ov->health.ready)
+            bgn_rankset_remove (ov->health.ready, rank);
+    }
+    else if (!f->fenced && was_fenced) {
+        ov->fence.nfenced--;
+        ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
+                 (unsigned)rank, (unsigned long long)f->inc);
+        bgn_router_set_down (ov->router, rank, false);
+        note (ov, OVL_NOTE_UNFENCED, rank, f->inc);
+        if (ov->rank == 0)
+            mark (ov->fence.members, rank);
+        if (p && p->connector && p->state == PEER_DOWN)
+            flags |= FENCE_NEIGHBOUR_BACK;
+    }
+    if (!f->fenced && rank == 0)
+        flags |= FENCE_ROOT_NEW;   /* rank 0 restarted: report ready again */
+    return flags;
 }
 
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
-                 const char *reason, int from)
+                 bool fenced, const char *reason, enum fence_source src)
 {
     struct fence_entry *f;
-    struct peer *p;
-    int flags = FENCE_NEWS;
+    bool was_fenced;
+    int flags;
 
-    if (rank >= ov->size)
+    if (rank >= ov->size || inc >= FENCE_INC_MAX) {
+        ov->fence.bad_records++;
         return 0;
-    if (rank == ov->rank)
-        return inc == ov->incarnation ? FENCE_SELF : 0;
-    if (!(f = fence_get (ov, rank)))
-        return 0;
-    if ((f->fenced && f->inc >= inc) || (!f->fenced && f->inc > inc))
-        return 0;
-    f->fenced = true;
-    f->inc = inc;
-    f->since = ovl_now (ov);
-    snprintf (f->reason, sizeof (f->reason), "%s", reason ? reason : "");
-    ov->fence.nfenced++;
-    ov->fence.seen++;
-    ov->fence.changed = true;
-    ovl_log (ov, reason && !strcmp (reason, "left the instance") ? LOG_INFO
-                                                                 : LOG_NOTICE,
-             "rank %u fenced (%s)", (unsigned)rank,
-             reason && *reason ? reason : "down");
-    if ((p = peers_lookup (ov->peers, rank)) && p->state != PEER_DOWN
-        && p->incarnation <= inc) {
-        peers_set_state (ov->peers, p, PEER_DOWN, ovl_now (ov));
-        flags |= FENCE_PEER_DOWN;
     }
-    router_refresh (ov, rank);
-    note (ov, OVL_NOTE_FENCED, rank, inc);
-    fence_flood (ov, ENV_FENCE, rank, inc, reason, from);
-    membership_event (ov, "overlay.fence", rank, inc, reason);
-    tracker_fail_dest (ov, rank);
+    if (rank == ov->rank) {
+        /* Our own record is ours to say: whoever still has an old one of
+         * us (a fence, a "never joined") gets our current one. */
+        const struct fence_entry *self = fence_lookup (ov, rank);
+        if (fenced && inc == ov->incarnation)
+            return FENCE_SELF;
+        if (!self || self->inc != ov->incarnation)
+            fence_announce_self (ov);
+        return 0;
+    }
+    /* records only move forward: a newer incarnation, or the same one
+     * fenced where we knew it live */
+    if ((f = idmap_get (ov->fence.map, rank))) {
+        if (inc < f->inc || (inc == f->inc && (f->fenced || !fenced)))
+            return 0;
+        ov->fence.digest ^= record_hash (rank, f->inc, f->fenced);
+    }
+    else if (!fenced && inc == 0)
+        return 0;
+    else if (!(f = idmap_put (ov->fence.map, rank, NULL)))
+        return 0;
+    was_fenced = f->fenced;
+    f->inc = inc;
+    f->fenced = fenced;
+    f->since = (float)ovl_now (ov);
+    f->reason = intern (ov, reason);
+    ov->fence.digest ^= record_hash (rank, inc, fenced);
+    ov->fence.changed = true;
+    flags = react (ov, rank, f, was_fenced, reason);
+    if (src != FROM_ROOT)
+        spread (ov, rank);
     route_flush (ov);
     fence_schedule_partition_check (ov);
     return flags;
 }
 
-int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc, int from)
-{
-    struct fence_entry *f;
-    struct peer *p;
-    int flags = UNFENCE_NEWS;
-    bool was;
+/* ---- sending records ----------------------------------------------------- */
 
-    if (rank >= ov->size || rank == ov->rank || !(f = fence_get (ov, rank)))
-        return 0;
-    if (f->inc >= inc)
-        return 0;
-    was = f->fenced;
-    f->inc = inc;
-    f->fenced = false;
-    ov->fence.changed = true;
-    if (was) {
-        ov->fence.nfenced--;
-        ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
-                 (unsigned)rank, (unsigned long long)inc);
-        router_refresh (ov, rank);
-        note (ov, OVL_NOTE_UNFENCED, rank, inc);
-        membership_event (ov, "overlay.unfence", rank, inc, "rejoined");
+/* The records of the ranks in 'set' (emptied), in rank order, as a frame
+ * for root 'root'. */
+static struct frame *take_records (struct overlay *ov, struct idmap *set,
+                                   uint32_t root)
+{
+    struct idmap_iter it;
+    size_t n = 0, cap = idmap_size (set);
+    struct fence_record *recs = calloc (cap + 1, sizeof (*recs));
+    uint32_t *ranks = calloc (cap + 1, sizeof (*ranks));
+    struct frame *f = NULL;
+
+    if (!recs || !ranks)
+        goto done;
+    for (void *v = idmap_first (set, &it); v; v = idmap_next (&it))
+        ranks[n++] = (uint32_t)it.id;
+    /* rank order: the same batch encodes the same everywhere */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && ranks[j - 1] > ranks[j]; j--) {
+            uint32_t t = ranks[j];
+            ranks[j] = ranks[j - 1];
+            ranks[j - 1] = t;
+        }
+    for (size_t i = 0; i < n; i++) {
+        const struct fence_entry *e = fence_lookup (ov, ranks[i]);
+        recs[i] = (struct fence_record){ .rank = ranks[i],
+                                         .inc = e ? e->inc : 0,
+                                         .fenced = e && e->fenced,
+                                         .reason = e ? fence_reason (ov, e)
+                                                     : "" };
     }
-    else if (rank != 0)
-        return 0;
-    fence_flood (ov, ENV_UNFENCE, rank, inc, "rejoined", from);
-    if (was && (p = peers_lookup (ov->peers, rank)) && p->connector
-        && p->state == PEER_DOWN)
-        flags |= UNFENCE_NEIGHBOUR;
-    if (rank == 0)
-        flags |= UNFENCE_ROOT;
-    fence_schedule_partition_check (ov);
-    return flags;
+    if ((f = fencemsg_encode (root, recs, n)))
+        idmap_clear (set);
+done:
+    free (recs);
+    free (ranks);
+    return f;
 }
+
+/* Route one frame of 'kind' to rank 'to' (taken in every case). */
+static int send_to_rank (struct overlay *ov, uint32_t to, int kind,
+                         struct frame *f)
+{
+    struct envelope env = { .kind = kind, .ttl = ov->ttl, .source = ov->rank,
+                            .dest = to };
+
+    if (route_ttl_step (&env) < 0 || route_out (ov, &env, &f, 1, -1) < 0) {
+        frame_decref (&f);
+        ov->c.no_route_drops++;
+        return -1;
+    }
+    return 0;
+}
+
+/* Report the outbox to our parent in the root's tree (the first ancestor
+ * that is not fenced). */
+static void report_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    uint32_t root = fence_root (ov);
+    struct frame *f;
+    int parent;
+
+    if (idmap_size (ov->fence.outbox) == 0)
+        return;
+    if (root == ov->rank) {   /* we became the root meanwhile */
+        struct idmap_iter it;
+        for (void *v = idmap_first (ov->fence.outbox, &it); v;
+             v = idmap_next (&it))
+            mark (ov->fence.batch, (uint32_t)it.id);
+        idmap_clear (ov->fence.outbox);
+        batch_cb (ov);
+        return;
+    }
+    parent = bgn_topo_bcast_parent (ov->topo, root, ov->rank);
+    for (int depth = 0; parent >= 0 && fence_is_fenced (ov, parent)
+                        && depth < MAX_DEPTH; depth++)
+        parent = bgn_topo_bcast_parent (ov->topo, root, parent);
+    if (parent < 0)
+        return;
+    if ((f = take_records (ov, ov->fence.outbox, 0)))
+        send_to_rank (ov, (uint32_t)parent, ENV_REPORT, f);
+}
+
+static bool is_fenced_cb (void *arg, uint32_t rank)
+{
+    return fence_is_fenced (arg, rank);
+}
+
+/* Send a batch frame of root's (borrowed) down our part of its tree. */
+static void pass_down (struct overlay *ov, uint32_t root, struct frame *f)
+{
+    uint32_t to[MAX_TARGETS];
+    int n = treecast_targets (ov->topo, root, ov->rank, is_fenced_cb, ov, to,
+                              MAX_TARGETS);
+
+    for (int i = 0; i < n; i++)
+        send_to_rank (ov, to[i], ENV_BATCH, frame_incref (f));
+}
+
+/* The root sends what it gathered down its tree. */
+static void batch_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    struct frame *f;
+
+    if (idmap_size (ov->fence.batch) == 0)
+        return;
+    if (!(f = take_records (ov, ov->fence.batch, ov->rank)))
+        return;
+    ov->fence.batches++;
+    pass_down (ov, ov->rank, f);
+    membership_event (ov);
+    frame_decref (&f);
+}
+
+void fence_send_view (struct overlay *ov, struct peer *p)
+{
+    struct idmap *all = idmap_create (1);
+    struct idmap_iter it;
+    struct frame *f;
+
+    if (!all)
+        return;
+    for (void *v = idmap_first (ov->fence.map, &it); v; v = idmap_next (&it))
+        mark (all, (uint32_t)it.id);
+    if (idmap_size (all) > 0
+        && (f = take_records (ov, all, 0))) {
+        if (route_send_control_frame (ov, p, ENV_VIEW, &f,
+                                      p->incarnation) < 0)
+            frame_decref (&f);
+        else
+            p->view_sent = ovl_now (ov);
+    }
+    idmap_destroy (&all);
+}
+
+void fence_peer_digest (struct overlay *ov, struct peer *p, uint64_t digest)
+{
+    double now = ovl_now (ov);
+
+    if (digest == ov->fence.digest) {
+        p->view_mismatch = 0;
+        return;
+    }
+    if (++p->view_mismatch < VIEW_PATIENCE
+        || now - p->view_sent < 2 * ov->cfg.keepalive_interval)
+        return;
+    p->view_mismatch = 0;
+    ov->fence.views_sent++;
+    fence_send_view (ov, p);
+}
+
+void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc)
+{
+    double now = ovl_now (ov);
+    struct fence_record rec = { .rank = p->rank, .inc = inc, .fenced = true,
+                                .reason = "fenced" };
+    struct frame *f;
+
+    if (now - p->fence_told <= 1.0)
+        return;
+    if ((f = fencemsg_encode (0, &rec, 1))
+        && route_send_control_frame (ov, p, ENV_VIEW, &f, inc) < 0)
+        frame_decref (&f);
+    p->fence_told = now;
+}
+
+/* ---- receiving records ----------------------------------------------- */
+
+struct apply_ctx {
+    struct overlay *ov;
+    enum fence_source src;
+    int flags;
+};
+
+static void apply_one (const struct fence_record *rec, void *arg)
+{
+    struct apply_ctx *c = arg;
+    c->flags |= fence_apply (c->ov, rec->rank, rec->inc, rec->fenced,
+                             rec->reason, c->src);
+}
+
+int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
+                struct frame **body, int n)
+{
+    struct apply_ctx c = { .ov = ov, .src = env->kind == ENV_BATCH
+                                                ? FROM_ROOT : FROM_PEER };
+    uint32_t root = 0;
+
+    if (n < 1 || fencemsg_decode (frame_data (body[0]), frame_size (body[0]),
+                                  &root, apply_one, &c) < 0) {
+        ov->c.malformed_drops++;
+        return 0;
+    }
+    if (env->kind == ENV_BATCH && root < ov->size)
+        pass_down (ov, root, body[0]);   /* the frame as it came */
+    return c.flags;
+}
+
+/* ---- partitions ------------------------------------------------------ */
 
 static void partition_cb (void *arg)
 {
     struct overlay *ov = arg;
+    double now = ovl_now (ov);
     uint32_t lost = 0;
 
     if (ov->rank != 0) {
-        /* A dead (fenced) rank 0 is not a partition: wait for it --
-         * unless every peer is gone too, which means this broker is the
-         * one cut off. */
+        /* Not before the overlay first formed around us, nor while we
+         * catch up after a stall of our own; a dead (fenced) rank 0 is
+         * not a partition either -- unless every peer is gone too, which
+         * means this broker is the one cut off. */
+        if (!ov->health.formed
+            || now - ov->stalled_at < 2 * ov->cfg.peer_timeout)
+            return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
-            && bgn_router_distance (ov->router, ov->rank, 0) < 0) {
+            && bgn_router_reachable (ov->router, ov->rank, 0) != 1) {
             ovl_log (ov, LOG_CRIT, "partitioned: rank 0 is unreachable from "
                      "here (%d ranks fenced); shutting down (exit 3)",
                      ov->fence.nfenced);
@@ -247,5 +532,5 @@ void fence_schedule_partition_check (struct overlay *ov)
     if (ovtimer_armed (ov->fence.partition))
         return;
     ovtimer_arm (ov->fence.partition,
-               ovl_now (ov) + ov->cfg.keepalive_interval * 2 + 0.001);
+                 ovl_now (ov) + ov->cfg.keepalive_interval * 2 + 0.001);
 }

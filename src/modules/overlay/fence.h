@@ -1,21 +1,38 @@
-/* fence.h: who is down, as this broker sees it.
+/* fence.h: who is down, as this broker sees it, and how that spreads.
  *
- * A broker that loses a peer fences it: marks (rank, incarnation) down
- * and floods the fence to its live peers, each of which applies it once
- * and floods it on, so every broker routes around the rank.  A rank that
- * comes back with a newer incarnation is unfenced the same way.  A fence
- * for an incarnation older than one already known live is stale and
- * ignored.  The router's down set is this fence view.
+ * The view is one record per rank ever heard of: its latest known
+ * incarnation, fenced (down) or live.  Records only move forward: a
+ * record replaces another if its incarnation is newer, or equal and
+ * fenced where the other is live, so any two views merge into the same
+ * one whatever order the records came in.  The router's down set is the
+ * fenced records.
  *
- * What a fence or unfence does below this layer (routing, the tracker,
- * backlogs, rank 0's membership events, the partition check) happens
- * here; what it means above (rejoin, readiness, greeting a neighbour that
- * came back) is reported in the returned flags.
+ * How a change spreads (doc/overlay-protocol.md, "Fencing"), with about
+ * two messages per broker per batch of changes, however many:
+ *  - up: a broker that learns something new (a neighbour lost, a
+ *    neighbour back as a new incarnation, a view from a peer) reports it,
+ *    after a short window that gathers more, to its parent in the binomial
+ *    tree rooted at the fence root (the lowest rank not fenced, rank 0
+ *    while it lives), skipping fenced ancestors.  Each broker merges what
+ *    its children report into its own report.
+ *  - down: the root applies what reaches it and multicasts one batch down
+ *    its tree (around fenced children, as events do); brokers forward the
+ *    batch frame they received as it is.
+ *  - repair: keepalives carry a digest of the view; two brokers whose
+ *    digests keep differing send each other their views.  This covers
+ *    batches lost with a broker that died on the way.
+ * A broker also reports its own new incarnation when it rejoins.
  *
- * Partition policy (doc/overlay-protocol.md): a broker that cannot reach
- * rank 0 in its view of the live graph, two keepalive intervals after a
- * change, logs a critical line and exits 3; rank 0 keeps running,
- * reports "partitioned" and counts the live-but-unreachable ranks.
+ * What a change does below this layer (routing, the tracker, backlogs,
+ * rank 0's membership events, the partition check) happens here; what it
+ * means above (rejoin, readiness, greeting a neighbour that came back) is
+ * reported in the returned flags.
+ *
+ * Partition policy: a broker (not rank 0) that cannot reach rank 0 in its
+ * view, two keepalive intervals after a change, exits 3 -- but never
+ * before the overlay first formed around it, and not within two peer
+ * timeouts of a stall of its own; rank 0 keeps running and reports
+ * "partitioned" with the number of live ranks it cannot reach.
  */
 #ifndef BGN_OVERLAY_FENCE_H
 #define BGN_OVERLAY_FENCE_H
@@ -23,51 +40,77 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "envelope.h"
+#include "frame.h"
+
 struct overlay;
 struct peer;
 
+/* Incarnations are microseconds since 1970 at a process's start (or one
+ * more than a fenced one): anything at or past 2^53 is garbage. */
+#define FENCE_INC_MAX (1ULL << 53)
+
+/* 16 bytes: every broker holds one per rank ever fenced, and a simulator
+ * holds thousands of brokers. */
 struct fence_entry {
-    uint64_t inc;            /* fenced incarnation, or last known live */
-    double since;
+    uint64_t inc;            /* latest known incarnation */
+    float since;             /* when this record last changed */
     bool fenced;
-    char reason[48];
+    uint8_t reason;          /* fence_reason() */
 };
 
+#define FENCE_REASONS 64
+#define FENCE_REASON_LEN 48
+
 enum {
-    FENCE_NEWS = 1,          /* applied (and flooded on) */
-    FENCE_SELF = 2,          /* it names this broker's own incarnation */
+    FENCE_NEWS = 1,          /* the record changed */
+    FENCE_SELF = 2,          /* a fence of this broker's own incarnation */
     FENCE_PEER_DOWN = 4,     /* a neighbour's state went to down */
+    FENCE_NEIGHBOUR_BACK = 8,/* a neighbour we connect to is live again */
+    FENCE_ROOT_NEW = 16,     /* rank 0 has a new incarnation */
 };
 
-enum {
-    UNFENCE_NEWS = 1,
-    UNFENCE_NEIGHBOUR = 2,   /* a neighbour we connect to is back */
-    UNFENCE_ROOT = 4,        /* rank 0 has a new incarnation */
+/* Where a record came from, which decides whether it is reported up. */
+enum fence_source {
+    FROM_HERE,               /* found by this broker */
+    FROM_PEER,               /* a report or a view from a peer */
+    FROM_ROOT,               /* the root's multicast: nothing to report */
 };
 
 int fence_init (struct overlay *ov);
 void fence_fini (struct overlay *ov);
 
 bool fence_is_fenced (struct overlay *ov, uint32_t rank);
-/* The entry for rank, or NULL if nothing is known of it. */
+/* The reason a record was written with ("" if none). */
+const char *fence_reason (struct overlay *ov, const struct fence_entry *f);
+/* The record of rank, or NULL if nothing is known of it. */
 const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank);
 
-/* Apply a fence of (rank, inc) heard from rank 'from' (-1: found here).
- * Returns FENCE_* flags (0: old news). */
+/* Apply a record.  Returns FENCE_* flags (0: old news or refused). */
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
-                 const char *reason, int from);
-/* Apply an unfence: rank is alive as incarnation inc.  News (flooded on)
- * when it lifts a fence, and for rank 0 whenever its incarnation is
- * newer (a restarted rank 0 must hear everyone's ready again). */
-int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
-                   int from);
+                 bool fenced, const char *reason, enum fence_source src);
 
-/* Flood a fence or unfence (ENV_FENCE/ENV_UNFENCE) to every live peer
- * but 'except' and the rank itself. */
-void fence_flood (struct overlay *ov, int kind, uint32_t rank, uint64_t inc,
-                  const char *reason, int except);
-/* Tell p every fence we know (a (re)joining broker learns the view). */
+/* Put this broker's own live record (its incarnation) in the view and
+ * spread it: rank 0 does when its links are up, so that after a restart
+ * every broker hears its new incarnation and reports ready again. */
+void fence_announce_self (struct overlay *ov);
+
+/* This broker's digest of its view (keepalives carry it). */
+uint64_t fence_digest (struct overlay *ov);
+
+/* A peer's digest, from its keepalive: after two that differ from ours,
+ * send it our view (at most every two keepalive intervals). */
+void fence_peer_digest (struct overlay *ov, struct peer *p, uint64_t digest);
+
+/* Send p our whole view (a peer that comes up with another digest). */
 void fence_send_view (struct overlay *ov, struct peer *p);
+
+/* A fence message (ENV_REPORT, ENV_BATCH, ENV_VIEW) from peer p, for this
+ * broker; ENV_BATCH is also forwarded down.  frames are taken.  Returns
+ * the FENCE_* flags of the records together (FENCE_SELF if any was). */
+int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
+                struct frame **body, int n);
+
 /* p talks with incarnation 'inc' that we fenced (it was hung, not dead):
  * tell it, at most once a second, so it rejoins. */
 void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc);

@@ -139,7 +139,7 @@ static int choose_substitute (struct overlay *ov, uint32_t lost)
                 || peers_lookup (ov->peers, r)
                 || idmap_get (ov->heal.contacts, r))
                 continue;
-            if (bgn_router_distance (ov->router, ov->rank, r) < 0)
+            if (bgn_router_reachable (ov->router, ov->rank, r) != 1)
                 continue;
             return (int)r;
         }

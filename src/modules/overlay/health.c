@@ -66,13 +66,11 @@ void health_check_ready (struct overlay *ov)
     /* Rank 0 announces its incarnation once its links are up, so that
      * after a restart every broker reports ready to it again. */
     if (ov->rank == 0 && !ov->health.reported)
-        fence_flood (ov, ENV_UNFENCE, 0, ov->incarnation, "rank 0 up", -1);
+        fence_announce_self (ov);
+    /* formed: ready with links actually up (not merely all fenced) */
+    if (ov->peers->up > 0)
+        ov->health.formed = true;
     report_ready (ov);
-}
-
-void health_fenced (struct overlay *ov, uint32_t rank)
-{
-    bgn_rankset_remove (ov->health.ready, rank);
 }
 
 void health_report_again (struct overlay *ov)

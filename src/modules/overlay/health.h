@@ -24,8 +24,6 @@ void health_fini (struct overlay *ov);
 
 /* Report ready if every peer is up or fenced (idempotent). */
 void health_check_ready (struct overlay *ov);
-/* rank was fenced: it must report again. */
-void health_fenced (struct overlay *ov, uint32_t rank);
 /* Rank 0 restarted (or we did): report again. */
 void health_report_again (struct overlay *ov);
 /* Re-send an unanswered report (every second). */

@@ -1,5 +1,6 @@
 /* hello.c: admission: HELLO / ACK / NAK, incarnations, rejoin (hello.h).
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,11 +12,31 @@
 #include "overlay.h"
 #include "route.h"
 
-#define HELLO_RETRY 2.0   /* seconds */
+#define HELLO_RETRY 2.0          /* first retry, seconds; then doubling */
+#define HELLO_RETRY_MAX 60.0
+#define REJOIN_BACKOFF 0.1       /* first rejoin delay; then doubling */
+#define REJOIN_BACKOFF_MAX 10.0
+#define REDIAL_MIN 1.0           /* first redial after a refusal */
+#define REDIAL_MAX 60.0
+
+static void rejoin_cb (void *arg);
+
+int hello_init (struct overlay *ov)
+{
+    ov->rejoin_backoff = REJOIN_BACKOFF;
+    if (!(ov->rejoin = ovtimer_create (ov->timers, rejoin_cb, ov)))
+        return -1;
+    return 0;
+}
+
+void hello_fini (struct overlay *ov)
+{
+    ovtimer_destroy (&ov->rejoin);
+}
 
 static json_t *hello_payload (struct overlay *ov)
 {
-    return json_pack ("{s:i s:i s:s s:I s:s s:s s:I}",
+    return json_pack ("{s:i s:i s:s s:I s:s s:s s:I s:I}",
                       "version", PROTOCOL_VERSION,
                       "rank", (int)ov->rank,
                       "instance", ov->instance,
@@ -23,7 +44,8 @@ static json_t *hello_payload (struct overlay *ov)
                       "hostname", ov->hostname,
                       "topology", ov->topo_spec,
                       "seq", (json_int_t)(ov->events
-                                          ? evlayer_last (ov->events) : 0));
+                                          ? evlayer_last (ov->events) : 0),
+                      "view", (json_int_t)fence_digest (ov));
 }
 
 static void send_payload (struct overlay *ov, struct peer *p, int kind)
@@ -40,12 +62,16 @@ void hello_send (struct overlay *ov, struct peer *p)
     send_payload (ov, p, ENV_HELLO);
 }
 
-/* A refusal, addressed to the incarnation that asked ('inc'). */
+/* A refusal, addressed to the incarnation that asked ('inc'); a fenced
+ * one learns which incarnation it must go beyond. */
 static void send_nak (struct overlay *ov, struct peer *p, const char *reason,
-                      uint64_t inc)
+                      uint64_t inc, uint64_t fenced_inc)
 {
     json_t *o = json_pack ("{s:s}", "reason", reason);
 
+    if (o && fenced_inc)
+        json_object_set_new (o, "incarnation",
+                             json_integer ((json_int_t)fenced_inc));
     if (o)
         route_send_control_inc (ov, p, ENV_HELLO_NAK, o, inc);
     json_decref (o);
@@ -57,42 +83,66 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
 {
     int version, rank;
     const char *instance, *hostname = "", *topology = "";
-    json_int_t incarnation, seq = 0;
+    json_int_t incarnation, seq = 0, view = 0;
 
-    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I}", "version",
+    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I}", "version",
                            &version, "rank", &rank, "instance", &instance,
                            "incarnation", &incarnation, "hostname", &hostname,
-                           "topology", &topology, "seq", &seq) < 0)
+                           "topology", &topology, "seq", &seq,
+                           "view", &view) < 0)
         return "malformed hello";
     p->hello_seq = seq > 0 ? (uint32_t)seq : 0;
+    p->hello_view = (uint64_t)view;
     if (version != PROTOCOL_VERSION)
-        return "protocol version mismatch";
+        return version < PROTOCOL_VERSION
+                   ? "protocol version mismatch: the peer runs an older bgn"
+                   : "protocol version mismatch: the peer runs a newer bgn";
     if ((uint32_t)rank != p->rank)
         return "rank does not match the connection identity";
     if (strcmp (instance, ov->instance) != 0)
         return "peer belongs to another instance";
     if (strcmp (topology, ov->topo_spec) != 0)
         return "peer uses another topology";
+    if (incarnation <= 0 || (uint64_t)incarnation >= FENCE_INC_MAX)
+        return "incarnation out of range";
     snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
     *inc = (uint64_t)incarnation;
     return NULL;
 }
 
+/* Our next try at this link, after a refusal, goes later and later. */
+static void redial_later (struct overlay *ov, struct peer *p)
+{
+    if (p->redial_backoff < REDIAL_MIN)
+        p->redial_backoff = REDIAL_MIN;
+    p->redial_at = ovl_now (ov) + p->redial_backoff;
+    p->redial_backoff *= 2;
+    if (p->redial_backoff > REDIAL_MAX)
+        p->redial_backoff = REDIAL_MAX;
+}
+
 static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
 {
     const char *reason = "?";
+    json_int_t fenced_inc = 0;
 
     if (o)
-        json_unpack (o, "{s:s}", "reason", &reason);
+        json_unpack (o, "{s:s s?I}", "reason", &reason,
+                     "incarnation", &fenced_inc);
     if (!strncmp (reason, "fenced", 6)) {
+        if (fenced_inc > 0 && (uint64_t)fenced_inc < FENCE_INC_MAX
+            && (uint64_t)fenced_inc > ov->rejoin_floor)
+            ov->rejoin_floor = (uint64_t)fenced_inc;
         hello_rejoin (ov, "a peer refused our fenced incarnation");
         return;
     }
     ovl_log (ov, LOG_ERR, "peer %u refused our hello: %s", (unsigned)p->rank,
              reason);
     p->refused = true;
-    if (p->connector && p->endpoint[0])
+    if (p->connector && p->endpoint[0]) {
         ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
+        redial_later (ov, p);
+    }
     live_set_state (ov, p, PEER_DOWN);
 }
 
@@ -107,35 +157,42 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
     ovl_log (ov, LOG_INFO, "peer %u: hello from fenced incarnation %llu",
              (unsigned)p->rank, (unsigned long long)inc);
     if (env->kind == ENV_HELLO)
-        send_nak (ov, p, "fenced: rejoin with a new incarnation", inc);
-    else {
-        json_t *fo = json_pack ("{s:i s:I s:s}", "rank", (int)p->rank,
-                                "incarnation", (json_int_t)inc,
-                                "reason", "fenced");
-        if (fo)
-            route_send_control_inc (ov, p, ENV_FENCE, fo, inc);
-        json_decref (fo);
-    }
+        send_nak (ov, p, "fenced: rejoin with a new incarnation", inc,
+                  f->inc);
+    else
+        fence_tell (ov, p, inc);
     return true;
 }
 
 static void admit (struct overlay *ov, struct peer *p,
                    const struct envelope *env, uint64_t inc)
 {
+    int flags;
+
     if (p->incarnation && inc != p->incarnation)
         ovl_log (ov, LOG_NOTICE, "peer %u restarted (incarnation %llu -> "
                  "%llu)", (unsigned)p->rank,
                  (unsigned long long)p->incarnation, (unsigned long long)inc);
     p->incarnation = inc;
     p->last_heard = ovl_now (ov);
+    p->refused = false;
+    p->hello_backoff = 0;
+    p->redial_backoff = 0;
     /* The ACK goes first: nothing else may reach the peer before it. */
     if (env->kind == ENV_HELLO)
         send_payload (ov, p, ENV_HELLO_ACK);
     live_set_state (ov, p, PEER_UP);
-    fence_send_view (ov, p);
+    /* one view, and only if ours differs from the one it said it has */
+    if (p->hello_view != fence_digest (ov))
+        fence_send_view (ov, p);
     evlayer_seq_hint (ov->events, p->hello_seq);
-    /* Alive as a newer incarnation: lift any fence everywhere. */
-    hello_unfence (ov, p->rank, inc, -1);
+    /* alive as this incarnation: lift any fence of an older one everywhere
+     * (a rank nobody ever fenced has no record, and gets none) */
+    if (fence_lookup (ov, p->rank)) {
+        flags = fence_apply (ov, p->rank, inc, false, "rejoined", FROM_HERE);
+        if (flags & FENCE_ROOT_NEW)
+            health_report_again (ov);
+    }
     if (p->substitute)
         heal_link_apply (ov, "add", ov->rank, p->rank, -1);
 }
@@ -159,9 +216,11 @@ void hello_recv (struct overlay *ov, struct peer *p,
         ovl_log (ov, LOG_ERR, "peer %u: hello refused: %s",
                  (unsigned)p->rank, why);
         if (env->kind == ENV_HELLO)
-            send_nak (ov, p, why, 0);
-        else if (p->connector && p->endpoint[0])
+            send_nak (ov, p, why, 0, 0);
+        else if (p->connector && p->endpoint[0]) {
             ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
+            redial_later (ov, p);
+        }
         goto done;
     }
     if (!refuse_fenced (ov, p, env, inc))
@@ -170,11 +229,17 @@ done:
     json_decref (o);
 }
 
-void hello_rejoin (struct overlay *ov, const char *why)
+static void rejoin_now (struct overlay *ov, const char *why)
 {
-    /* Any incarnation above the fenced one will do; counting up needs no
-     * clock, so a clock that jumps cannot keep us out. */
+    double now = ovl_now (ov);
+
+    /* Above our own and above any fenced incarnation a peer named: no
+     * clock involved, so a clock that jumps cannot keep us out. */
+    if (ov->rejoin_floor >= ov->incarnation)
+        ov->incarnation = ov->rejoin_floor;
     ov->incarnation++;
+    ov->rejoined_at = now;
+    fence_announce_self (ov);
     ovl_log (ov, LOG_WARNING, "this broker was fenced (%s): rejoining as "
              "incarnation %llu", why && *why ? why : "declared down",
              (unsigned long long)ov->incarnation);
@@ -184,34 +249,89 @@ void hello_rejoin (struct overlay *ov, const char *why)
         if (p->state != PEER_CONNECTING)
             live_set_state (ov, p, PEER_CONNECTING);
         p->refused = false;
+        p->hello_backoff = 0;
         if (p->connector)
             hello_send (ov, p);
     }
 }
 
-int hello_unfence (struct overlay *ov, uint32_t rank, uint64_t inc, int from)
+void hello_rejoin_stalled (struct overlay *ov)
 {
-    int flags = unfence_apply (ov, rank, inc, from);
-    struct peer *p;
+    ovtimer_disarm (ov->rejoin);
+    rejoin_now (ov, "it did not run for a while");
+}
 
-    /* A neighbour we connect to is back: say hello now rather than at
-     * the next retry. */
-    if ((flags & UNFENCE_NEIGHBOUR) && (p = peers_lookup (ov->peers, rank)))
-        hello_send (ov, p);
-    if (flags & UNFENCE_ROOT)
-        health_report_again (ov);
-    return flags;
+static void rejoin_cb (void *arg)
+{
+    rejoin_now (arg, "after a pause");
+}
+
+void hello_rejoin (struct overlay *ov, const char *why)
+{
+    double now = ovl_now (ov);
+
+    /* Never in a tight loop: refusals that keep coming (a peer that
+     * insists, a forged fence) space the rejoins out, up to 10 s. */
+    if (now - ov->rejoined_at > 3 * REJOIN_BACKOFF_MAX)
+        ov->rejoin_backoff = REJOIN_BACKOFF;
+    if (ov->rejoined_at > 0 && now - ov->rejoined_at < ov->rejoin_backoff) {
+        if (!ovtimer_armed (ov->rejoin))
+            ovtimer_arm (ov->rejoin, ov->rejoined_at + ov->rejoin_backoff);
+        return;
+    }
+    ovtimer_disarm (ov->rejoin);
+    if (ov->rejoined_at > 0) {
+        ov->rejoin_backoff *= 2;
+        if (ov->rejoin_backoff > REJOIN_BACKOFF_MAX)
+            ov->rejoin_backoff = REJOIN_BACKOFF_MAX;
+    }
+    rejoin_now (ov, why);
+}
+
+void hello_neighbours_back (struct overlay *ov)
+{
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (p->connector && p->state == PEER_DOWN && !p->refused
+            && !fence_is_fenced (ov, p->rank))
+            hello_send (ov, p);
+    }
 }
 
 void hello_retry (struct overlay *ov, double now)
 {
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if ((p->state == PEER_CONNECTING || p->state == PEER_DOWN)
-            && p->connector && !p->refused
-            && now - p->state_since > HELLO_RETRY
-            && now - p->last_sent > HELLO_RETRY)
+        if (!p->connector)
+            continue;
+        /* a refused link is dialled again, later and later */
+        if (p->refused && p->redial_at > 0 && now >= p->redial_at) {
+            p->redial_at = 0;
+            p->refused = false;
+            ov->c.redials++;
+            if (ov->io->connect (ov->ctx, p->rank, p->endpoint,
+                                 p->pubkey) == 0)
+                hello_send (ov, p);
+            continue;
+        }
+        /* a hello may have reached a broker that was not listening yet:
+         * say it again while connecting, at growing intervals.  A peer
+         * that is down hears one when its connection is back, and, while
+         * the transport never said the connection broke (a partition, a
+         * peer that died unseen), a probe now and then, which also makes
+         * a dead connection fail so the transport dials again. */
+        if (p->refused || peer_is_up (p)
+            || (p->state == PEER_DOWN && p->link_broken))
+            continue;
+        if (p->hello_backoff < HELLO_RETRY)
+            p->hello_backoff = HELLO_RETRY;
+        if (now - p->state_since > p->hello_backoff
+            && now - p->last_sent > p->hello_backoff) {
             hello_send (ov, p);
+            p->hello_backoff *= 2;
+            if (p->hello_backoff > HELLO_RETRY_MAX)
+                p->hello_backoff = HELLO_RETRY_MAX;
+        }
     }
 }
 
@@ -219,9 +339,27 @@ void hello_connected (struct overlay *ov, const char *endpoint)
 {
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if (p->connector && !strcmp (p->endpoint, endpoint)
-            && (p->state == PEER_DOWN || p->state == PEER_CONNECTING)
+        if (!p->connector || strcmp (p->endpoint, endpoint) != 0)
+            continue;
+        p->link_broken = false;
+        p->hello_backoff = 0;
+        if ((p->state == PEER_DOWN || p->state == PEER_CONNECTING)
             && !p->refused)
             hello_send (ov, p);
+    }
+}
+
+void hello_handshake_failed (struct overlay *ov, const char *endpoint)
+{
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (!p->connector || strcmp (p->endpoint, endpoint) != 0
+            || peer_is_up (p))
+            continue;
+        /* libzmq gives up on a connection whose handshake failed (a key
+         * refused while the peer was still starting, say): dial again */
+        p->refused = true;
+        ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
+        redial_later (ov, p);
     }
 }

@@ -21,6 +21,9 @@
 struct overlay;
 struct peer;
 
+int hello_init (struct overlay *ov);
+void hello_fini (struct overlay *ov);
+
 /* Say hello to p (send errors are retried by hello_retry). */
 void hello_send (struct overlay *ov, struct peer *p);
 
@@ -31,19 +34,30 @@ void hello_recv (struct overlay *ov, struct peer *p,
                  int n, const char *key_problem);
 
 /* This broker was fenced while alive (it was stopped, or cut off for a
- * while): start over as a new incarnation so everyone lets it back in. */
+ * while): start over as a new incarnation, above its own and above any
+ * fenced one a peer named, so everyone lets it back in.  Rejoins that
+ * come too fast are spaced out (0.1 s, doubling to 10 s). */
 void hello_rejoin (struct overlay *ov, const char *why);
 
-/* Apply an unfence (unfence_apply) and greet a neighbour that is back;
- * a new rank 0 makes this broker report ready again. */
-int hello_unfence (struct overlay *ov, uint32_t rank, uint64_t inc,
-                   int from);
+/* After a stall: rejoin now, whatever the back-off. */
+void hello_rejoin_stalled (struct overlay *ov);
+
+/* Peers we connect to that are down but no longer fenced: greet them. */
+void hello_neighbours_back (struct overlay *ov);
 
 /* Say hello again to peers we connect to that have not answered (the
- * first hello may have reached a broker that was not listening yet). */
+ * first hello may have reached a broker that was not listening yet), at
+ * doubling intervals from 2 s to a minute -- never to a down peer whose
+ * connection the transport said is broken (it says when it is back); dial
+ * again links that were refused, at doubling intervals from 1 s to a
+ * minute. */
 void hello_retry (struct overlay *ov, double now);
 
 /* The transport finished a handshake on our connection to endpoint. */
 void hello_connected (struct overlay *ov, const char *endpoint);
+
+/* The transport gave up on our connection to endpoint (its handshake
+ * failed: the key refused, say): dial it again later. */
+void hello_handshake_failed (struct overlay *ov, const char *endpoint);
 
 #endif

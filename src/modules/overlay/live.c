@@ -2,7 +2,6 @@
 #include <stdio.h>
 
 #include "fence.h"
-#include "health.h"
 #include "live.h"
 #include "overlay.h"
 #include "route.h"
@@ -21,16 +20,6 @@ void live_set_state (struct overlay *ov, struct peer *p, int state)
         route_flush (ov);
 }
 
-int live_fence (struct overlay *ov, uint32_t rank, uint64_t inc,
-                const char *reason, int from)
-{
-    int flags = fence_apply (ov, rank, inc, reason, from);
-
-    if (flags & FENCE_NEWS)
-        health_fenced (ov, rank);   /* it reports ready again when back */
-    return flags;
-}
-
 void live_peer_lost (struct overlay *ov, struct peer *p, const char *why)
 {
     if (p->state == PEER_DOWN)
@@ -38,7 +27,7 @@ void live_peer_lost (struct overlay *ov, struct peer *p, const char *why)
     ovl_log (ov, p->leaving ? LOG_INFO : LOG_WARNING, "peer %u lost: %s",
              (unsigned)p->rank, why);
     live_set_state (ov, p, PEER_DOWN);
-    live_fence (ov, p->rank, p->incarnation, why, -1);
+    fence_apply (ov, p->rank, p->incarnation, true, why, FROM_HERE);
 }
 
 void live_check_unreachable (struct overlay *ov)
@@ -54,24 +43,55 @@ void live_check_unreachable (struct overlay *ov)
     }
 }
 
+/* Keepalives carry the digest of our fence view (8 bytes), so peers
+ * whose views differ find out and repair them. */
 static void send_keepalive (struct overlay *ov, struct peer *p, int echo)
 {
     struct envelope ka = { .kind = ENV_KEEPALIVE, .flags = echo, .ttl = 1,
                            .source = ov->rank, .dest = p->rank };
-    route_send_now (ov, p, &ka, NULL, 0);
+    uint64_t d = fence_digest (ov);
+    uint8_t buf[8];
+    struct frame *f;
+
+    for (int i = 0; i < 8; i++)
+        buf[i] = (uint8_t)(d >> (56 - 8 * i));
+    if (!(f = frame_create (buf, sizeof (buf))))
+        return;
+    if (route_send_now (ov, p, &ka, &f, 1) < 0)
+        frame_decref (&f);
 }
 
-void live_check_stall (struct overlay *ov, double now)
+bool live_stalled (struct overlay *ov, double now)
 {
-    /* Do not fence peers for our own silence; they will tell us if we
-     * were fenced. */
-    if (now - ov->last_tick > ov->cfg.peer_timeout / 2) {
-        ovl_log (ov, LOG_WARNING, "this broker did not run for %.1fs; "
-                 "restarting peer liveness checks", now - ov->last_tick);
-        for (int i = 0; i < ov->peers->n; i++)
-            ov->peers->v[i]->last_heard = now;
-    }
+    double idle = now - ov->last_tick;
+
+    if (!ov->started || idle <= ov->cfg.peer_timeout / 2)
+        return false;
+    ovl_log (ov, LOG_WARNING, "this broker did not run for %.1fs", idle);
+    ov->stalled_at = now;
     ov->last_tick = now;
+    /* Do not fence peers for our own silence. */
+    for (int i = 0; i < ov->peers->n; i++)
+        ov->peers->v[i]->last_heard = now;
+    return true;
+}
+
+void live_never_joined (struct overlay *ov, double now)
+{
+    double limit = ov->cfg.join_timeout > 0 ? ov->cfg.join_timeout
+                                            : 3 * ov->cfg.peer_timeout;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (p->state != PEER_CONNECTING || p->incarnation != 0
+            || now - p->state_since < limit || fence_is_fenced (ov, p->rank))
+            continue;
+        /* Some node is always down at boot: fence it (incarnation 0, which
+         * any real incarnation is above) so health says degraded and
+         * requests to it fail at once; its first hello lifts the fence. */
+        ov->c.never_joined++;
+        fence_apply (ov, p->rank, 0, true, "never joined", FROM_HERE);
+    }
 }
 
 void live_tick (struct overlay *ov, double now)
@@ -101,8 +121,16 @@ void live_tick (struct overlay *ov, double now)
 }
 
 void live_keepalive (struct overlay *ov, struct peer *p,
-                     const struct envelope *env)
+                     const struct envelope *env, struct frame *const *body,
+                     int n)
 {
+    if (n >= 1 && frame_size (body[0]) == 8) {
+        const uint8_t *b = frame_data (body[0]);
+        uint64_t d = 0;
+        for (int i = 0; i < 8; i++)
+            d = d << 8 | b[i];
+        fence_peer_digest (ov, p, d);
+    }
     if (env->flags == 0)
         send_keepalive (ov, p, 1);   /* echo, so the sender gets an RTT */
     else if (p->ka_sent_at > 0) {

@@ -14,9 +14,11 @@
 #ifndef BGN_OVERLAY_LIVE_H
 #define BGN_OVERLAY_LIVE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "envelope.h"
+#include "frame.h"
 
 struct overlay;
 struct peer;
@@ -26,24 +28,26 @@ void live_set_state (struct overlay *ov, struct peer *p, int state);
 /* p is gone (why: for the log and the fence): down, and fenced. */
 void live_peer_lost (struct overlay *ov, struct peer *p, const char *why);
 
-/* Apply a fence (fence_apply) and what it means for readiness.  Returns
- * fence_apply's flags; FENCE_SELF is the caller's to act on. */
-int live_fence (struct overlay *ov, uint32_t rank, uint64_t inc,
-                const char *reason, int from);
-
 /* Peers whose sends failed with EHOSTUNREACH are lost. */
 void live_check_unreachable (struct overlay *ov);
 
-/* If this broker itself did not run for a while (longer than half the
- * peer timeout since the last tick), its peers' silence is its own doing:
- * start their clocks again.  Call first thing on every tick. */
-void live_check_stall (struct overlay *ov, double now);
+/* Did this broker itself not run for a while (longer than half the peer
+ * timeout since its last tick: SIGSTOP, a stalled machine)?  If so its
+ * peers' silence is its own doing: their clocks start again, and the
+ * caller takes a new incarnation before it reads anything (what was sent
+ * to the old one may have been failed already).  Call at every entry. */
+bool live_stalled (struct overlay *ov, double now);
+
+/* Fence peers that have not said hello since the overlay started, after
+ * overlay.join_timeout (default three peer timeouts). */
+void live_never_joined (struct overlay *ov, double now);
 
 /* Keepalives, suspect and lost; call every half keepalive interval. */
 void live_tick (struct overlay *ov, double now);
 
-/* A keepalive (or its echo) from p. */
+/* A keepalive (or its echo) from p, with its fence digest. */
 void live_keepalive (struct overlay *ov, struct peer *p,
-                     const struct envelope *env);
+                     const struct envelope *env, struct frame *const *body,
+                     int n);
 
 #endif

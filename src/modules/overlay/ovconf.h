@@ -27,6 +27,10 @@ struct ovl_config {
     char bind[512];             /* overlay.bind, "" for the default */
     char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
     double rpc_timeout;         /* broker.rpc_timeout, s */
+    double fence_window;        /* fence reports and batches gather this
+                                   long before they go, s */
+    double join_timeout;        /* a peer that never says hello is fenced
+                                   after this, s; 0: 3 * peer_timeout */
     long test_loop;             /* BGN_OVERLAY_TEST_LOOP rank, -1 off */
     struct bgn_topo *topo;      /* borrowed: a topology shared by many
                                    cores (a simulator); NULL: the core

@@ -62,6 +62,14 @@ static void settle (struct overlay *ov)
 
 static void enter (struct overlay *ov)
 {
+    /* A broker that did not run for a while takes a new incarnation
+     * before it reads anything: what was sent to the old one may have
+     * been reported failed, and must not run now. */
+    if (ov->depth == 0 && live_stalled (ov, ovl_now (ov))) {
+        ov->depth++;
+        hello_rejoin_stalled (ov);
+        ov->depth--;
+    }
     ov->depth++;
 }
 
@@ -133,7 +141,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
         || tracker_init (ov) < 0 || health_init (ov) < 0
-        || heal_init (ov) < 0 || status_init (ov) < 0
+        || heal_init (ov) < 0 || status_init (ov) < 0 || hello_init (ov) < 0
         || evglue_init (ov) < 0
         || !(ov->tick = ovtimer_create (ov->timers, tick_cb, ov)))
         goto error;
@@ -151,6 +159,7 @@ void overlay_destroy (struct overlay **ovp)
         return;
     int saved = errno;
     ovtimer_destroy (&ov->tick);
+    hello_fini (ov);
     evglue_fini (ov);
     status_fini (ov);
     heal_fini (ov);
@@ -252,12 +261,14 @@ static void tick_cb (void *arg)
     struct overlay *ov = arg;
     double now = ovl_now (ov);
 
-    live_check_stall (ov, now);
+    ov->last_tick = now;
     health_retry (ov, now);
     evlayer_tick (ov->events, now);
     trace_expire (ov, now);
     heal_check (ov, now);
     live_tick (ov, now);
+    live_never_joined (ov, now);
+    route_expire (ov, now);
     hello_retry (ov, now);
     ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
 }
@@ -270,18 +281,6 @@ void overlay_run_timers (struct overlay *ov)
 }
 
 /* ---- messages from peers ---------------------------------------------- */
-
-/* A request that cannot go on gets an error response; other messages are
- * dropped (and counted by the caller). */
-static void fail_request (struct overlay *ov, struct frame **body, int n,
-                          int errnum, const char *errstr)
-{
-    msg_t *msg = body_decode (body, n, NULL, 0);
-
-    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST)
-        ov->io->respond_error (ov->ctx, msg, errnum, errstr);
-    msg_destroy (&msg);
-}
 
 /* A broker message that reached us (or must be looked at here). */
 static void deliver_local (struct overlay *ov, const struct envelope *env,
@@ -329,16 +328,16 @@ static void recv_data (struct overlay *ov, struct peer *p,
         ovl_log (ov, LOG_DEBUG, "TTL expired: message from rank %u to %u "
                  "after %d hops", (unsigned)env->source, (unsigned)env->dest,
                  env->hops);
-        fail_request (ov, body, n, EHOSTUNREACH,
-                      "TTL expired in the overlay (routing loop?)");
+        route_fail_request (ov, body, n, EHOSTUNREACH,
+                            "TTL expired in the overlay (routing loop?)");
         return;
     }
     if (route_out (ov, env, body, n, (int)p->rank) < 0) {
         bool full = errno == ENOBUFS;
         ov->c.no_route_drops++;
-        fail_request (ov, body, n, full ? ENOBUFS : EHOSTUNREACH,
-                      full ? "overlay backlog full"
-                           : "no route to the destination rank");
+        route_fail_request (ov, body, n, full ? ENOBUFS : EHOSTUNREACH,
+                            full ? "overlay backlog full"
+                                 : "no route to the destination rank");
         return;
     }
     ov->c.forwarded++;
@@ -347,34 +346,33 @@ static void recv_data (struct overlay *ov, struct peer *p,
 static void recv_keepalive (struct overlay *ov, struct peer *p,
                             struct envelope *env, struct frame **body, int n)
 {
-    live_keepalive (ov, p, env);
+    live_keepalive (ov, p, env, body, n);
 }
 
-static void recv_fence (struct overlay *ov, struct peer *p,
-                        struct envelope *env, struct frame **body, int n)
+/* Fence records: what they mean above the fence layer. */
+static void recv_view (struct overlay *ov, struct peer *p,
+                       struct envelope *env, struct frame **body, int n)
 {
-    json_t *o = n >= 1 ? json_loadb ((const char *)frame_data (body[0]),
-                                     frame_size (body[0]), 0, NULL)
-                       : NULL;
-    const char *reason = "";
-    json_int_t inc;
-    int rank;
+    int flags;
 
-    if (!o || json_unpack (o, "{s:i s:I s?s}", "rank", &rank,
-                           "incarnation", &inc, "reason", &reason) < 0
-        || rank < 0) {
-        ov->c.malformed_drops++;
-        json_decref (o);
+    if (env->dest != ov->rank) {   /* routed through us */
+        if (route_ttl_step (env) < 0) {
+            ov->c.ttl_drops++;
+            return;
+        }
+        if (route_out (ov, env, body, n, (int)p->rank) < 0)
+            ov->c.no_route_drops++;
+        else
+            ov->c.forwarded++;
         return;
     }
-    if (env->kind == ENV_FENCE) {
-        if (live_fence (ov, (uint32_t)rank, (uint64_t)inc, reason, p->rank)
-            & FENCE_SELF)
-            hello_rejoin (ov, reason);
-    }
-    else
-        hello_unfence (ov, (uint32_t)rank, (uint64_t)inc, p->rank);
-    json_decref (o);
+    flags = fence_recv (ov, p, env, body, n);
+    if (flags & FENCE_SELF)
+        hello_rejoin (ov, "a peer says this incarnation is fenced");
+    if (flags & FENCE_NEIGHBOUR_BACK)
+        hello_neighbours_back (ov);
+    if (flags & FENCE_ROOT_NEW)
+        health_report_again (ov);
 }
 
 static void recv_event (struct overlay *ov, struct peer *p,
@@ -416,8 +414,9 @@ static const recv_f recv_table[ENV_KIND_MAX + 1] = {
     [ENV_DATA] = recv_data,
     [ENV_KEEPALIVE] = recv_keepalive,
     [ENV_GOODBYE] = recv_goodbye,
-    [ENV_FENCE] = recv_fence,
-    [ENV_UNFENCE] = recv_fence,
+    [ENV_REPORT] = recv_view,
+    [ENV_BATCH] = recv_view,
+    [ENV_VIEW] = recv_view,
     [ENV_EVENT] = recv_event,
     [ENV_EVCTL] = recv_event,
     [ENV_LINK] = recv_link,
@@ -542,20 +541,22 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
         /* Only connections we made name a peer by endpoint. */
         for (int i = 0; i < ov->peers->n; i++) {
             struct peer *p = ov->peers->v[i];
-            if (p->connector && !strcmp (p->endpoint, endpoint))
+            if (p->connector && !strcmp (p->endpoint, endpoint)) {
+                p->link_broken = true;
                 live_peer_lost (ov, p, "connection closed");
+            }
         }
         break;
     case OVL_SOCK_AUTH_FAILED:
-        ov->c.auth_failures++;
-        ovl_log (ov, LOG_WARNING, "refused a peer connection on %s: CURVE "
-                 "key not authorized%s%s", endpoint, detail ? " " : "",
-                 detail ? detail : "");
-        break;
     case OVL_SOCK_HANDSHAKE_FAILED:
         ov->c.auth_failures++;
-        ovl_log (ov, LOG_WARNING, "peer handshake failed on %s%s%s", endpoint,
-                 detail ? " " : "", detail ? detail : "");
+        ovl_log (ov, LOG_WARNING, "%s: %s", endpoint,
+                 detail ? detail : "handshake failed");
+        hello_handshake_failed (ov, endpoint);
+        break;
+    case OVL_SOCK_HANDSHAKE_LOST:
+        ovl_log (ov, LOG_INFO, "%s: %s", endpoint,
+                 detail ? detail : "connection lost in the handshake");
         break;
     }
     leave (ov);

@@ -47,7 +47,8 @@
 #include "peer.h"
 #include "timer.h"
 
-#define PROTOCOL_VERSION 1
+/* The overlay protocol's version: the envelope's, and the hello's. */
+#define PROTOCOL_VERSION ENV_VERSION
 #define MAX_HOPS_LIST 128
 
 struct idmap;
@@ -74,9 +75,12 @@ struct ovl_counters {
     uint64_t stale_drops;
     uint64_t no_route_drops;
     uint64_t backlog_overflows;
+    uint64_t backlog_expired;
     uint64_t forwarded;
     uint64_t delivered;
     uint64_t auth_failures;
+    uint64_t redials;
+    uint64_t never_joined;
 };
 
 struct route_state {
@@ -85,8 +89,20 @@ struct route_state {
 
 struct fence_state {
     struct idmap *map;          /* rank -> struct fence_entry */
+    char reasons[64][48];       /* interned: entries keep an index */
+    int nreasons;
+    uint64_t digest;            /* of the records, for keepalives */
     int nfenced;
     uint64_t seen;              /* fences applied here */
+    uint64_t bad_records;       /* refused: rank or incarnation out of range */
+    uint64_t batches;           /* multicast from here as the root */
+    uint64_t views_sent;        /* repairs: whole views to a peer */
+    struct idmap *outbox;       /* ranks to report up */
+    struct idmap *batch;        /* ranks to multicast down (the root) */
+    struct idmap *members;      /* rank 0: fenced or lifted since the last
+                                   membership event */
+    struct ovtimer *report;       /* the report window */
+    struct ovtimer *mcast;        /* the batch window */
     struct ovtimer *partition;    /* deferred partition check */
     bool partitioned;           /* rank 0: live ranks unreachable */
     uint32_t unreachable_live;
@@ -110,6 +126,7 @@ struct health_state {
     struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
     bool reported;              /* this broker reported ready */
     bool acked;                 /* ... and rank 0 answered */
+    bool formed;                /* ready once with links up */
     double sent_at;
     bool dirty;                 /* check readiness at the next settle */
 };
@@ -149,6 +166,12 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
+    double stalled_at;          /* when we found we had not run */
+    double rejoined_at;         /* last rejoin, for its back-off */
+    double rejoin_backoff;
+    uint64_t rejoin_floor;      /* the highest fenced incarnation of ours
+                                   a peer named */
+    struct ovtimer *rejoin;       /* a delayed rejoin */
     int depth;                  /* entry points in progress (settle) */
     bool started;
 
@@ -215,7 +238,10 @@ enum ovl_sock_event {
     OVL_SOCK_CONNECTED,     /* handshake done on a connection we made */
     OVL_SOCK_DISCONNECTED,  /* a connection we made closed */
     OVL_SOCK_AUTH_FAILED,   /* a CURVE key was refused */
-    OVL_SOCK_HANDSHAKE_FAILED,
+    OVL_SOCK_HANDSHAKE_FAILED,  /* ... and given up (libzmq will not
+                                   retry it: we dial again) */
+    OVL_SOCK_HANDSHAKE_LOST,    /* the connection broke in its handshake
+                                   (libzmq retries by itself) */
 };
 /* detail: the transport's own words for a failure (may be NULL). */
 void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,

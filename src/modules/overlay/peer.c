@@ -53,11 +53,13 @@ struct peers *peers_create (uint32_t self, const uint32_t *ranks, int n,
 {
     struct peers *ps = calloc (1, sizeof (*ps));
 
-    if (!ps || !(ps->v = calloc (n > 0 ? n : 1, sizeof (ps->v[0]))))
+    if (!ps || !(ps->v = calloc (n > 0 ? n : 1, sizeof (ps->v[0])))
+        || !(ps->ranks = calloc (n > 0 ? n : 1, sizeof (ps->ranks[0]))))
         goto error;
     for (int i = 0; i < n; i++) {
         if (!(ps->v[i] = peer_create (self, ranks[i], now)))
             goto error;
+        ps->ranks[i] = ranks[i];
         ps->n++;
     }
     return ps;
@@ -74,6 +76,7 @@ void peers_destroy (struct peers **psp)
         for (int i = 0; i < ps->n; i++)
             peer_destroy (&ps->v[i]);
         free (ps->v);
+        free (ps->ranks);
         free (ps);
         *psp = NULL;
     }
@@ -86,9 +89,9 @@ static int bisect (const struct peers *ps, uint32_t rank)
 
     while (lo <= hi) {
         int mid = (lo + hi) / 2;
-        if (ps->v[mid]->rank == rank)
+        if (ps->ranks[mid] == rank)
             return mid;
-        if (ps->v[mid]->rank < rank)
+        if (ps->ranks[mid] < rank)
             lo = mid + 1;
         else
             hi = mid - 1;
@@ -126,6 +129,7 @@ struct peer *peers_insert (struct peers *ps, uint32_t self, uint32_t rank,
 {
     int i = bisect (ps, rank);
     struct peer *p, **nv;
+    uint32_t *nr;
 
     if (i >= 0)
         return ps->v[i];
@@ -137,8 +141,16 @@ struct peer *peers_insert (struct peers *ps, uint32_t self, uint32_t rank,
         return NULL;
     }
     ps->v = nv;
+    if (!(nr = realloc (ps->ranks, (ps->n + 1) * sizeof (ps->ranks[0])))) {
+        peer_destroy (&p);
+        return NULL;
+    }
+    ps->ranks = nr;
     memmove (&ps->v[i + 1], &ps->v[i], (ps->n - i) * sizeof (ps->v[0]));
+    memmove (&ps->ranks[i + 1], &ps->ranks[i],
+             (ps->n - i) * sizeof (ps->ranks[0]));
     ps->v[i] = p;
+    ps->ranks[i] = rank;
     ps->n++;
     return p;
 }
@@ -154,6 +166,8 @@ struct peer *peers_detach (struct peers *ps, uint32_t rank)
     if (peer_is_up (p))
         ps->up--;
     memmove (&ps->v[i], &ps->v[i + 1], (ps->n - i - 1) * sizeof (ps->v[0]));
+    memmove (&ps->ranks[i], &ps->ranks[i + 1],
+             (ps->n - i - 1) * sizeof (ps->ranks[0]));
     ps->n--;
     ps->changed = true;
     return p;

@@ -65,6 +65,15 @@ struct peer {
     bool unreachable;        /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
     uint32_t hello_seq;      /* last event seq it had delivered */
+    uint64_t hello_view;     /* the fence digest in its hello */
+    int view_mismatch;       /* keepalives in a row with another digest */
+    double view_sent;        /* when we last sent it our view */
+    double hello_backoff;    /* hello retries, doubling */
+    bool link_broken;        /* we connect: the transport said our
+                                connection closed, and not yet that it
+                                is back (no hello would get through) */
+    double redial_at;        /* next time to redial a stuck link */
+    double redial_backoff;
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands
                                 in for (-1 if it connected to us) */
@@ -72,6 +81,8 @@ struct peer {
 
 struct peers {
     struct peer **v;         /* sorted by rank */
+    uint32_t *ranks;         /* v[i]->rank, for a lookup that stays in one
+                                cache line or two */
     int n;
     int up;                  /* peers UP or SUSPECT */
     bool changed;            /* a state changed since peers_changed() */

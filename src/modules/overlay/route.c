@@ -90,6 +90,49 @@ int route_send_control_inc (struct overlay *ov, struct peer *p, int kind,
     return rc;
 }
 
+int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
+                              struct frame **f, uint64_t receiver_inc)
+{
+    struct envelope env = { .kind = kind, .ttl = 1, .source = ov->rank,
+                            .dest = p->rank, .receiver_inc = receiver_inc };
+
+    return send_raw (ov, p, &env, f, 1);
+}
+
+void route_fail_request (struct overlay *ov, struct frame **body, int n,
+                         int errnum, const char *errstr)
+{
+    msg_t *msg = body_decode (body, n, NULL, 0);
+
+    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST)
+        ov->io->respond_error (ov->ctx, msg, errnum, errstr);
+    msg_destroy (&msg);
+}
+
+void route_expire (struct overlay *ov, double now)
+{
+    double limit = ov->cfg.peer_timeout;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        struct pending *pd;
+        char why[96];
+        while ((pd = backlog_first (&p->backlog))
+               && now - pd->queued > limit) {
+            pd = backlog_pop (&p->backlog);
+            p->backlog_drops++;
+            ov->c.backlog_expired++;
+            snprintf (why, sizeof (why), "waited %.0fs for rank %u (%s)",
+                      now - pd->queued, (unsigned)p->rank,
+                      peer_state_str (p->state));
+            if (pd->env.kind == ENV_DATA)
+                route_fail_request (ov, pd->frames, pd->nframes,
+                                    EHOSTUNREACH, why);
+            pending_destroy (&pd);
+        }
+    }
+}
+
 int route_send_control (struct overlay *ov, struct peer *p, int kind,
                         json_t *o)
 {
@@ -99,7 +142,7 @@ int route_send_control (struct overlay *ov, struct peer *p, int kind,
 /* Equal-cost hops come from libbgn sorted; a fixed pick per (self,
  * dest) keeps one flow on one path (in order), the rest are fall-backs. */
 int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
-                     int max)
+                     int max, bool *live)
 {
     uint32_t tmp[MAX_HOPS_LIST];
     int n;
@@ -114,7 +157,10 @@ int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
             }
         }
     }
-    n = bgn_router_next_hop (ov->router, ov->rank, dest, hops, max);
+    if (*live)
+        n = bgn_router_next_hop (ov->router, ov->rank, dest, hops, max);
+    else
+        n = bgn_router_route (ov->router, ov->rank, dest, hops, max, live);
     if (n <= 1)
         return n;
     if (n > max)
@@ -184,42 +230,72 @@ static struct peer *detour (struct overlay *ov, uint32_t target, int from)
     return best;
 }
 
+/* Try the hops in order of preference: up before suspect (a suspect peer
+ * may be hung: traffic into it waits), the equal-cost pick first among
+ * each.  Returns 0 if sent; else the peer to queue on (up or suspect
+ * first, then connecting), or NULL. */
+static int send_via (struct overlay *ov, const uint32_t *hops, int nh,
+                     struct envelope *env, struct frame **frames, int n,
+                     struct peer **queue_on)
+{
+    struct peer *connecting = NULL;
+
+    *queue_on = NULL;
+    for (int pass = 0; pass < 2; pass++) {
+        int want = pass == 0 ? PEER_UP : PEER_SUSPECT;
+        for (int i = 0; i < nh; i++) {
+            struct peer *p = peers_lookup (ov->peers, hops[i]);
+            if (!p)
+                continue;
+            if (p->state == PEER_CONNECTING && !connecting)
+                connecting = p;
+            if (p->state != want)
+                continue;
+            if (try_send (ov, p, env, frames, n) == 0) {
+                if (i > 0 || pass > 0)
+                    p->reroutes++;
+                return 0;
+            }
+            if (!*queue_on)
+                *queue_on = p;
+        }
+    }
+    if (!*queue_on)
+        *queue_on = connecting;
+    return -1;
+}
+
 int route_out (struct overlay *ov, struct envelope *env,
                struct frame **frames, int n, int from)
 {
     uint32_t hops[MAX_HOPS_LIST];
     uint32_t target = env->dest;
-    struct peer *queue_on = NULL;
+    bool live = (env->flags & ENV_FLAG_LIVE) && env->kind != ENV_KEEPALIVE;
+    struct peer *queue_on, *via;
     int nh;
 
     if (target == NODEID_ANY || target == NODEID_UPSTREAM)
         target = 0;
-    if ((nh = route_next_hops (ov, target, hops, MAX_HOPS_LIST)) < 0)
+    if ((nh = route_next_hops (ov, target, hops, MAX_HOPS_LIST, &live)) < 0)
         return -1;
     if (nh == 0) {
         errno = EINVAL;   /* it is for us: the caller should deliver */
         return -1;
     }
-    for (int i = 0; i < nh; i++) {
-        struct peer *p = peers_lookup (ov->peers, hops[i]);
-        if (!p)
-            continue;
-        if (peer_is_up (p)) {
-            if (try_send (ov, p, env, frames, n) == 0) {
-                if (i > 0)
-                    p->reroutes++;
-                return 0;
-            }
-            if (!queue_on)
-                queue_on = p;
-        }
-        else if (p->state == PEER_CONNECTING && !queue_on)
-            queue_on = p;
-    }
-    if (!queue_on && (queue_on = detour (ov, target, from))) {
-        queue_on->reroutes++;
-        if (try_send (ov, queue_on, env, frames, n) == 0)
+    if (live)
+        env->flags |= ENV_FLAG_LIVE;
+    if (send_via (ov, hops, nh, env, frames, n, &queue_on) == 0)
+        return 0;
+    /* No shortest hop is up here.  A link still connecting waits for its
+     * hello unless a live detour exists (a link stuck connecting must not
+     * hold traffic that has another way). */
+    if ((!queue_on || queue_on->state == PEER_CONNECTING)
+        && (via = detour (ov, target, from))) {
+        via->reroutes++;
+        env->flags |= ENV_FLAG_LIVE;
+        if (try_send (ov, via, env, frames, n) == 0)
             return 0;
+        queue_on = via;
     }
     if (!queue_on) {
         errno = EHOSTUNREACH;

@@ -46,10 +46,26 @@ int route_send_control (struct overlay *ov, struct peer *p, int kind,
 int route_send_control_inc (struct overlay *ov, struct peer *p, int kind,
                             json_t *o, uint64_t receiver_inc);
 
+/* A control message whose body is one frame (taken on success) to p
+ * now, TTL 1, addressed to p's incarnation receiver_inc. */
+int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
+                              struct frame **f, uint64_t receiver_inc);
+
+/* A request waiting in a backlog for too long, or that cannot go on:
+ * answer it with errnum (other messages are dropped). */
+void route_fail_request (struct overlay *ov, struct frame **body, int n,
+                         int errnum, const char *errstr);
+
+/* Fail what waited in a backlog longer than the peer timeout. */
+void route_expire (struct overlay *ov, double now);
+
 /* Equal-cost next hops toward dest (rotated so [0] is the preferred
- * one), 0 if dest is this broker, -1/EHOSTUNREACH if unreachable. */
+ * one), 0 if dest is this broker, -1/EHOSTUNREACH if unreachable.  The
+ * arithmetic's hops less the down ranks (libbgn's bgn_router_route), or,
+ * with *live set on entry, live shortest paths; *live is set when the
+ * arithmetic had no live hop left and the search answered instead. */
 int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
-                     int max);
+                     int max, bool *live);
 
 /* Move [env][frames] one hop toward env->dest (NODEID_ANY/UPSTREAM:
  * toward rank 0), never back to 'from' on a detour (-1: none).  env's

@@ -227,8 +227,13 @@ static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
                            zmqutil_monitor_describe (&ev, detail,
                                                      sizeof (detail)));
             break;
-        default:
+        case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
             s->ops->event (s->arg, OVL_SOCK_HANDSHAKE_FAILED, ev.endpoint,
+                           zmqutil_monitor_describe (&ev, detail,
+                                                     sizeof (detail)));
+            break;
+        default:
+            s->ops->event (s->arg, OVL_SOCK_HANDSHAKE_LOST, ev.endpoint,
                            zmqutil_monitor_describe (&ev, detail,
                                                      sizeof (detail)));
             break;

@@ -129,7 +129,8 @@ static void down_json (struct overlay *ov, double now, json_t *down,
                                                 "incarnation",
                                                 (json_int_t)f->inc,
                                                 "seconds", now - f->since,
-                                                "reason", f->reason));
+                                                "reason",
+                                                fence_reason (ov, f)));
         if ((int)json_array_size (down) == ov->fence.nfenced)
             break;
     }

@@ -173,9 +173,13 @@ void tracker_fail_dest (struct overlay *ov, uint32_t dest)
 {
     size_t n;
     uint64_t *fail = collect (ov, match_dest, &dest, &n);
-    char errstr[64];
+    char errstr[96];
 
-    snprintf (errstr, sizeof (errstr), "rank %u went down", (unsigned)dest);
+    /* It left here, so it may have reached the rank and run there before
+     * the rank was lost: say the outcome is unknown (a request that never
+     * left gets plain "unreachable" errors from routing instead). */
+    snprintf (errstr, sizeof (errstr), "rank %u went down: the request may "
+              "have run (outcome unknown)", (unsigned)dest);
     for (size_t i = 0; i < n; i++) {
         struct tracked *t = idmap_get (ov->tracker.map, fail[i]);
         msg_t *req;

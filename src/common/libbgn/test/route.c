@@ -31,6 +31,10 @@ struct stats {
     long random_walk_fail;
     long reach_fail;
     long distance_fail;
+    long reachable_fail;      /* bgn_router_reachable disagrees with BFS */
+    long route_walks;
+    long route_fail;          /* bgn_router_route walk lost or bad hop */
+    long route_searches;      /* walks that needed the search fallback */
     int reports;
 };
 
@@ -112,6 +116,40 @@ static bool walk_ok (const struct scenario *sc, int self, int dest,
     return steps == want_steps;
 }
 
+/* Forward as the overlay does: bgn_router_route until it reports the
+ * fallback, then live shortest paths.  Every hop must be a live
+ * neighbour, and the walk must arrive (it is reachable) without a loop
+ * longer than the graph. */
+static bool route_walk_ok (struct stats *st, const struct scenario *sc,
+                           int self, int dest)
+{
+    uint32_t hops[MAX_N];
+    bool live = false;
+    int cur = self;
+
+    for (int steps = 0; steps <= 2 * sc->g->n; steps++) {
+        int n;
+        if (cur == dest)
+            return true;
+        if (live)
+            n = bgn_router_next_hop (sc->router, (uint32_t)cur,
+                                     (uint32_t)dest, hops, MAX_N);
+        else {
+            n = bgn_router_route (sc->router, (uint32_t)cur, (uint32_t)dest,
+                                  hops, MAX_N, &live);
+            if (live)
+                st->route_searches++;
+        }
+        if (n <= 0)
+            return false;
+        int next = (int)hops[0];
+        if (!naive_linked (sc->g, cur, next) || (sc->down && sc->down[next]))
+            return false;
+        cur = next;
+    }
+    return false;
+}
+
 static void check_pair (struct stats *st, const struct scenario *sc,
                         int self, int dest, const int *dist)
 {
@@ -122,6 +160,14 @@ static void check_pair (struct stats *st, const struct scenario *sc,
     errno = 0;
     int n = bgn_router_next_hop (sc->router, (uint32_t)self, (uint32_t)dest,
                                  got, MAX_N);
+    int saved = errno;
+    bool self_up = !(sc->down && (sc->down[self] || sc->down[dest]));
+    if (bgn_router_reachable (sc->router, (uint32_t)self, (uint32_t)dest)
+        != (reachable && self_up ? 1 : 0)) {
+        st->reachable_fail++;
+        report (st, sc, self, dest, "bgn_router_reachable differs from BFS");
+    }
+    errno = saved;
     if (!reachable) {
         st->unreachable++;
         if (n != -1 || errno != EHOSTUNREACH) {
@@ -151,6 +197,11 @@ static void check_pair (struct stats *st, const struct scenario *sc,
     }
     if (sc->walk_one_in > 1 && rng_below (sc->rng, (uint32_t)sc->walk_one_in))
         return;
+    st->route_walks++;
+    if (!route_walk_ok (st, sc, self, dest)) {
+        st->route_fail++;
+        report (st, sc, self, dest, "bgn_router_route walk did not arrive");
+    }
     st->walks++;
     if (!walk_ok (sc, self, dest, dist[self], false)) {
         st->walk_fail++;
@@ -196,6 +247,11 @@ static void report_stats (const struct stats *st, const char *spec,
         spec, what, st->unreachable);
     ok (st->distance_fail == 0, "%s %s: bgn_router_distance matches BFS",
         spec, what);
+    ok (st->reachable_fail == 0, "%s %s: bgn_router_reachable matches BFS",
+        spec, what);
+    ok (st->route_fail == 0, "%s %s: bgn_router_route walks arrive through "
+        "live neighbours (%ld walks, %ld needed the search)", spec, what,
+        st->route_walks, st->route_searches);
 }
 
 static void mark_random_down (struct bgn_router *r, bool *down, int n,

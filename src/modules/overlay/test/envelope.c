@@ -31,9 +31,12 @@ int main (void)
     ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0 && strstr (why, "magic"),
         "bad magic rejected");
     memcpy (bad, buf, ENV_SIZE);
-    bad[1] = 2;
+    bad[1] = ENV_VERSION - 1;
     ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0
-        && strstr (why, "version"), "bad version rejected");
+        && strstr (why, "version"), "an older version is rejected");
+    bad[1] = ENV_VERSION + 1;
+    ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0
+        && strstr (why, "version"), "a newer one too");
     memcpy (bad, buf, ENV_SIZE);
     bad[2] = 0;
     ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0 && strstr (why, "kind"),

@@ -381,3 +381,66 @@ struct answer *fake_last_answer (struct fake *f)
 {
     return f->nanswers > 0 ? &f->answers[f->nanswers - 1] : NULL;
 }
+
+void fake_fence (struct fake *f, uint32_t from, int kind, uint32_t root,
+                 const struct fence_record *recs, int n)
+{
+    struct envelope env = { .kind = kind, .ttl = 9, .hops = 1,
+                            .source = from, .dest = f->ov->rank };
+    struct frame *fr = fencemsg_encode (root, recs, (size_t)n);
+    const char *data = (const char *)frame_data (fr);
+    size_t len = frame_size (fr);
+
+    fake_inject (f, from, &env, &data, &len, 1, NULL);
+    frame_decref (&fr);
+}
+
+void fake_fence1 (struct fake *f, uint32_t from, int kind, uint32_t rank,
+                  uint64_t inc, bool fenced)
+{
+    struct fence_record rec = { .rank = rank, .inc = inc, .fenced = fenced,
+                                .reason = "test" };
+    fake_fence (f, from, kind, 0, &rec, 1);
+}
+
+struct find {
+    uint32_t rank;
+    uint64_t inc;
+    bool fenced;
+    bool found;
+};
+
+static void find_cb (const struct fence_record *rec, void *arg)
+{
+    struct find *w = arg;
+    if (rec->rank == w->rank && rec->inc == w->inc && rec->fenced == w->fenced)
+        w->found = true;
+}
+
+static void count_cb (const struct fence_record *rec, void *arg)
+{
+    (*(int *)arg)++;
+}
+
+bool fake_has_record (const struct sent *s, uint32_t rank, uint64_t inc,
+                      bool fenced)
+{
+    struct find w = { .rank = rank, .inc = inc, .fenced = fenced };
+    uint32_t root;
+
+    if (!s || s->n < 1)
+        return false;
+    fencemsg_decode (s->body[0], s->len[0], &root, find_cb, &w);
+    return w.found;
+}
+
+int fake_records (const struct sent *s)
+{
+    uint32_t root;
+    int n = 0;
+
+    if (!s || s->n < 1 || fencemsg_decode (s->body[0], s->len[0], &root,
+                                           count_cb, &n) < 0)
+        return -1;
+    return n;
+}

@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "src/modules/overlay/overlay.h"
+#include "src/modules/overlay/fencemsg.h"
 
 #define FAKE_MAX_RANKS 1024
 #define FAKE_MAX_RECORDS 4096
@@ -95,6 +96,19 @@ const char *fake_key (uint32_t r, char buf[41]);
 void fake_hello_json (struct fake *f, uint32_t from, int kind,
                       uint64_t sender_inc, const char *json,
                       const char *user_id);
+
+/* Fence records from peer 'from' in a message of kind (ENV_REPORT,
+ * ENV_BATCH with root, ENV_VIEW), addressed to the core. */
+void fake_fence (struct fake *f, uint32_t from, int kind, uint32_t root,
+                 const struct fence_record *recs, int n);
+/* One record, the common case. */
+void fake_fence1 (struct fake *f, uint32_t from, int kind, uint32_t rank,
+                  uint64_t inc, bool fenced);
+/* Does sent message s carry this record?  (root of a batch in *root.) */
+bool fake_has_record (const struct sent *s, uint32_t rank, uint64_t inc,
+                      bool fenced);
+/* How many records it carries (-1: not a fence message). */
+int fake_records (const struct sent *s);
 
 /* Count sent messages of kind to rank (UINT32_MAX: any rank). */
 int fake_count (struct fake *f, int kind, uint32_t to);

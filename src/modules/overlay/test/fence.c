@@ -1,4 +1,8 @@
-/* test/fence.c: fence and unfence rules (fence.c) through a fake io. */
+/* test/fence.c: the fence view and how it spreads (fence.c), via a fake
+ * io: records only move forward, changes go up the tree to the root in
+ * one report per window, the root multicasts one batch per window down
+ * its tree, brokers pass batches on without reporting them, keepalive
+ * digests repair what a batch missed. */
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
@@ -13,93 +17,171 @@ static bool delivered_topic (struct fake *f, const char *topic)
     return false;
 }
 
-static void check_rules (void)
+static struct fake *up (uint32_t rank, uint32_t size)
 {
-    struct fake *f = fake_create (0, 16, "bgn");
-
+    struct fake *f = fake_create (rank, size, "bgn");
     fake_start (f);
     fake_all_up (f);
-    ok (f->ov->peers->up == 7, "rank 0 has its 7 peers up");
+    fake_advance (f, 0.1);   /* what the start-up reported is gone */
     fake_clear (f);
+    return f;
+}
 
-    fake_control (f, 1, ENV_FENCE, "{\"rank\":5,\"incarnation\":1005,"
-                  "\"reason\":\"test\"}");
+/* Rank 0 of 16 is the fence root: its tree children are 1, 2, 4, 8. */
+static void check_root (void)
+{
+    struct fake *f = up (0, 16);
+    uint64_t batches = f->ov->fence.batches;
+
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
     ok (fence_is_fenced (f->ov, 5) && bgn_router_is_down (f->ov->router, 5)
-        && f->ov->fence.nfenced == 1, "a fence of 5 from 1 puts 5 down");
-    ok (fake_count (f, ENV_FENCE, UINT32_MAX) == 6
-        && fake_count (f, ENV_FENCE, 1) == 0,
-        "and is flooded to every live peer but the one it came from");
-    ok (fake_logged (f, "rank 5 fenced (test)"), "it is logged with its reason");
-    ok (delivered_topic (f, "overlay.fence"),
-        "rank 0 publishes it as an overlay.fence event");
+        && f->ov->fence.nfenced == 1, "a report that 5 is down fences it");
+    ok (fake_logged (f, "rank 5 fenced (test)") && f->nsent == 0,
+        "it is logged, and nothing goes out before the window ends");
+    fake_fence1 (f, 2, ENV_REPORT, 6, 1006, true);
+    fake_advance (f, 0.02);
+    ok (fake_count (f, ENV_BATCH, UINT32_MAX) == 4
+        && fake_count (f, ENV_BATCH, 1) == 1 && fake_count (f, ENV_BATCH, 8) == 1
+        && fake_count (f, ENV_REPORT, UINT32_MAX) == 0,
+        "one window later one batch goes to each tree child (1, 2, 4, 8)");
+    struct sent *b = fake_last (f, ENV_BATCH, 4);
+    ok (b && fake_records (b) == 2 && fake_has_record (b, 5, 1005, true)
+        && fake_has_record (b, 6, 1006, true),
+        "the batch carries both fences");
+    ok (delivered_topic (f, "overlay.membership")
+        && f->ov->fence.batches == batches + 1,
+        "rank 0 publishes the batch as one overlay.membership event");
     ok (!strcmp (overlay_health (f->ov), "degraded"), "health is degraded");
 
     fake_clear (f);
-    fake_control (f, 2, ENV_FENCE, "{\"rank\":5,\"incarnation\":1005}");
-    fake_control (f, 2, ENV_FENCE, "{\"rank\":5,\"incarnation\":1004}");
-    ok (fake_count (f, ENV_FENCE, UINT32_MAX) == 0 && f->ov->fence.seen == 1,
-        "the same fence again, or an older one, stops here: no flood");
-
-    fake_control (f, 4, ENV_UNFENCE, "{\"rank\":5,\"incarnation\":1006}");
+    fake_fence1 (f, 2, ENV_REPORT, 5, 1005, true);
+    fake_fence1 (f, 2, ENV_REPORT, 5, 1004, true);
+    fake_fence1 (f, 2, ENV_REPORT, 5, 1004, false);
+    fake_advance (f, 0.05);
+    ok (f->nsent == 0 && f->ov->fence.seen == 2,
+        "the same fence again, or anything older, changes nothing, sends nothing");
+    fake_fence1 (f, 4, ENV_REPORT, 5, 1006, false);
     ok (!fence_is_fenced (f->ov, 5) && !bgn_router_is_down (f->ov->router, 5)
-        && f->ov->fence.nfenced == 0, "an unfence with a newer incarnation "
-        "lifts it");
-    ok (fake_count (f, ENV_UNFENCE, UINT32_MAX) == 6
-        && fake_count (f, ENV_UNFENCE, 4) == 0
-        && delivered_topic (f, "overlay.unfence"),
-        "and is flooded on (not back to 4) and published");
-    fake_clear (f);
-    fake_control (f, 4, ENV_UNFENCE, "{\"rank\":5,\"incarnation\":1006}");
-    fake_control (f, 4, ENV_FENCE, "{\"rank\":5,\"incarnation\":1005}");
-    ok (fake_count (f, ENV_UNFENCE, UINT32_MAX) == 0
-        && fake_count (f, ENV_FENCE, UINT32_MAX) == 0
-        && !fence_is_fenced (f->ov, 5),
-        "a repeated unfence, or a fence older than the live incarnation, "
-        "is ignored");
+        && f->ov->fence.nfenced == 1, "5 live as a newer incarnation: lifted");
+    fake_advance (f, 0.02);
+    b = fake_last (f, ENV_BATCH, 1);
+    ok (b && fake_has_record (b, 5, 1006, false) && fake_records (b) == 1,
+        "and multicast as one record");
+    fake_fence1 (f, 4, ENV_REPORT, 5, 1006, true);
+    ok (fence_is_fenced (f->ov, 5), "the same incarnation fenced wins over live");
 
-    fake_control (f, 1, ENV_FENCE, "{\"rank\":8,\"incarnation\":1008,"
-                  "\"reason\":\"silent\"}");
-    ok (fake_peer (f, 8)->state == PEER_DOWN && fence_is_fenced (f->ov, 8)
-        && fake_count (f, ENV_FENCE, 8) == 0,
-        "a fence of neighbour 8's incarnation takes it down (8 is not told)");
-    fake_control (f, 1, ENV_FENCE, "{\"rank\":0,\"incarnation\":55}");
-    ok (f->ov->incarnation == 100, "a fence of an old incarnation of ours "
-        "is ignored");
-    fake_control (f, 1, ENV_FENCE, "{\"rank\":0,\"incarnation\":100}");
-    ok (f->ov->incarnation == 101, "a fence of our own incarnation makes us "
-        "rejoin as a new one");
-    ok (fake_peer (f, 1)->state == PEER_CONNECTING
-        && fake_count (f, ENV_HELLO, 1) >= 1,
-        "and greets its peers again");
+    fake_fence1 (f, 1, ENV_BATCH, 8, 1008, true);
+    ok (fake_peer (f, 8)->state == PEER_DOWN && fence_is_fenced (f->ov, 8),
+        "a fence of neighbour 8's incarnation takes it down");
+    fake_fence1 (f, 1, ENV_REPORT, 0, 55, true);
+    ok (f->ov->incarnation == 100, "a fence of an old incarnation of ours is "
+        "ignored");
+    uint64_t bad = f->ov->fence.bad_records;
+    fake_fence1 (f, 1, ENV_REPORT, 7, 1ULL << 62, true);
+    fake_fence1 (f, 1, ENV_REPORT, 99, 1, true);
+    ok (!fence_is_fenced (f->ov, 7) && f->ov->fence.bad_records == bad + 2,
+        "incarnations past 2^53 and ranks past the size are refused, counted");
+    fake_fence1 (f, 1, ENV_REPORT, 0, 100, true);
+    ok (f->ov->incarnation > 100 && fake_logged (f, "rejoining"),
+        "a fence of our own incarnation makes us rejoin as a newer one");
+    fake_destroy (&f);
+}
+
+/* Rank 4 of 16: its parent in rank 0's tree is 0, its children 5 and 6. */
+static void check_member (void)
+{
+    struct fake *f = up (4, 16);
+    struct sent *s;
+
+    fake_fence1 (f, 0, ENV_BATCH, 9, 1009, true);
+    ok (fence_is_fenced (f->ov, 9), "a batch from the root is applied");
+    ok (fake_count (f, ENV_BATCH, 5) == 1 && fake_count (f, ENV_BATCH, 6) == 1
+        && fake_count (f, ENV_BATCH, UINT32_MAX) == 2,
+        "and passed on to its children 5 and 6, no one else");
+    s = fake_last (f, ENV_BATCH, 6);
+    ok (s && fake_has_record (s, 9, 1009, true), "as it came");
+    fake_advance (f, 0.05);
+    ok (fake_count (f, ENV_REPORT, UINT32_MAX) == 0,
+        "what came from the root is not reported back up");
+
+    fake_clear (f);
+    fake_fence1 (f, 5, ENV_REPORT, 10, 1010, true);
+    fake_fence1 (f, 6, ENV_REPORT, 11, 1011, true);
+    ok (f->nsent == 0, "reports from children wait for the window");
+    fake_advance (f, 0.02);
+    s = fake_last (f, ENV_REPORT, 0);
+    ok (fake_count (f, ENV_REPORT, UINT32_MAX) == 1 && s
+        && fake_has_record (s, 10, 1010, true)
+        && fake_has_record (s, 11, 1011, true),
+        "then one report to the parent, rank 0, carries both");
+
+    /* a view from a peer: news is reported up as well */
+    fake_clear (f);
+    fake_fence1 (f, 5, ENV_VIEW, 12, 1012, true);
+    fake_advance (f, 0.02);
+    s = fake_last (f, ENV_REPORT, 0);
+    ok (fence_is_fenced (f->ov, 12) && s && fake_has_record (s, 12, 1012, true),
+        "a view's news is applied and reported up");
+
+    /* keepalive digests: two that differ, and we send our view */
+    fake_clear (f);
+    struct envelope ka = { .kind = ENV_KEEPALIVE, .flags = 1, .ttl = 1,
+                           .source = 5, .dest = 4 };
+    const char *d = "\x01\x02\x03\x04\x05\x06\x07\x08";
+    size_t len = 8;
+    fake_inject (f, 5, &ka, &d, &len, 1, NULL);
+    ok (fake_count (f, ENV_VIEW, 5) == 0, "one keepalive with another digest: "
+        "wait");
+    fake_advance (f, 2.5);
+    fake_inject (f, 5, &ka, &d, &len, 1, NULL);
+    s = fake_last (f, ENV_VIEW, 5);
+    ok (s && fake_has_record (s, 9, 1009, true)
+        && fake_has_record (s, 12, 1012, true),
+        "the second: our whole view goes to 5");
+    fake_destroy (&f);
+}
+
+/* Rank 5 of 16 loses its parent 4: it reports to 4's parent, rank 0. */
+static void check_skip_parent (void)
+{
+    struct fake *f = up (5, 16);
+    struct sent *s;
+
+    fake_control (f, 4, ENV_GOODBYE, NULL);
+    ok (fence_is_fenced (f->ov, 4) && fake_peer (f, 4)->state == PEER_DOWN,
+        "4 said goodbye: down and fenced");
+    fake_advance (f, 0.02);
+    s = fake_last (f, ENV_REPORT, UINT32_MAX);
+    ok (s && s->env.dest == 0 && s->to != 4
+        && fake_has_record (s, 4, 1004, true),
+        "the report goes to rank 0 (via %u), skipping fenced parent 4",
+        s ? s->to : 0);
     fake_destroy (&f);
 }
 
 static void check_malformed (void)
 {
-    struct fake *f = fake_create (0, 16, "bgn");
+    struct fake *f = up (0, 16);
+    struct envelope env = { .kind = ENV_REPORT, .ttl = 1, .source = 2,
+                            .dest = 0 };
+    const char *junk = "\x01\x00\x00";
+    size_t len = 3;
 
-    fake_start (f);
-    fake_all_up (f);
     uint64_t bad = f->ov->c.malformed_drops;
-    fake_control (f, 2, ENV_FENCE, "{\"rank\":-3,\"incarnation\":1}");
-    fake_control (f, 2, ENV_FENCE, "{\"incarnation\":1}");
-    fake_control (f, 2, ENV_UNFENCE, "[]");
-    ok (f->ov->c.malformed_drops == bad + 3 && f->ov->fence.nfenced == 0,
-        "malformed fences are counted and change nothing");
-    fake_control (f, 2, ENV_FENCE, "{\"rank\":99,\"incarnation\":1}");
-    ok (f->ov->fence.nfenced == 0, "a fence of a rank beyond the size is "
-        "ignored");
+    fake_inject (f, 2, &env, &junk, &len, 1, NULL);
+    fake_control (f, 2, ENV_BATCH, "{\"rank\":1}");
+    ok (f->ov->c.malformed_drops == bad + 2 && f->ov->fence.nfenced == 0,
+        "malformed fence frames are counted and change nothing");
     fake_destroy (&f);
 }
 
 /* Rank 3 of 4 loses every peer: it is the one cut off, and exits 3. */
 static void check_partition (void)
 {
-    struct fake *f = fake_create (3, 4, "bgn");
+    struct fake *f = up (3, 4);
 
-    fake_start (f);
-    fake_all_up (f);
-    ok (f->ov->peers->up == 3, "rank 3 of 4 has 3 peers up");
+    ok (f->ov->peers->up == 3 && f->ov->health.formed,
+        "rank 3 of 4 has its 3 peers up: the overlay formed");
     fake_advance (f, 5.6);
     ok (f->ov->peers->up == 0 && fence_is_fenced (f->ov, 0),
         "silent past the peer timeout, all three are lost and fenced");
@@ -110,11 +192,30 @@ static void check_partition (void)
     fake_destroy (&f);
 }
 
+/* Before the overlay ever formed, a broker never exits partitioned. */
+static void check_not_formed (void)
+{
+    struct fake *f = fake_create (3, 4, "bgn");
+
+    fake_start (f);
+    fake_hello (f, 2, ENV_HELLO, 1002);   /* 0 and 1 never answer */
+    fake_advance (f, 40);
+    ok (!f->ov->health.formed && f->stopped == 0,
+        "with two peers never up, 40 s on it has not exited");
+    ok (fence_is_fenced (f->ov, 0) && fence_is_fenced (f->ov, 1)
+        && fake_logged (f, "never joined"),
+        "the peers that never joined are fenced as such");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
-    check_rules ();
+    check_root ();
+    check_member ();
+    check_skip_parent ();
     check_malformed ();
     check_partition ();
+    check_not_formed ();
     done_testing ();
 }

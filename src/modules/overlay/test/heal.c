@@ -15,10 +15,7 @@ static msg_t *first_request (struct fake *f, const char *topic)
 
 static void fence (struct fake *f, uint32_t from, uint32_t rank)
 {
-    char json[96];
-    snprintf (json, sizeof (json), "{\"rank\":%u,\"incarnation\":%u}",
-              (unsigned)rank, 1000 + (unsigned)rank);
-    fake_control (f, from, ENV_FENCE, json);
+    fake_fence1 (f, from, ENV_BATCH, rank, 1000 + rank, true);
 }
 
 static void check_heal (void)
@@ -65,10 +62,7 @@ static void check_heal (void)
 
     /* every neighbour comes back: the substitute goes */
     for (int i = 0; i < 6; i++) {
-        char json[96];
-        snprintf (json, sizeof (json), "{\"rank\":%u,\"incarnation\":%u}",
-                  (unsigned)lost[i], 2000 + (unsigned)lost[i]);
-        fake_control (f, 31, ENV_UNFENCE, json);
+        fake_fence1 (f, 31, ENV_BATCH, lost[i], 2000 + lost[i], false);
         fake_hello (f, lost[i], ENV_HELLO_ACK, 2000 + lost[i]);
     }
     fake_clear (f);

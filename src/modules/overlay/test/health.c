@@ -54,7 +54,7 @@ static void check_member (void)
     struct answer *a = fake_last_answer (f);
     ok (a && a->errnum == EINVAL, "a ready report to a rank but 0 is EINVAL");
 
-    fake_control (f, 4, ENV_FENCE, "{\"rank\":2,\"incarnation\":1}");
+    fake_fence1 (f, 4, ENV_BATCH, 2, 1, true);
     ok (!strcmp (overlay_health (f->ov), "degraded"),
         "with a rank fenced, health is degraded");
     fake_destroy (&f);
@@ -66,9 +66,11 @@ static void check_root (void)
 
     fake_start (f);
     fake_all_up (f);
-    ok (fake_count (f, ENV_UNFENCE, UINT32_MAX) == 3
-        && strstr (fake_last (f, ENV_UNFENCE, 1)->body[0], "\"rank\":0"),
-        "rank 0 with its links up announces itself to its 3 peers");
+    fake_advance (f, 0.02);
+    ok (fake_count (f, ENV_BATCH, UINT32_MAX) == 2
+        && fake_has_record (fake_last (f, ENV_BATCH, 1), 0, 100, false)
+        && fake_has_record (fake_last (f, ENV_BATCH, 2), 0, 100, false),
+        "rank 0 with its links up announces its incarnation down its tree");
     ok (!strcmp (overlay_health (f->ov), "partial"),
         "it is partial until every rank reported");
     ready_from (f, 1);

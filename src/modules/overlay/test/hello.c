@@ -2,9 +2,10 @@
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/modules/overlay/fence.h"
 #include "fakeio.h"
 
-#define GOOD "{\"version\":1,\"rank\":%u,\"instance\":\"test-instance\"," \
+#define GOOD "{\"version\":2,\"rank\":%u,\"instance\":\"test-instance\"," \
              "\"incarnation\":%u,\"hostname\":\"h\",\"topology\":\"bgn\"}"
 
 /* NAK sent to 'to' whose reason starts with 'reason'? */
@@ -45,11 +46,11 @@ static void check_binder (void)
     fake_hello_json (f, 13, ENV_HELLO, 1, json, NULL);
     ok (nak_says (f, 13, "rank does not match"),
         "a hello claiming another rank than its connection is refused");
-    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":1,\"rank\":13,"
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":2,\"rank\":13,"
                      "\"instance\":\"other\",\"incarnation\":1}", NULL);
     ok (nak_says (f, 13, "another instance"),
         "a hello from another instance is refused");
-    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":1,\"rank\":13,"
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":2,\"rank\":13,"
                      "\"instance\":\"test-instance\",\"incarnation\":1,"
                      "\"topology\":\"kary:2\"}", NULL);
     ok (nak_says (f, 13, "another topology"),
@@ -60,25 +61,25 @@ static void check_binder (void)
         "garbage is a malformed hello");
 
     /* a fence of 11's incarnation 1011, heard from 14 */
-    fake_control (f, 14, ENV_FENCE, "{\"rank\":11,\"incarnation\":1011,"
-                  "\"reason\":\"test\"}");
+    fake_fence1 (f, 14, ENV_BATCH, 11, 1011, true);
     fake_hello (f, 11, ENV_HELLO, 1011);
     ok (nak_says (f, 11, "fenced")
         && fake_last (f, ENV_HELLO_NAK, 11)->env.receiver_inc == 1011
+        && strstr (fake_last (f, ENV_HELLO_NAK, 11)->body[0],
+                   "\"incarnation\":1011")
         && fake_peer (f, 11)->state != PEER_UP,
-        "a fenced incarnation is told it is fenced, addressed to itself");
+        "a fenced incarnation is refused, told which one is fenced");
     fake_hello (f, 11, ENV_HELLO, 900);
     ok (nak_says (f, 11, "fenced"), "so is an older one");
     fake_clear (f);
     fake_hello (f, 11, ENV_HELLO, 1012);
     ok (fake_count (f, ENV_HELLO_ACK, 11) == 1
-        && fake_peer (f, 11)->state == PEER_UP,
-        "a newer incarnation is admitted");
-    struct sent *uf = fake_last (f, ENV_UNFENCE, 14);
-    ok (uf && strstr (uf->body[0], "\"rank\":11")
-        && strstr (uf->body[0], "\"incarnation\":1012")
-        && fake_count (f, ENV_UNFENCE, 11) == 0,
-        "and its fence is lifted everywhere (unfence flooded to 14, not 11)");
+        && fake_peer (f, 11)->state == PEER_UP && !fence_is_fenced (f->ov, 11),
+        "a newer incarnation is admitted and its fence lifted here");
+    fake_advance (f, 0.02);
+    struct sent *r = fake_last (f, ENV_REPORT, UINT32_MAX);
+    ok (r && fake_has_record (r, 11, 1012, false) && r->env.dest == 14,
+        "and reported up to 15's parent, 14, to be lifted everywhere");
 
     /* data from a peer that has not said hello is dropped */
     uint64_t stale = f->ov->c.stale_drops;
@@ -112,25 +113,42 @@ static void check_connector (void)
     ok (fake_peer (f, 2)->refused && fake_peer (f, 2)->state == PEER_DOWN
         && f->disconnects == 1 && fake_logged (f, "refused our hello"),
         "a refusal marks 2 refused, disconnects and logs it");
-    fake_advance (f, 3.0);
-    ok (fake_count (f, ENV_HELLO, 2) == 0 && fake_count (f, ENV_HELLO, 4) >= 1,
-        "a refused peer hears no more hellos; the others do");
+    fake_advance (f, 0.5);
+    ok (fake_count (f, ENV_HELLO, 2) == 0, "a refused peer hears no hello "
+        "for a while");
+    int dials = f->connects;
+    fake_advance (f, 1.0);
+    ok (f->connects == dials + 1 && fake_count (f, ENV_HELLO, 2) == 1,
+        "a second later its link is dialled again, with a hello");
 
     fake_clear (f);
     fake_hello_json (f, 1, ENV_HELLO_NAK, 1001,
-                     "{\"reason\":\"fenced: rejoin with a new incarnation\"}",
-                     NULL);
-    ok (f->ov->incarnation == 101 && fake_logged (f, "rejoining as "
-                                                     "incarnation 101"),
-        "told it is fenced, rank 0 rejoins as the next incarnation");
+                     "{\"reason\":\"fenced: rejoin with a new incarnation\","
+                     "\"incarnation\":500}", NULL);
+    ok (f->ov->incarnation == 501 && fake_logged (f, "rejoining as "
+                                                     "incarnation 501"),
+        "told incarnation 500 is fenced (a clock that went back), rank 0 "
+        "rejoins as 501 at once");
     ok (fake_count (f, ENV_HELLO, UINT32_MAX) == 7
         && fake_peer (f, 1)->state == PEER_CONNECTING
         && !fake_peer (f, 2)->refused,
         "it says hello to every peer again, refusals forgotten");
     struct sent *h = fake_last (f, ENV_HELLO, 4);
-    ok (h && h->env.sender_inc == 101 && strstr (h->body[0],
-                                                 "\"incarnation\":101"),
+    ok (h && h->env.sender_inc == 501 && strstr (h->body[0],
+                                                 "\"incarnation\":501"),
         "as the new incarnation");
+    fake_hello_json (f, 4, ENV_HELLO_NAK, 1004,
+                     "{\"reason\":\"fenced\",\"incarnation\":501}", NULL);
+    ok (f->ov->incarnation == 501,
+        "refused again at once: no rejoin in a tight loop");
+    fake_advance (f, 0.3);
+    ok (f->ov->incarnation == 502, "it rejoins after a pause");
+    fake_hello_json (f, 4, ENV_HELLO_NAK, 1004,
+                     "{\"reason\":\"fenced\",\"incarnation\":4611686018427387904}",
+                     NULL);
+    fake_advance (f, 0.5);
+    ok (f->ov->incarnation < (1ULL << 53),
+        "a refusal naming an incarnation past 2^53 does not drag us there");
     fake_destroy (&f);
 }
 

@@ -31,6 +31,7 @@ static struct fake *rank0 (void)
     struct fake *f = fake_create (0, 16, "bgn");
     fake_start (f);
     fake_all_up (f);
+    fake_advance (f, 0.05);   /* start-up traffic (rank 0's announcement) */
     fake_clear (f);
     return f;
 }
@@ -131,8 +132,18 @@ static void check_unreachable (void)
     ok (fake_peer (f, 2)->state == PEER_DOWN && fence_is_fenced (f->ov, 2),
         "a send finding 2's connection gone makes 2 lost and fenced");
     ok (fake_logged (f, "connection gone (EHOSTUNREACH)")
-        && fake_count (f, ENV_FENCE, UINT32_MAX) == 6,
-        "logged, and the fence flooded to the other 6 peers");
+        && f->ov->fence.nfenced == 1,
+        "logged, and fenced here");
+    fake_advance (f, 0.02);
+    struct sent *b = NULL;
+    for (int i = 0; i < f->nsent; i++)
+        if (f->sent[i].env.kind == ENV_BATCH && f->sent[i].env.dest == 3)
+            b = &f->sent[i];
+    ok (fake_count (f, ENV_BATCH, UINT32_MAX) == 4
+        && fake_count (f, ENV_BATCH, 2) == 0 && b && b->to != 2
+        && fake_has_record (fake_last (f, ENV_BATCH, 1), 2, 1002, true),
+        "rank 0, the root, multicasts it to tree children 1, 4, 8 and, "
+        "around 2, to 2's child 3 (via %u)", b ? b->to : 0);
     fake_destroy (&f);
 }
 
@@ -153,10 +164,31 @@ static void check_detour (void)
     fake_destroy (&f);
 }
 
+static void check_suspect (void)
+{
+    struct fake *f = rank0 ();
+    struct envelope ka = { .kind = ENV_KEEPALIVE, .flags = 1, .ttl = 1,
+                           .source = 2, .dest = 0 };
+    struct sent *s;
+
+    fake_advance (f, 3.2);   /* silence: every peer is suspect now */
+    ok (fake_peer (f, 15)->state == PEER_SUSPECT
+        && fake_peer (f, 2)->state == PEER_SUSPECT,
+        "peers silent for three keepalive intervals are suspect");
+    fake_inject (f, 2, &ka, NULL, NULL, 0, NULL);
+    ok (fake_peer (f, 2)->state == PEER_UP, "2 speaks and is up again");
+    fake_clear (f);
+    ok (send_to (f, 3, 9) == 0 && (s = fake_last (f, ENV_DATA, UINT32_MAX))
+        && s->to == 2,
+        "a request to 3 avoids its preferred hop 15, suspect, for 2, up");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_ttl ();
+    check_suspect ();
     check_backlog ();
     check_unreachable ();
     check_detour ();

@@ -54,14 +54,15 @@ int main (void)
     overlay_send (f->ov, &m, 9, NULL);
     ok (tracker_count (f->ov) == 2, "a no-response request is not tracked");
 
-    fake_control (f, 1, ENV_FENCE, "{\"rank\":5,\"incarnation\":1}");
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1, true);
     struct answer *a = fake_last_answer (f);
     ok (a && a->errnum == EHOSTUNREACH && a->text
-        && !strcmp (a->text, "rank 5 went down")
+        && !strcmp (a->text, "rank 5 went down: the request may have run "
+                            "(outcome unknown)")
         && msg_get_matchtag (a->req) == 7,
         "5 is fenced: its request fails at once with EHOSTUNREACH");
     ok (f->ov->tracker.failed == 1, "and is counted");
-    fake_control (f, 2, ENV_FENCE, "{\"rank\":5,\"incarnation\":1}");
+    fake_fence1 (f, 2, ENV_REPORT, 5, 1, true);
     ok (f->nanswers == 1, "only once");
 
     fake_clear (f);
