@@ -110,7 +110,8 @@ test_expect_success 'README shows the host-name forms and the metrics example' '
 	grep "bgn fault kill \"node\[3-4\]\"" using &&
 	grep "bgn overlay lookup" using &&
 	grep "bgn metrics >" using &&
-	grep "bgn_overlay_down_ranks{rank=\"0\",host=\"node0\"}" using
+	grep "bgn_overlay_instance_down_ranks{view=\"any\"}" using &&
+	grep "bgn metrics -r R" using
 '
 
 test_done

@@ -41,6 +41,7 @@ test_expect_success 'an instance with host names: lookups, pings, faults by host
 	bgn overlay-status -v -r node1 >v1.out &&
 	bgn overlay-status -vv -r node1 >v2.out &&
 	bgn metrics >metrics.prom &&
+	bgn metrics -r 0 >metrics0.prom &&
 	bgn overlay-status -r 2 --format=prometheus >one.prom &&
 	bgn dmesg -r 0 >dmesg0.out &&
 	bgn dmesg -r "node[1-2]" >dmesg12.out &&
@@ -111,17 +112,26 @@ test_expect_success 'ping --route prints the ranks crossed and the stack' '
 
 test_expect_success PYTHON3 'bgn metrics is valid Prometheus text with the numbers' '
 	"$PYTHON3" "$SCRIPTS/promcheck.py" metrics.prom >samples &&
-	grep "^bgn_overlay_down_ranks{host=\"node0\",rank=\"0\"} 2$" samples &&
-	grep "^bgn_overlay_health{host=\"node0\",rank=\"0\",state=\"degraded\"} 1$" samples &&
-	grep "^bgn_overlay_health{host=\"node0\",rank=\"0\",state=\"full\"} 0$" samples &&
+	grep "^bgn_overlay_instance_size 8$" samples &&
+	grep "^bgn_overlay_instance_down_ranks{view=\"any\"} 2$" samples &&
+	grep "^bgn_overlay_instance_down_ranks{view=\"every\"} 2$" samples &&
+	grep "^bgn_overlay_instance_health_brokers{state=\"degraded\"} 6$" samples &&
+	grep "^bgn_overlay_instance_health_brokers{state=\"full\"} 0$" samples &&
 	grep "^bgn_overlay_brokers{answered=\"no\"} 2$" samples &&
 	grep "^bgn_overlay_brokers{answered=\"yes\"} 6$" samples &&
-	grep "^bgn_overlay_size{host=\"node7\",rank=\"7\"} 8$" samples &&
-	grep "^bgn_overlay_peer_up{host=\"node0\",peer=\"4\",peer_host=\"node4\",rank=\"0\"} 0$" samples &&
-	grep "^bgn_overlay_peer_tx_messages_total{host=\"node0\",peer=\"1\",peer_host=\"node1\",rank=\"0\"} [1-9]" samples &&
-	grep "^bgn_overlay_ttl_drops_total{host=\"node5\",rank=\"5\"} 0$" samples &&
-	grep "^bgn_overlay_event_sequence{host=\"node0\",rank=\"0\"} [0-9]" samples &&
-	grep "^bgn_overlay_reroutes_total{" samples &&
+	grep "^bgn_overlay_instance_tx_messages_total [1-9]" samples &&
+	grep "^bgn_overlay_instance_ttl_drops_total 0$" samples &&
+	grep "^bgn_overlay_instance_problem_brokers 0$" samples &&
+	test_must_fail grep "rank=" samples &&
+	"$PYTHON3" "$SCRIPTS/promcheck.py" metrics0.prom >samples0 &&
+	grep "^bgn_overlay_down_ranks{host=\"node0\",rank=\"0\"} 2$" samples0 &&
+	grep "^bgn_overlay_health{host=\"node0\",rank=\"0\",state=\"degraded\"} 1$" samples0 &&
+	grep "^bgn_overlay_health{host=\"node0\",rank=\"0\",state=\"full\"} 0$" samples0 &&
+	grep "^bgn_overlay_peer_up{host=\"node0\",peer=\"4\",peer_host=\"node4\",rank=\"0\"} 0$" samples0 &&
+	grep "^bgn_overlay_peer_tx_messages_total{host=\"node0\",peer=\"1\",peer_host=\"node1\",rank=\"0\"} [1-9]" samples0 &&
+	grep "^bgn_overlay_event_sequence{host=\"node0\",rank=\"0\"} [0-9]" samples0 &&
+	grep "^bgn_overlay_reroutes_total{" samples0 &&
+	test_must_fail grep "rank=\"[1-7]\"" samples0 &&
 	"$PYTHON3" "$SCRIPTS/promcheck.py" one.prom >one.samples &&
 	test $(grep -c "^bgn_overlay_size{" one.samples) -eq 1 &&
 	grep "^bgn_overlay_size{host=\"node2\",rank=\"2\"} 8$" one.samples

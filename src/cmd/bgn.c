@@ -38,7 +38,7 @@ static const struct {
     { "overlay-trace", cmd_overlay_trace, "trace messages through a broker's overlay" },
     { "overlay-disconnect", cmd_overlay_disconnect, "make a rank leave the instance (fence it)" },
     { "overlay", cmd_overlay, "lookup ranks <-> hosts; also status, trace, disconnect" },
-    { "metrics", cmd_overlay_status, "every broker's overlay counters for Prometheus" },
+    { "metrics", cmd_overlay_status, "the instance's overlay metrics for Prometheus" },
     { "dmesg", cmd_dmesg, "print a broker's recent log lines" },
     { "event", cmd_event, "publish (pub) and watch (sub) events" },
     { "fault", cmd_fault, "inject broker faults (kill, stop, restart, chaos)" },

@@ -18,18 +18,21 @@
  *   -v         more detail: counters, event layer, endpoint, identity;
  *              -vv also the peers' state age, backlog and direction
  *   --format=prometheus  the same data as Prometheus metrics
- *              (overlay_prom.c); "bgn metrics" is overlay-status --all
- *              --format=prometheus
- *   --all      every broker's view, gathered by overlay.status-all (a
- *              reduction over the binomial tree of the live graph, rooted
- *              at rank 0), summarised per rank: how many brokers see it up
- *              and how many down, disagreements marked, totals;
- *              --all --json prints {"ranks": [...], "missing": [...]}
+ *              (overlay_prom.c); "bgn metrics" is the --all summary as
+ *              instance metrics, "bgn metrics -r R" one broker's
+ *   --all      the instance as a whole, from overlay.status-all (a
+ *              reduction over the broadcast tree rooted at rank 0): who
+ *              answered, health tallies, the down ranks as every broker
+ *              and as some broker sees them, only the brokers with a
+ *              problem, summed counters; its size grows with the problems,
+ *              not with the instance.  --all --json prints the summary
+ *              (doc/overlay-status.md); a broker's full tables stay
+ *              available with -r
  *   --dot      the live graph in Graphviz DOT, computed here from the
  *              topology and size (libbgn) and the down ranks; substitute
  *              links (peers with "substitute": true) are dashed; with
- *              --all the down ranks and substitutes of every broker are
- *              used, otherwise those of the one broker asked
+ *              --all the down ranks any broker reports are drawn and the
+ *              ranks that did not answer greyed
  *   --wait     block until the health is STATE (exit 0) or the timeout
  *              passes (exit 1, the current state printed)
  */
@@ -151,38 +154,21 @@ static void normalize (json_t *o, const hostmap_t *hm)
 }
 
 
-/* "missing" is every rank without a status in "ranks", sorted: the
- * gather's own list plus any rank it lost track of (e.g. a broker that
- * stopped answering after its parent had given up on its subtree). */
-static void complete_missing (json_t *all)
+/* Fill in the host names a status-all summary lacks (problems and their
+ * peers) from the host table. */
+static void normalize_summary (json_t *all, const hostmap_t *hm)
 {
-    json_t *ranks = json_object_get (all, "ranks"), *v, *miss;
-    idset_t *have = idset_create (0), *m = idset_create (0);
-    int size = 0;
-    size_t i;
+    json_t *p, *v;
+    size_t i, j;
 
-    if (!have || !m || !(miss = json_array ()))
-        goto out;
-    json_array_foreach (ranks, i, v) {
-        int s = (int)json_integer_value (json_object_get (v, "size"));
-        if (s > size)
-            size = s;
-        idset_set (have, (unsigned)json_integer_value (json_object_get (v,
-                                                                  "rank")));
+    json_array_foreach (json_object_get (all, "problems"), i, p) {
+        fill_host (p, "hostname",
+                   (int)json_integer_value (json_object_get (p, "rank")), hm);
+        json_array_foreach (json_object_get (p, "not_up"), j, v)
+            fill_host (v, "hostname",
+                       (int)json_integer_value (json_object_get (v, "rank")),
+                       hm);
     }
-    json_array_foreach (json_object_get (all, "missing"), i, v)
-        if (json_is_integer (v) && json_integer_value (v) >= 0)
-            idset_set (m, (unsigned)json_integer_value (v));
-    for (int r = 0; r < size; r++)
-        if (!idset_test (have, r))
-            idset_set (m, r);
-    for (int r = idset_first (m); r >= 0; r = idset_next (m, r))
-        if (!idset_test (have, r))
-            json_array_append_new (miss, json_integer (r));
-    json_object_set_new (all, "missing", miss);
-out:
-    idset_destroy (&have);
-    idset_destroy (&m);
 }
 
 static void usage (FILE *f)
@@ -194,9 +180,9 @@ static void usage (FILE *f)
 "and its peers.\n"
 "\n"
 "  -r, --rank=R          ask rank R, or the broker on host R (default 0)\n"
-"  -a, --all             every broker's view, gathered over the live graph\n"
-"                        from rank 0, summarised per rank\n"
-"  -j, --json            print the status as JSON (with --all: every rank's)\n"
+"  -a, --all             the whole instance, gathered from every broker over\n"
+"                        the live graph: counts, down ranks, problems only\n"
+"  -j, --json            print the status as JSON (with --all: the summary)\n"
 "      --dot             print the live graph in Graphviz DOT\n"
 "                        (render: bgn overlay-status --dot | dot -Tpng -o g.png)\n"
 "      --format=FORMAT   text (default), json, dot, or prometheus (the\n"
@@ -220,6 +206,7 @@ struct opts {
     int rank_given;
     const char *rank_arg;
     int all, down_only, verbose, color;
+    int metrics;            /* "bgn metrics": --all unless -r */
     enum format format;
     int formats;            /* how many output formats were asked for */
     const char *wait;
@@ -309,6 +296,8 @@ static int parse_args (int argc, char **argv, struct opts *o)
     if (o->formats > 1)
         cmd_die (PROG, "--json, --summary, --dot and --format exclude each "
                  "other");
+    if (o->metrics && o->rank_given)
+        o->all = 0;     /* "bgn metrics -r R": that broker's own metrics */
     if (o->all && (o->rank_given || o->wait))
         cmd_die (PROG, "--all gathers from rank 0 and cannot be combined "
                  "with --rank or --wait");
@@ -353,41 +342,38 @@ done:
     return rc;
 }
 
-/* --all: every broker's status; *root is rank 0's (or the first). */
+/* --all: the instance summary (overlay.status-all, a reduction over the
+ * broadcast tree from rank 0) and *root, rank 0's own status. */
 static json_t *gather_all (bgn_t *h, struct opts *o, const hostmap_t *hm,
                            json_t **root)
 {
     char payload[64];
     double gt = o->timeout * 0.6 < 3.0 ? o->timeout * 0.6 : 3.0;
-    json_t *all, *v;
-    size_t i;
+    json_t *all;
 
     /* leave the gather time to answer before our own deadline */
     snprintf (payload, sizeof (payload), "{\"timeout\":%.3f}", gt);
     if (!(all = get_json (h, "overlay.status-all", 0, payload, o->timeout,
                           false)))
         return NULL;
-    if (!json_is_array (json_object_get (all, "ranks"))
-        || !json_is_array (json_object_get (all, "missing"))) {
-        fprintf (stderr, "bgn %s: overlay.status-all: the answer lacks ranks "
-                 "or missing\n", PROG);
-        json_decref (all);
-        return NULL;
-    }
-    *root = NULL;
-    json_array_foreach (json_object_get (all, "ranks"), i, v) {
-        normalize (v, hm);
-        if (json_integer_value (json_object_get (v, "rank")) == 0)
-            *root = json_incref (v);
-    }
-    complete_missing (all);
-    if (!*root && !(*root = json_incref (json_array_get (json_object_get
-                                                  (all, "ranks"), 0)))) {
-        fprintf (stderr, "bgn %s: overlay.status-all: no broker answered\n",
+    if (!json_is_integer (json_object_get (all, "brokers"))
+        || !json_is_object (json_object_get (all, "health"))
+        || !json_is_string (json_object_get (all, "down_any"))
+        || !json_is_string (json_object_get (all, "missing"))
+        || !json_is_array (json_object_get (all, "problems"))) {
+        fprintf (stderr, "bgn %s: overlay.status-all: the answer is not a "
+                 "summary (brokers, health, down_any, missing, problems)\n",
                  PROG);
         json_decref (all);
         return NULL;
     }
+    normalize_summary (all, hm);
+    if (!(*root = get_json (h, "overlay.status", 0, NULL, o->timeout,
+                            false))) {
+        json_decref (all);
+        return NULL;
+    }
+    normalize (*root, hm);
     return all;
 }
 
@@ -408,17 +394,16 @@ static int print_output (struct opts *o, json_t *s, json_t *all,
         return overlay_dot_print (s, all) < 0 ? 1 : 0;
     case F_PROM:
         if (all) {
-            overlay_prom_print (json_object_get (all, "ranks"),
-                                json_object_get (all, "missing"), hm);
+            overlay_prom_print_summary (all);
             return 0;
         }
         one = json_pack ("[O]", s);
-        overlay_prom_print (one, NULL, hm);
+        overlay_prom_print (one, hm);
         json_decref (one);
         return 0;
     case F_TEXT:
         if (all)
-            overlay_view_all (all, o->down_only, o->color, hm);
+            overlay_view_all (all, s, o->down_only, o->color, hm);
         else
             overlay_view_status (s, o->down_only, o->verbose, o->color, hm);
         return 0;
@@ -437,6 +422,7 @@ int cmd_overlay_status (int argc, char **argv)
     /* "bgn metrics": the whole instance for Prometheus */
     if (!strcmp (argv[0], "metrics")) {
         o.all = 1;
+        o.metrics = 1;
         set_format (&o, F_PROM);
         o.formats = 0;
     }

@@ -2,8 +2,10 @@
  * DOT (see overlay_dot.h).
  *
  * The graph is computed here from the topology and size (libbgn) and the
- * down ranks of the status objects, not asked from the brokers: every
- * broker knows the same graph, and only the failures differ.
+ * down ranks, not asked from the brokers: every broker knows the same
+ * graph, and only the failures differ.  With --all the down ranks are
+ * those any broker reports (the status-all summary), and the brokers
+ * that did not answer are greyed.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -23,7 +25,7 @@ int overlay_dot_print (json_t *root, json_t *all)
     int size = 0;
     struct bgn_topo *t;
     idset_t *down = idset_create (0), *missing = idset_create (0);
-    json_t *objs, *o, *v, *p, *subs = json_array ();
+    json_t *v, *p, *subs = json_array ();
     size_t i, j;
     uint32_t *nb = NULL;
     int maxdeg;
@@ -38,37 +40,35 @@ int overlay_dot_print (json_t *root, json_t *all)
         json_decref (subs);
         return -1;
     }
-    /* the views to draw from: every broker's (--all) or the one asked */
-    if (all)
-        objs = json_incref (json_object_get (all, "ranks"));
-    else {
-        objs = json_array ();
-        json_array_append (objs, root);
+    /* the down ranks: the one broker's, or (--all) as any broker sees
+     * them, with the brokers that did not answer greyed */
+    json_array_foreach (json_object_get (root, "down_ranks"), j, v)
+        idset_set (down, (unsigned)json_integer_value (v));
+    if (all) {
+        idset_t *any = idset_decode (json_string_value (json_object_get
+                                     (all, "down_any")) ?: "", NULL, 0);
+        idset_t *miss = idset_decode (json_string_value (json_object_get
+                                      (all, "missing")) ?: "", NULL, 0);
+        for (int r = any ? idset_first (any) : -1; r >= 0;
+             r = idset_next (any, r))
+            idset_set (down, (unsigned)r);
+        for (int r = miss ? idset_first (miss) : -1; r >= 0;
+             r = idset_next (miss, r))
+            if (!idset_test (down, (unsigned)r))
+                idset_set (missing, (unsigned)r);
+        idset_destroy (&any);
+        idset_destroy (&miss);
     }
-    json_array_foreach (objs, i, o) {
-        json_array_foreach (json_object_get (o, "down_ranks"), j, v)
-            idset_set (down, (unsigned)json_integer_value (v));
-    }
-    if (all)
-        json_array_foreach (json_object_get (all, "missing"), i, v)
-            if (!idset_test (down, (unsigned)json_integer_value (v)))
-                idset_set (missing, (unsigned)json_integer_value (v));
-    json_array_foreach (objs, i, o) {
-        int r = (int)json_integer_value (json_object_get (o, "rank"));
-        json_array_foreach (json_object_get (o, "peers"), j, p) {
+    /* substitute links: the asked broker's (the summary lists only
+     * problems, not every broker's peers) */
+    {
+        int r = (int)json_integer_value (json_object_get (root, "rank"));
+        json_array_foreach (json_object_get (root, "peers"), j, p) {
             if (json_is_true (json_object_get (p, "substitute"))) {
                 int pr = (int)json_integer_value (json_object_get (p, "rank"));
                 int a = r < pr ? r : pr, b = r < pr ? pr : r;
-                json_t *pair = json_pack ("[i,i]", a, b);
-                bool dup = false;
-                size_t k;
-                json_t *q;
-                json_array_foreach (subs, k, q)
-                    if (json_equal (q, pair))
-                        dup = true;
-                if (!dup && a >= 0 && b < size && a != b)
-                    json_array_append (subs, pair);
-                json_decref (pair);
+                if (a >= 0 && b < size && a != b)
+                    json_array_append_new (subs, json_pack ("[i,i]", a, b));
             }
         }
     }
@@ -132,7 +132,6 @@ int overlay_dot_print (json_t *root, json_t *all)
     }
     printf ("}\n");
     free (nb);
-    json_decref (objs);
     json_decref (subs);
     idset_destroy (&down);
     idset_destroy (&missing);

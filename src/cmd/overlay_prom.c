@@ -12,6 +12,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "src/common/libutil/idset.h"
 #include "overlay_prom.h"
 
 enum kind { GAUGE, COUNTER };
@@ -272,7 +273,7 @@ static void print_peer_family (const struct peer_metric *m, json_t *objs,
     }
 }
 
-void overlay_prom_print (json_t *objs, json_t *missing, const hostmap_t *hm)
+void overlay_prom_print (json_t *objs, const hostmap_t *hm)
 {
     print_health (objs, hm);
     for (size_t k = 0; k < sizeof (broker_metrics) / sizeof (broker_metrics[0]);
@@ -281,12 +282,134 @@ void overlay_prom_print (json_t *objs, json_t *missing, const hostmap_t *hm)
     for (size_t k = 0; k < sizeof (peer_metrics) / sizeof (peer_metrics[0]);
          k++)
         print_peer_family (&peer_metrics[k], objs, hm);
-    if (missing) {
-        family ("bgn_overlay_brokers", GAUGE, "Brokers that answered the "
-                "gather (--all), and those that did not.");
-        printf ("bgn_overlay_brokers{answered=\"yes\"} %zu\n",
-                json_array_size (objs));
-        printf ("bgn_overlay_brokers{answered=\"no\"} %zu\n",
-                json_array_size (missing));
+}
+
+/* ---- bgn metrics: the instance summary --------------------------------- */
+
+/* Summed counters of the summary, and their metric names. */
+static const struct {
+    const char *field, *name, *help;
+} instance_counters[] = {
+    { "tx_msgs", "bgn_overlay_instance_tx_messages_total",
+      "Messages sent on all links, summed over the brokers that answered." },
+    { "rx_msgs", "bgn_overlay_instance_rx_messages_total",
+      "Messages received on all links, summed." },
+    { "tx_bytes", "bgn_overlay_instance_tx_bytes_total",
+      "Bytes sent on all links, summed." },
+    { "rx_bytes", "bgn_overlay_instance_rx_bytes_total",
+      "Bytes received on all links, summed." },
+    { "forwarded", "bgn_overlay_instance_forwarded_total",
+      "Messages forwarded for other ranks, summed." },
+    { "delivered", "bgn_overlay_instance_delivered_total",
+      "Messages delivered to their destination, summed." },
+    { "reroutes", "bgn_overlay_instance_reroutes_total",
+      "Messages sent another way because a hop could not take them." },
+    { "ttl_drops", "bgn_overlay_instance_ttl_drops_total",
+      "Messages dropped for TTL (a routing loop), summed." },
+    { "malformed_drops", "bgn_overlay_instance_malformed_drops_total",
+      "Malformed frames dropped, summed." },
+    { "unknown_peer_drops", "bgn_overlay_instance_unknown_peer_drops_total",
+      "Frames from unknown peers dropped, summed." },
+    { "no_route_drops", "bgn_overlay_instance_no_route_drops_total",
+      "Messages dropped with no route, summed." },
+    { "backlog_overflows", "bgn_overlay_instance_backlog_overflows_total",
+      "Messages refused by a full backlog, summed." },
+    { "backlog_expired", "bgn_overlay_instance_backlog_expired_total",
+      "Backlogged messages failed for age, summed." },
+    { "auth_failures", "bgn_overlay_instance_auth_failures_total",
+      "Connections refused by authentication, summed." },
+    { "redials", "bgn_overlay_instance_redials_total",
+      "Links torn down and dialled again, summed." },
+    { "tracker_failed", "bgn_overlay_instance_requests_failed_total",
+      "Requests failed because a rank on their path went down, summed." },
+};
+
+static void print_count (const char *name, const char *label,
+                         const char *value, json_int_t v)
+{
+    printf ("%s{", name);
+    print_label (label, value);
+    printf ("} %lld\n", (long long)v);
+}
+
+void overlay_prom_print_summary (json_t *all)
+{
+    json_t *health = json_object_get (all, "health");
+    json_t *c = json_object_get (all, "counters"), *p, *q;
+    const char *any = "", *every = "", *missing = "";
+    int brokers = 0, size = 0, omitted = 0;
+    unsigned nany = 0, nevery = 0, nmissing = 0;
+    idset_t *s;
+    size_t i, j;
+
+    json_unpack (all, "{s?i s?i s?s s?s s?s s?i}", "brokers", &brokers,
+                 "size", &size, "down_any", &any, "down_all", &every,
+                 "missing", &missing, "problems_omitted", &omitted);
+    if ((s = idset_decode (any, NULL, 0)))
+        nany = idset_count (s);
+    idset_destroy (&s);
+    if ((s = idset_decode (every, NULL, 0)))
+        nevery = idset_count (s);
+    idset_destroy (&s);
+    if ((s = idset_decode (missing, NULL, 0)))
+        nmissing = idset_count (s);
+    idset_destroy (&s);
+
+    family ("bgn_overlay_instance_size", GAUGE,
+            "Number of ranks in the instance.");
+    printf ("bgn_overlay_instance_size %d\n", size);
+    family ("bgn_overlay_brokers", GAUGE, "Brokers that answered the "
+            "status gather, and those that did not.");
+    print_count ("bgn_overlay_brokers", "answered", "yes", brokers);
+    print_count ("bgn_overlay_brokers", "answered", "no", nmissing);
+    family ("bgn_overlay_instance_health_brokers", GAUGE, "Brokers that "
+            "see the instance in each health state.");
+    for (size_t k = 0; k < 4; k++)
+        print_count ("bgn_overlay_instance_health_brokers", "state",
+                     health_states[k], json_integer_value
+                         (json_object_get (health, health_states[k])));
+    family ("bgn_overlay_instance_down_ranks", GAUGE, "Ranks fenced as down: "
+            "by every broker that answered (view=\"every\") or by at least "
+            "one (view=\"any\").");
+    print_count ("bgn_overlay_instance_down_ranks", "view", "every", nevery);
+    print_count ("bgn_overlay_instance_down_ranks", "view", "any", nany);
+    family ("bgn_overlay_instance_problem_brokers", GAUGE, "Brokers with a "
+            "live peer that is not up, or that see a partition.");
+    printf ("bgn_overlay_instance_problem_brokers %zu\n",
+            json_array_size (json_object_get (all, "problems"))
+            + (size_t)omitted);
+    for (size_t k = 0; k < sizeof (instance_counters)
+                           / sizeof (instance_counters[0]); k++) {
+        json_t *x = json_object_get (c, instance_counters[k].field);
+        if (!json_is_integer (x))
+            continue;
+        family (instance_counters[k].name, COUNTER, instance_counters[k].help);
+        printf ("%s %lld\n", instance_counters[k].name,
+                (long long)json_integer_value (x));
+    }
+    family ("bgn_overlay_instance_peer_not_up", GAUGE, "A live peer link "
+            "that is not up, as its broker reports it (1 per link listed).");
+    json_array_foreach (json_object_get (all, "problems"), i, p) {
+        int rank = (int)json_integer_value (json_object_get (p, "rank"));
+        json_array_foreach (json_object_get (p, "not_up"), j, q) {
+            int peer = (int)json_integer_value (json_object_get (q, "rank"));
+            char r[16], pr[16];
+            snprintf (r, sizeof (r), "%d", rank);
+            snprintf (pr, sizeof (pr), "%d", peer);
+            printf ("bgn_overlay_instance_peer_not_up{");
+            print_label ("rank", r);
+            putchar (',');
+            print_label ("host", json_string_value (json_object_get
+                                                    (p, "hostname")));
+            putchar (',');
+            print_label ("peer", pr);
+            putchar (',');
+            print_label ("peer_host", json_string_value (json_object_get
+                                                         (q, "hostname")));
+            putchar (',');
+            print_label ("state", json_string_value (json_object_get
+                                                     (q, "state")));
+            printf ("} 1\n");
+        }
     }
 }

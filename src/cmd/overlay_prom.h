@@ -6,8 +6,10 @@
  * peer link (messages, bytes, reroutes, TTL drops, backlog, state, RTT),
  * plus, for --all, how many brokers answered.  Every metric is named
  * bgn_overlay_* and labelled with the reporting broker's rank and host
- * (and the peer's, for links), so one scrape of rank 0 with --all covers
- * the instance.  The output suits node_exporter's textfile collector
+ * (and the peer's, for links).  "bgn metrics" prints the instance
+ * summary instead (overlay.status-all): bgn_overlay_instance_* totals,
+ * health tallies, down counts and the links that are not up; its size
+ * grows with the problems, not with the instance.  The output suits node_exporter's textfile collector
  * (write it to a *.prom file, atomically).
  */
 #ifndef BGN_CMD_OVERLAY_PROM_H
@@ -17,9 +19,11 @@
 
 #include "src/common/libutil/hostmap.h"
 
-/* 'objs' is an array of normalized status objects (one broker's, or the
- * --all "ranks"); 'missing' the --all "missing" array or NULL; 'hm' the
- * host table or NULL (hosts then come from the status objects). */
-void overlay_prom_print (json_t *objs, json_t *missing, const hostmap_t *hm);
+/* 'objs' is an array of normalized status objects; 'hm' the host table
+ * or NULL (hosts then come from the status objects). */
+void overlay_prom_print (json_t *objs, const hostmap_t *hm);
+
+/* 'all' is the overlay.status-all summary, host names filled in. */
+void overlay_prom_print_summary (json_t *all);
 
 #endif

@@ -307,175 +307,130 @@ void overlay_view_status (json_t *o, int down_only, int verbose, int color,
 
 /* ---- --all ------------------------------------------------------------ */
 
-struct rank_view {
-    int answered;          /* has its own status object */
-    const char *host;
-    const char *health;    /* its own health word */
-    int seen_up, seen_suspect, seen_down, fenced_by;
-    int peers, peers_up;
-    json_int_t txm, rxm, txb, rxb, rer, ttl;
-};
+/* "down: 5,11 (2)" for an idset string, with its hosts when known. */
+static void print_set_line (const char *label, const char *ids,
+                            const char *red, const char *reset,
+                            const hostmap_t *hm)
+{
+    idset_t *s = idset_decode (ids ? ids : "", NULL, 0);
+    char *hosts = s && hm ? hostmap_hostlist (hm, s) : NULL;
 
-void overlay_view_all (json_t *all, int down_only, int color,
+    printf ("%s: %s%s%s (%zu)", label, red, ids, reset,
+            s ? idset_count (s) : (size_t)0);
+    if (hosts && *hosts)
+        printf (" hosts %s", hosts);
+    printf ("\n");
+    free (hosts);
+    idset_destroy (&s);
+}
+
+static void print_problem (json_t *p, int color, const hostmap_t *hm)
+{
+    const char *host = NULL, *state = "?";
+    int rank = -1, peers = 0, up = 0;
+    const char *reset = color ? "\033[0m" : "";
+    json_t *v;
+    size_t i;
+
+    json_unpack (p, "{s?i s?s s?s s?i s?i}", "rank", &rank, "hostname",
+                 &host, "state", &state, "peers", &peers, "peers_up", &up);
+    if ((!host || !*host) && hm)
+        host = hostmap_host (hm, (uint32_t)rank);
+    printf ("  %5d %-12.12s %s%-11s%s %2d/%-2d ", rank, host ? host : "?",
+            color_for (state, color), state, reset, up, peers);
+    json_array_foreach (json_object_get (p, "not_up"), i, v) {
+        const char *ps = "?";
+        int pr = -1;
+        double secs = -1;
+        char dur[32];
+        json_unpack (v, "{s?i s?s s?F}", "rank", &pr, "state", &ps,
+                     "seconds", &secs);
+        fmt_dur (dur, sizeof (dur), secs);
+        printf ("%s%d %s %s", i ? ", " : "", pr, ps, dur);
+    }
+    printf ("\n");
+}
+
+void overlay_view_all (json_t *all, json_t *root, int down_only, int color,
                        const hostmap_t *hm)
 {
-    json_t *ranks = json_object_get (all, "ranks");
-    json_t *missing = json_object_get (all, "missing");
-    json_t *root = NULL, *o, *v;
-    size_t i, j, nobj = json_array_size (ranks);
-    int size = 0, disagree = 0, shown = 0;
-    struct rank_view *rv;
-    json_t **objs;
-    idset_t *miss = idset_create (0);
-    const char *reset = color ? "\033[0m" : "";
+    const char *any = "", *every = "", *missing = "", *k;
+    int brokers = 0, size = 0, omitted = 0;
+    json_t *health = json_object_get (all, "health");
+    json_t *problems = json_object_get (all, "problems");
+    json_t *c = json_object_get (all, "counters"), *v;
+    const char *red = color ? "\033[31m" : "", *reset = color ? "\033[0m" : "";
     const char *hl = color ? "\033[1;31m" : "";
-    json_int_t ttxm = 0, trxm = 0, ttxb = 0, trxb = 0, trer = 0, tttl = 0;
-    int nhealth[5] = { 0 };
-    const char *healths[] = { "full", "partial", "degraded", "partitioned",
-                              "other" };
+    idset_t *sa, *se;
+    size_t i;
 
-    json_array_foreach (ranks, i, o) {
-        if (json_integer_value (json_object_get (o, "rank")) == 0)
-            root = o;
-        int s = (int)json_integer_value (json_object_get (o, "size"));
-        if (s > size)
-            size = s;
-    }
-    if (!root)
-        root = json_array_get (ranks, 0);
-    if (size <= 0 || !(rv = calloc (size, sizeof (*rv)))
-        || !(objs = calloc (nobj + 1, sizeof (*objs)))) {
-        fprintf (stderr, "bgn %s: --all: no usable status in the answer\n",
-                 PROG);
-        idset_destroy (&miss);
-        return;
-    }
-    json_array_foreach (ranks, i, o)
-        objs[i] = o;
-    json_array_foreach (missing, i, v)
-        idset_set (miss, (unsigned)json_integer_value (v));
-
-    /* fold every broker's view into one row per rank */
-    json_array_foreach (ranks, i, o) {
-        int r = (int)json_integer_value (json_object_get (o, "rank"));
-        const char *health = json_string_value (json_object_get (o, "state"));
-        json_t *p;
-        if (r < 0 || r >= size)
-            continue;
-        rv[r].answered = 1;
-        rv[r].health = health ? health : "?";
-        for (j = 0; j < 4 && strcmp (rv[r].health, healths[j]); j++)
-            ;
-        nhealth[j]++;
-        json_array_foreach (json_object_get (o, "down_ranks"), j, v) {
-            int d = (int)json_integer_value (v);
-            if (d >= 0 && d < size)
-                rv[d].fenced_by++;
-        }
-        json_array_foreach (json_object_get (o, "peers"), j, p) {
-            int pr = (int)json_integer_value (json_object_get (p, "rank"));
-            const char *ps = json_string_value (json_object_get (p, "state"));
-            json_int_t x;
-            rv[r].peers++;
-            if (ps && !strcmp (ps, "up"))
-                rv[r].peers_up++;
-            if (pr >= 0 && pr < size && ps) {
-                if (!strcmp (ps, "up"))
-                    rv[pr].seen_up++;
-                else if (!strcmp (ps, "suspect"))
-                    rv[pr].seen_suspect++;
-                else if (!strcmp (ps, "down"))
-                    rv[pr].seen_down++;
-            }
-#define ADD(field, var) \
-            if ((x = json_integer_value (json_object_get (p, field))) > 0) \
-                rv[r].var += x;
-            ADD ("tx_msgs", txm);
-            ADD ("rx_msgs", rxm);
-            ADD ("tx_bytes", txb);
-            ADD ("rx_bytes", rxb);
-            ADD ("reroutes", rer);
-            ADD ("ttl_drops", ttl);
-#undef ADD
-        }
-    }
-    for (int r = 0; r < size; r++)
-        rv[r].host = host_of (objs, nobj, r, hm);
-
+    json_unpack (all, "{s?i s?i s?s s?s s?s s?i}", "brokers", &brokers,
+                 "size", &size, "down_any", &any, "down_all", &every,
+                 "missing", &missing, "problems_omitted", &omitted);
     print_headline (root, color);
-    {
-        char *s = idset_encode (miss, 0);
-        printf ("answered: %zu of %d brokers; no answer: %s\n", nobj, size,
-                s && *s ? s : "none");
-        free (s);
-    }
+    printf ("answered: %d of %d brokers; no answer: %s\n", brokers, size,
+            *missing ? missing : "none");
     printf ("health as each broker sees it:");
-    for (j = 0; j < 5; j++)
-        if (nhealth[j])
-            printf (" %s %d", healths[j], nhealth[j]);
+    json_object_foreach (health, k, v)
+        printf (" %s %lld", k, (long long)json_integer_value (v));
     printf ("\n");
-    print_down (root, objs, nobj, color, hm);
-
-    for (int r = 0; r < size; r++) {
-        struct rank_view *x = &rv[r];
-        bool down_any = x->seen_down || x->fenced_by || x->seen_suspect;
-        bool conflict = (down_any && (x->seen_up || x->answered))
-                        || (!x->answered && x->seen_up);
-        bool problem = conflict || down_any || !x->answered
-                       || (x->answered && x->peers_up < x->peers);
-        char tx[16], rx[16], peers[16];
-        const char *word;
-
-        if (conflict)
-            disagree++;
-        if (down_only && !problem)
-            continue;
-        if (shown++ == 0)
-            printf ("  %5s %-12s %-11s %-8s %4s %4s %4s %6s %9s %9s %8s %8s "
-                    "%7s\n", "RANK", "HOST", "ANSWER", "OWN", "UP", "DOWN",
-                    "FENC", "PEERS", "TX-MSGS", "RX-MSGS", "TX", "RX",
-                    "REROUTE");
-        word = x->answered ? "yes" : "no";
-        snprintf (peers, sizeof (peers), "%d/%d", x->peers_up, x->peers);
-        fmt_bytes (tx, sizeof (tx), (double)x->txb);
-        fmt_bytes (rx, sizeof (rx), (double)x->rxb);
-        printf ("%s%s%s %5d %-12.12s %s%-11s%s %s%-8s%s %4d %4d %4d %6s %9lld "
-                "%9lld %8s %8s %7lld%s\n", conflict ? hl : "",
-                conflict ? "!" : " ", conflict ? reset : "", r,
-                x->host ? x->host : "?",
-                x->answered ? "" : color_for ("down", color), word,
-                x->answered ? "" : reset,
-                x->answered ? color_for (x->health, color) : "",
-                x->answered ? x->health : "-", x->answered ? reset : "",
-                x->seen_up, x->seen_down + x->seen_suspect, x->fenced_by,
-                x->answered ? peers : "-", (long long)x->txm,
-                (long long)x->rxm, x->answered ? tx : "-",
-                x->answered ? rx : "-", (long long)x->rer,
-                conflict ? "  <- views disagree" : "");
-        ttxm += x->txm;
-        trxm += x->rxm;
-        ttxb += x->txb;
-        trxb += x->rxb;
-        trer += x->rer;
-        tttl += x->ttl;
+    if (*every)
+        print_set_line ("down (as every broker sees it)", every, red, reset,
+                        hm);
+    else if (!*any)
+        printf ("down: none\n");
+    sa = idset_decode (any, NULL, 0);
+    se = idset_decode (every, NULL, 0);
+    if (sa && se) {
+        idset_t *some = idset_create (0);
+        for (int r = idset_first (sa); some && r >= 0; r = idset_next (sa, r))
+            if (!idset_test (se, (unsigned)r))
+                idset_set (some, (unsigned)r);
+        char *s = some && idset_count (some) ? idset_encode (some, 0) : NULL;
+        if (s)
+            print_set_line ("down as some brokers see it", s, hl, reset, hm);
+        free (s);
+        idset_destroy (&some);
     }
-    if (!down_only) {
+    if (json_array_size (problems) > 0) {
+        printf ("brokers with a problem (%zu%s):\n",
+                json_array_size (problems) + (size_t)omitted,
+                omitted ? ", first listed" : "");
+        printf ("  %5s %-12s %-11s %5s %s\n", "RANK", "HOST", "OWN",
+                "UP", "PEERS NOT UP (rank state for)");
+        json_array_foreach (problems, i, v)
+            print_problem (v, color, hm);
+        if (omitted)
+            printf ("  ... and %d more\n", omitted);
+    }
+    else if (down_only)
+        printf ("no problems: every broker that answered sees all its live "
+                "peers up\n");
+    if (!down_only && json_is_object (c)) {
         char tx[16], rx[16];
-        fmt_bytes (tx, sizeof (tx), (double)ttxb);
-        fmt_bytes (rx, sizeof (rx), (double)trxb);
-        printf ("total: tx %lld msgs %s, rx %lld msgs %s, reroutes %lld, "
-                "ttl drops %lld\n", (long long)ttxm, tx, (long long)trxm, rx,
-                (long long)trer, (long long)tttl);
+        json_int_t txb = json_integer_value (json_object_get (c, "tx_bytes"));
+        json_int_t rxb = json_integer_value (json_object_get (c, "rx_bytes"));
+        fmt_bytes (tx, sizeof (tx), (double)txb);
+        fmt_bytes (rx, sizeof (rx), (double)rxb);
+        printf ("total: tx %lld msgs %s, rx %lld msgs %s, forwarded %lld, "
+                "delivered %lld, reroutes %lld, ttl drops %lld\n",
+                (long long)json_integer_value (json_object_get (c, "tx_msgs")),
+                tx,
+                (long long)json_integer_value (json_object_get (c, "rx_msgs")),
+                rx,
+                (long long)json_integer_value (json_object_get (c,
+                                                                "forwarded")),
+                (long long)json_integer_value (json_object_get (c,
+                                                                "delivered")),
+                (long long)json_integer_value (json_object_get (c,
+                                                                "reroutes")),
+                (long long)json_integer_value (json_object_get (c,
+                                                                "ttl_drops")));
     }
-    else if (shown == 0)
-        printf ("no problems: every broker answered and sees all its peers "
-                "up\n");
-    if (disagree)
-        printf ("%s%d rank%s seen differently by different brokers (marked "
-                "!)%s\n", hl, disagree, disagree == 1 ? "" : "s", reset);
+    if (sa && se && idset_count (sa) != idset_count (se))
+        printf ("%sbrokers disagree on the down ranks%s\n", hl, reset);
     else
         printf ("all brokers agree\n");
-    free (rv);
-    free (objs);
-    idset_destroy (&miss);
+    idset_destroy (&sa);
+    idset_destroy (&se);
 }

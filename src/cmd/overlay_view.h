@@ -21,9 +21,11 @@ char *overlay_down_idset (json_t *o);
 void overlay_view_status (json_t *o, int down_only, int verbose, int color,
                           const hostmap_t *hm);
 
-/* --all: {"ranks": [status...], "missing": [rank...]} folded into one row
- * per rank, with totals and disagreements marked. */
-void overlay_view_all (json_t *all, int down_only, int color,
+/* --all: the overlay.status-all summary (doc/overlay-status.md): who
+ * answered, health tallies, the down ranks as every broker and as some
+ * broker sees them, the brokers with a problem, summed counters.  root is
+ * rank 0's own status (the headline). */
+void overlay_view_all (json_t *all, json_t *root, int down_only, int color,
                        const hostmap_t *hm);
 
 #endif

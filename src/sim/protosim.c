@@ -33,6 +33,7 @@ struct popts {
     bool host;
     bool check;
     bool print_scenario;
+    bool status_all;
 };
 
 static void usage (FILE *f)
@@ -55,6 +56,8 @@ static void usage (FILE *f)
 "      --host           add wall time and memory to the JSON\n"
 "      --check          exit 2 if an invariant did not hold\n"
 "      --log FILE       write every simulation event to FILE\n"
+"      --status-all     at the end, ask overlay.status-all at rank 0 and\n"
+"                       report the answer's size\n"
 "      --print-scenario print the scenario as JSON and exit\n"
 "  -h, --help           this text\n"
 "See bgn-sim(1).\n");
@@ -76,6 +79,7 @@ static int parse (int argc, char *argv[], struct popts *o)
         { "check", no_argument, NULL, 'c' },
         { "log", required_argument, NULL, 'l' },
         { "print-scenario", no_argument, NULL, 'p' },
+        { "status-all", no_argument, NULL, 'A' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -126,6 +130,7 @@ static int parse (int argc, char *argv[], struct popts *o)
         case 'c': o->check = true; break;
         case 'l': o->logpath = optarg; break;
         case 'p': o->print_scenario = true; break;
+        case 'A': o->status_all = true; break;
         case 'h':
             usage (stdout);
             exit (0);
@@ -185,6 +190,10 @@ struct result {
     uint64_t seed;
     int exits3;
     bool converged;
+    bool status_asked;            /* --status-all */
+    size_t status_bytes;
+    double status_seconds;
+    uint32_t status_brokers, status_problems;
 };
 
 /* Messages of a kind sent from the first fault on. */
@@ -316,6 +325,14 @@ static json_t *report_json (const struct result *r, bool host)
                              json_pack ("{s:f s:f}", "wall_seconds", r->wall,
                                         "kib_per_broker",
                                         (double)r->rss_kib / r->size));
+    if (o && r->status_asked)
+        json_object_set_new (o, "status_all",
+                             json_pack ("{s:I s:f s:i s:i}", "bytes",
+                                        (json_int_t)r->status_bytes,
+                                        "seconds", r->status_seconds,
+                                        "brokers", (int)r->status_brokers,
+                                        "problems",
+                                        (int)r->status_problems));
     if (o)
         json_object_set_new (o, "control_by_kind", ctl);
     else
@@ -379,6 +396,15 @@ static void print_text (const struct result *r)
     printf ("deepest queue: %u; %llu simulation events\n",
             (unsigned)st->deepest_queue,
             (unsigned long long)st->events_processed);
+    if (r->status_asked) {
+        if (r->status_bytes)
+            printf ("status-all at rank 0: %zu bytes covering %u brokers "
+                    "(%u with a problem), answered in %.3f s\n",
+                    r->status_bytes, (unsigned)r->status_brokers,
+                    (unsigned)r->status_problems, r->status_seconds);
+        else
+            printf ("status-all at rank 0: no answer\n");
+    }
     printf ("this machine: %.1f s wall, %.0f KiB per simulated broker\n",
             r->wall, (double)r->rss_kib / r->size);
 }
@@ -477,6 +503,17 @@ int protosim_main (int argc, char *argv[])
     r.after = *simnet_stats (s);
     r.converged = simnet_converged (s);
     simnet_reachability (s, REACH_SAMPLES, &r.reachable, &r.tried);
+    if (o.status_all) {
+        const struct sim_stats *st;
+        simnet_status_all (s, r.plan.duration);
+        simnet_run (s, r.plan.duration + 4.0);
+        st = simnet_stats (s);
+        r.status_bytes = st->status_bytes;
+        r.status_seconds = st->status_seconds;
+        r.status_brokers = st->status_brokers;
+        r.status_problems = st->status_problems;
+        r.status_asked = true;
+    }
     r.wall = wall_now () - t0;
     r.rss_kib = peak_rss_kib ();
     r.size = p.size;

@@ -17,6 +17,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <jansson.h>
 #include <string.h>
 
 #include "src/common/libutil/idmap.h"
@@ -30,7 +31,7 @@
 enum evtype {
     EV_DELIVER, EV_WAKE, EV_START, EV_CRASH, EV_HANG, EV_RESUME,
     EV_RESTART, EV_PARTITION, EV_HEAL, EV_SOCK, EV_EXIT,
-    EV_RPC_TICK, EV_RPC_DEADLINE, EV_PUB_TICK, EV_SAMPLE,
+    EV_RPC_TICK, EV_RPC_DEADLINE, EV_PUB_TICK, EV_SAMPLE, EV_STATUS_ALL,
 };
 
 static const char *evname[] = {
@@ -131,6 +132,7 @@ struct simnet {
     char instance[40];
     double rpc_rate, pub_rate;
     double rpc_until, pub_until;
+    double status_asked_at;       /* the status-all probe went out */
     int publishers;
     bool destroying;              /* cores going away: no new events */
     struct smsg *pool;            /* free messages of SMSG_POOLED frames */
@@ -311,11 +313,8 @@ static bool cut (struct simnet *s, uint32_t a, uint32_t c)
 
 static void note_queue (struct simnet *s, uint32_t depth)
 {
-    if (depth > s->st.deepest_queue) {
+    if (depth > s->st.deepest_queue)
         s->st.deepest_queue = depth;
-        if (getenv ("SIM_DEBUG_QUEUE") && depth % 100 == 0)
-            fprintf (stderr, "deepest %u at %.3f\n", depth, s->now);
-    }
 }
 
 /* Put m on the wire toward its receiver's current process. */
@@ -393,11 +392,6 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
     if (!running (to)) {
         mlist_push (&l->held, m);   /* delivered to its next process */
         note_queue (s, l->held.count);
-        if (getenv ("SIM_DEBUG_QUEUE") && l->held.count >= 100
-            && l->held.count % 100 == 0)
-            fprintf (stderr, "held %d from %u to %u kind %d at %.3f\n",
-                     l->held.count, (unsigned)b->rank, (unsigned)rank,
-                     env[2], s->now);
         return 0;
     }
     transmit (s, b, l, m);
@@ -1024,6 +1018,8 @@ static void on_resume (struct simnet *s, struct sbroker *b)
 /* ---- clients --------------------------------------------------------- */
 
 #define PUB_TAG 0x80000000u
+#define STATUS_TAG 0x40000000u   /* the overlay.status-all probe */
+#define CLIENT_TAGS (PUB_TAG | STATUS_TAG)
 
 /* A random running broker (or NULL if none). */
 static struct sbroker *random_live (struct simnet *s)
@@ -1062,7 +1058,7 @@ static void rpc_tick (struct simnet *s)
     struct sbroker *b = random_live (s);
 
     if (b) {
-        uint32_t tag = ++b->next_tag & ~PUB_TAG;
+        uint32_t tag = ++b->next_tag & ~CLIENT_TAGS;
         uint32_t dest = rnd_below (s, s->n);
         struct rpc *rpc = idmap_put (b->rpcs, tag, NULL);
         struct execd *e = idmap_put (s->execd, ((uint64_t)b->rank << 32) | tag,
@@ -1095,6 +1091,39 @@ static void rpc_deadline (struct simnet *s, struct simev *ev)
     s->st.rpc_timed_out++;
 }
 
+/* The status-all summary arrived at rank 0's client: its size and how
+ * many brokers it covers, as "bgn overlay-status --all" would see it. */
+static void status_all_answer (struct simnet *s, const msg_t *rsp,
+                               int errnum)
+{
+    size_t len = 0;
+    const char *payload = msg_get_payload (rsp, &len);
+    json_t *o;
+
+    if (errnum || !payload)
+        return;
+    s->st.status_bytes = len;
+    s->st.status_seconds = s->now - s->status_asked_at;
+    if ((o = json_loads (payload, 0, NULL))) {
+        s->st.status_brokers = (uint32_t)json_integer_value
+                                   (json_object_get (o, "brokers"));
+        s->st.status_problems = (uint32_t)json_array_size
+                                    (json_object_get (o, "problems"));
+        json_decref (o);
+    }
+}
+
+static void status_all_ask (struct simnet *s)
+{
+    struct sbroker *b = &s->b[0];
+
+    if (!running (b))
+        return;
+    s->status_asked_at = s->now;
+    client_send (s, b, "overlay.status-all", 0, "{\"timeout\":3}",
+                 STATUS_TAG);
+}
+
 static void client_response (struct sbroker *b, msg_t *rsp)
 {
     struct simnet *s = b->s;
@@ -1103,6 +1132,10 @@ static void client_response (struct sbroker *b, msg_t *rsp)
     struct execd *e;
 
     msg_get_errnum (rsp, &errnum);
+    if (tag & STATUS_TAG) {
+        status_all_answer (s, rsp, errnum);
+        return;
+    }
     if (tag & PUB_TAG) {
         if (errnum)
             s->st.ev_publish_errors++;
@@ -1139,7 +1172,7 @@ static void pub_tick (struct simnet *s)
         snprintf (payload, sizeof (payload), "{\"from\":%u}",
                   (unsigned)b->rank);
         client_send (s, b, "event.pub", 0, payload,
-                     PUB_TAG | (++b->next_tag & ~PUB_TAG));
+                     PUB_TAG | (++b->next_tag & ~CLIENT_TAGS));
     }
     if (s->now < s->pub_until)
         schedule (s, s->now - log (1.0 - rnd_unit (s)) / s->pub_rate,
@@ -1258,6 +1291,9 @@ static void handle (struct simnet *s, struct simev *ev)
         break;
     case EV_SAMPLE:
         sample (s);
+        break;
+    case EV_STATUS_ALL:
+        status_all_ask (s);
         break;
     }
 }
@@ -1448,6 +1484,11 @@ void simnet_event_load (struct simnet *s, double at, double duration,
     s->pub_until = at + duration;
     s->publishers = publishers > 0 ? publishers : 1;
     schedule (s, at, EV_PUB_TICK, 0, 0, 0, 0, NULL);
+}
+
+void simnet_status_all (struct simnet *s, double at)
+{
+    schedule (s, at, EV_STATUS_ALL, 0, 0, 0, 0, NULL);
 }
 
 /* ---- results ------------------------------------------------------------ */

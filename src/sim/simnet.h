@@ -68,6 +68,10 @@ void simnet_rpc_load (struct simnet *s, double at, double duration,
 void simnet_event_load (struct simnet *s, double at, double duration,
                         double rate, int publishers);
 
+/* At 'at', rank 0's client asks overlay.status-all (gather deadline 3 s);
+ * the answer's size lands in the stats. */
+void simnet_status_all (struct simnet *s, double at);
+
 /* Run until virtual time 'until' (or until nothing is left to do). */
 void simnet_run (struct simnet *s, double until);
 double simnet_now (const struct simnet *s);
@@ -98,6 +102,10 @@ struct sim_stats {
         ev_out_of_order, ev_lost_notices, ev_lost_events;
     uint32_t live, dead, never_started;
     uint64_t events_processed;        /* simulation events */
+    /* the overlay.status-all probe (simnet_status_all) */
+    size_t status_bytes;              /* the answer at rank 0, 0: none */
+    double status_seconds;            /* from asking to the answer */
+    uint32_t status_brokers, status_problems;
 };
 
 const struct sim_stats *simnet_stats (struct simnet *s);

@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "src/common/libutil/idmap.h"
+#include "src/common/libutil/idset.h"
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
@@ -17,8 +19,7 @@
 struct gather {
     struct overlay *ov;
     msg_t *req;
-    json_t *ranks;
-    json_t *missing;
+    json_t *sum;                  /* the subtree's summary so far */
     int outstanding;
     struct ovtimer *timer;
 };
@@ -41,8 +42,7 @@ static void gather_destroy (struct gather **gp)
         struct gather *g = *gp;
         ovtimer_destroy (&g->timer);
         msg_destroy (&g->req);
-        json_decref (g->ranks);
-        json_decref (g->missing);
+        json_decref (g->sum);
         free (g);
         *gp = NULL;
     }
@@ -136,6 +136,55 @@ static void down_json (struct overlay *ov, double now, json_t *down,
     }
 }
 
+/* A broker's overlay counters: its status's "counters", and what the
+ * status-all summary adds up (every key below). */
+static const char *const summed[] = {
+    "ttl_drops", "unknown_peer_drops", "malformed_drops", "stale_drops",
+    "no_route_drops", "backlog_overflows", "backlog_expired", "forwarded",
+    "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
+    "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
+    "fences_seen", "views_sent", "bad_records", NULL,
+};
+
+static json_t *own_counters (struct overlay *ov)
+{
+    uint64_t tx_msgs = 0, rx_msgs = 0, tx_bytes = 0, rx_bytes = 0, rer = 0;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        tx_msgs += p->tx_msgs;
+        rx_msgs += p->rx_msgs;
+        tx_bytes += p->tx_bytes;
+        rx_bytes += p->rx_bytes;
+        rer += p->reroutes;
+    }
+    return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
+                      " s:I s:I s:I s:I s:I s:I s:I s:I}",
+                      "ttl_drops", (json_int_t)ov->c.ttl_drops,
+                      "unknown_peer_drops",
+                      (json_int_t)ov->c.unknown_peer_drops,
+                      "malformed_drops", (json_int_t)ov->c.malformed_drops,
+                      "stale_drops", (json_int_t)ov->c.stale_drops,
+                      "no_route_drops", (json_int_t)ov->c.no_route_drops,
+                      "backlog_overflows",
+                      (json_int_t)ov->c.backlog_overflows,
+                      "backlog_expired", (json_int_t)ov->c.backlog_expired,
+                      "forwarded", (json_int_t)ov->c.forwarded,
+                      "delivered", (json_int_t)ov->c.delivered,
+                      "auth_failures", (json_int_t)ov->c.auth_failures,
+                      "redials", (json_int_t)ov->c.redials,
+                      "never_joined", (json_int_t)ov->c.never_joined,
+                      "tx_msgs", (json_int_t)tx_msgs,
+                      "rx_msgs", (json_int_t)rx_msgs,
+                      "tx_bytes", (json_int_t)tx_bytes,
+                      "rx_bytes", (json_int_t)rx_bytes,
+                      "reroutes", (json_int_t)rer,
+                      "tracker_failed", (json_int_t)ov->tracker.failed,
+                      "fences_seen", (json_int_t)ov->fence.seen,
+                      "views_sent", (json_int_t)ov->fence.views_sent,
+                      "bad_records", (json_int_t)ov->fence.bad_records);
+}
+
 json_t *status_json (struct overlay *ov)
 {
     double now = ovl_now (ov);
@@ -146,8 +195,8 @@ json_t *status_json (struct overlay *ov)
     for (int i = 0; i < ov->peers->n; i++)
         json_array_append_new (peers, peer_json (ov->peers->v[i], now));
     down_json (ov, now, down, info);
-    return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:{s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I} s:s s:s s:s s:s s:I s:o s:i s:i"
+    return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
+                      " s:s s:s s:s s:s s:I s:o s:i s:i"
                       " s:I s:I s:I s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
@@ -158,17 +207,7 @@ json_t *status_json (struct overlay *ov)
                       "incarnation", (json_int_t)ov->incarnation,
                       "down_ranks", down,
                       "peers", peers,
-                      "counters",
-                      "ttl_drops", (json_int_t)ov->c.ttl_drops,
-                      "unknown_peer_drops",
-                      (json_int_t)ov->c.unknown_peer_drops,
-                      "malformed_drops", (json_int_t)ov->c.malformed_drops,
-                      "stale_drops", (json_int_t)ov->c.stale_drops,
-                      "no_route_drops", (json_int_t)ov->c.no_route_drops,
-                      "backlog_overflows",
-                      (json_int_t)ov->c.backlog_overflows,
-                      "forwarded", (json_int_t)ov->c.forwarded,
-                      "delivered", (json_int_t)ov->c.delivered,
+                      "counters", own_counters (ov),
                       "endpoint", ov->endpoint,
                       "hostname", ov->hostname,
                       "instance", ov->instance,
@@ -186,19 +225,188 @@ json_t *status_json (struct overlay *ov)
                       "substitutes", ov->heal.nsubst);
 }
 
-/* rank and its tree descendants, appended to out. */
-static void subtree_ranks (struct overlay *ov, uint32_t rank, json_t *out,
-                           int depth)
+/* ---- the status-all reduction ------------------------------------------
+ *
+ * Each broker answers with a summary of its subtree, the same shape at
+ * every level, merged from its own and its children's:
+ *
+ *   brokers     how many answered            size       the instance's N
+ *   health      {"full": n, "degraded": n, ...}
+ *   down_any    ranks fenced by some broker (idset text)
+ *   down_all    ranks fenced by every broker that answered
+ *   missing     ranks that did not answer (idset text)
+ *   problems    brokers with a peer not up that they have not fenced, or
+ *               that are partial or partitioned: their rank, host, health
+ *               and those peers only (at most MAX_PROBLEMS, then a count)
+ *   counters    sums of the brokers' counters
+ *
+ * so what reaches rank 0 grows with the number of problems, not with N;
+ * every broker's full table stays a request away (overlay.status).
+ */
+
+#define MAX_PROBLEMS 1000
+
+/* This broker as a problem (NULL if it has none worth listing). */
+static json_t *own_problem (struct overlay *ov, double now)
+{
+    const char *health = health_word (ov);
+    json_t *not_up = json_array (), *o;
+
+    for (int i = 0; i < ov->peers->n && not_up; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (peer_is_up (p) && p->state == PEER_UP)
+            continue;
+        if (p->state == PEER_DOWN && fence_is_fenced (ov, p->rank))
+            continue;   /* dead, and known to be: down_any says it */
+        json_array_append_new (not_up,
+                               json_pack ("{s:i s:s s:s s:f}",
+                                          "rank", (int)p->rank,
+                                          "hostname", p->hostname,
+                                          "state", peer_state_str (p->state),
+                                          "seconds", now - p->state_since));
+    }
+    if (!not_up || (json_array_size (not_up) == 0
+                    && strcmp (health, "partial") != 0
+                    && strcmp (health, "partitioned") != 0)) {
+        json_decref (not_up);
+        return NULL;
+    }
+    o = json_pack ("{s:i s:s s:s s:i s:i s:o}", "rank", (int)ov->rank,
+                   "hostname", ov->hostname, "state", health,
+                   "peers", ov->peers->n, "peers_up", ov->peers->up,
+                   "not_up", not_up);
+    return o;
+}
+
+static char *encode_set (idset_t *s)
+{
+    return idset_encode (s, 0);
+}
+
+/* This broker alone, as a summary. */
+static json_t *own_summary (struct overlay *ov)
+{
+    double now = ovl_now (ov);
+    idset_t *down = idset_create (0);
+    json_t *problems = json_array (), *pr, *o = NULL;
+    char *d = NULL;
+
+    if (!down || !problems)
+        goto done;
+    for (uint32_t r = 0; r < ov->size && ov->fence.nfenced > 0; r++)
+        if (fence_is_fenced (ov, r))
+            idset_set (down, r);
+    if ((pr = own_problem (ov, now)))
+        json_array_append_new (problems, pr);
+    if (!(d = encode_set (down)))
+        goto done;
+    o = json_pack ("{s:i s:i s:{s:i} s:s s:s s:s s:O s:i s:o}",
+                   "brokers", 1, "size", (int)ov->size,
+                   "health", health_word (ov), 1,
+                   "down_any", d, "down_all", d, "missing", "",
+                   "problems", problems, "problems_omitted", 0,
+                   "counters", own_counters (ov));
+done:
+    free (d);
+    json_decref (problems);
+    idset_destroy (&down);
+    return o;
+}
+
+/* A set from its text in o[key] ("" if absent). */
+static idset_t *get_set (json_t *o, const char *key)
+{
+    const char *s = json_string_value (json_object_get (o, key));
+    return idset_decode (s ? s : "", NULL, 0);
+}
+
+static void put_set (json_t *o, const char *key, idset_t *s)
+{
+    char *text = s ? encode_set (s) : NULL;
+    if (text)
+        json_object_set_new (o, key, json_string (text));
+    free (text);
+}
+
+/* Fold summary b into a. */
+static void merge (json_t *a, json_t *b)
+{
+    idset_t *any_a = get_set (a, "down_any"), *any_b = get_set (b, "down_any");
+    idset_t *all_a = get_set (a, "down_all"), *all_b = get_set (b, "down_all");
+    idset_t *miss_a = get_set (a, "missing"), *miss_b = get_set (b, "missing");
+    json_t *ha = json_object_get (a, "health"), *hb = json_object_get (b,
+                                                                       "health");
+    json_t *ca = json_object_get (a, "counters");
+    json_t *cb = json_object_get (b, "counters");
+    json_t *pa = json_object_get (a, "problems"), *v;
+    const char *key;
+    size_t i;
+    json_int_t omitted;
+
+    json_object_set_new (a, "brokers", json_integer (
+        json_integer_value (json_object_get (a, "brokers"))
+        + json_integer_value (json_object_get (b, "brokers"))));
+    json_object_foreach (hb, key, v)
+        json_object_set_new (ha, key, json_integer (
+            json_integer_value (json_object_get (ha, key))
+            + json_integer_value (v)));
+    for (int k = 0; summed[k]; k++)
+        json_object_set_new (ca, summed[k], json_integer (
+            json_integer_value (json_object_get (ca, summed[k]))
+            + json_integer_value (json_object_get (cb, summed[k]))));
+    omitted = json_integer_value (json_object_get (a, "problems_omitted"))
+              + json_integer_value (json_object_get (b, "problems_omitted"));
+    json_array_foreach (json_object_get (b, "problems"), i, v) {
+        if (json_array_size (pa) < MAX_PROBLEMS)
+            json_array_append (pa, v);
+        else
+            omitted++;
+    }
+    json_object_set_new (a, "problems_omitted", json_integer (omitted));
+    if (any_a && any_b && all_a && all_b && miss_a && miss_b) {
+        for (int r = idset_first (any_b); r >= 0; r = idset_next (any_b, r))
+            idset_set (any_a, (unsigned)r);
+        for (int r = idset_first (all_a); r >= 0; r = idset_next (all_a, r))
+            if (!idset_test (all_b, (unsigned)r))
+                idset_clear (all_a, (unsigned)r);
+        for (int r = idset_first (miss_b); r >= 0; r = idset_next (miss_b, r))
+            idset_set (miss_a, (unsigned)r);
+        put_set (a, "down_any", any_a);
+        put_set (a, "down_all", all_a);
+        put_set (a, "missing", miss_a);
+    }
+    idset_destroy (&any_a);
+    idset_destroy (&any_b);
+    idset_destroy (&all_a);
+    idset_destroy (&all_b);
+    idset_destroy (&miss_a);
+    idset_destroy (&miss_b);
+}
+
+/* rank and its tree descendants did not answer. */
+static void subtree_missing (struct overlay *ov, uint32_t rank, idset_t *out,
+                             int depth)
 {
     uint32_t kids[MAX_KIDS];
     int n;
 
-    json_array_append_new (out, json_integer (rank));
+    idset_set (out, rank);
     if (depth > MAX_DEPTH)
         return;
     n = bgn_topo_bcast_children (ov->topo, 0, rank, kids, MAX_KIDS);
     for (int i = 0; i < n && i < MAX_KIDS; i++)
-        subtree_ranks (ov, kids[i], out, depth + 1);
+        subtree_missing (ov, kids[i], out, depth + 1);
+}
+
+static void add_missing (struct overlay *ov, struct gather *g, uint32_t rank)
+{
+    idset_t *m = get_set (g->sum, "missing");
+
+    if (m) {
+        subtree_missing (ov, rank, m, 0);
+        put_set (g->sum, "missing", m);
+    }
+    idset_destroy (&m);
 }
 
 /* Answer g's request with what it has; the children that did not answer
@@ -216,22 +424,19 @@ static void gather_finish (struct gather *g)
              c; c = idmap_next (&it)) {
             if (c->g != g)
                 continue;
-            subtree_ranks (ov, c->rank, g->missing, 0);
+            add_missing (ov, g, c->rank);
             left[n++] = it.id;
         }
         for (size_t i = 0; i < n; i++)
             idmap_delete (ov->status.gathers, left[i]);
         free (left);
     }
-    json_t *o = json_pack ("{s:O s:O}", "ranks", g->ranks, "missing",
-                           g->missing);
-    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    char *s = g->sum ? json_dumps (g->sum, JSON_COMPACT) : NULL;
     if (s)
         ov->io->respond (ov->ctx, g->req, s);
     else
         ov->io->respond_error (ov->ctx, g->req, ENOMEM, NULL);
     free (s);
-    json_decref (o);
     gather_destroy (&g);
 }
 
@@ -250,7 +455,12 @@ static void gather_ask (struct overlay *ov, struct gather *g, uint32_t rank,
     if (fence_is_fenced (ov, rank)) {
         uint32_t kids[MAX_KIDS];
         int n = bgn_topo_bcast_children (ov->topo, 0, rank, kids, MAX_KIDS);
-        json_array_append_new (g->missing, json_integer (rank));
+        idset_t *m = get_set (g->sum, "missing");
+        if (m) {
+            idset_set (m, rank);
+            put_set (g->sum, "missing", m);
+        }
+        idset_destroy (&m);
         for (int i = 0; i < n && i < MAX_KIDS && depth < MAX_DEPTH; i++)
             gather_ask (ov, g, kids[i], timeout, depth + 1);
         return;
@@ -262,7 +472,7 @@ static void gather_ask (struct overlay *ov, struct gather *g, uint32_t rank,
     if (!(msg = msg_request_create ("overlay.gather", rank, payload))
         || !(c = idmap_put (ov->status.gathers, tag, NULL))) {
         msg_destroy (&msg);
-        subtree_ranks (ov, rank, g->missing, 0);
+        add_missing (ov, g, rank);
         return;
     }
     msg_set_matchtag (msg, tag);
@@ -288,14 +498,13 @@ void status_gather_request (struct overlay *ov, const msg_t *req)
     if (timeout > 30)
         timeout = 30;
     if (!(g = calloc (1, sizeof (*g))) || !(g->req = msg_copy (req))
-        || !(g->ranks = json_array ()) || !(g->missing = json_array ())
+        || !(g->sum = own_summary (ov))
         || !(g->timer = ovtimer_create (ov->timers, gather_timeout_cb, g))) {
         gather_destroy (&g);
         ov->io->respond_error (ov->ctx, req, ENOMEM, NULL);
         return;
     }
     g->ov = ov;
-    json_array_append_new (g->ranks, status_json (ov));
     /* Hold one count while asking: an answer can come back at once (a
      * request the broker fails on the spot) and must not finish g
      * under our feet. */
@@ -317,7 +526,7 @@ void status_gather_response (struct overlay *ov, const msg_t *rsp)
     uint32_t rank;
     int errnum = 0;
     const char *payload;
-    json_t *o = NULL, *ranks, *missing;
+    json_t *o = NULL;
 
     if (!(c = idmap_get (ov->status.gathers, msg_get_matchtag (rsp))))
         return;   /* late: its gather is finished */
@@ -327,13 +536,12 @@ void status_gather_response (struct overlay *ov, const msg_t *rsp)
     msg_get_errnum (rsp, &errnum);
     payload = msg_get_payload (rsp, NULL);
     if (errnum || !payload || !(o = json_loads (payload, 0, NULL))
-        || json_unpack (o, "{s:o s:o}", "ranks", &ranks, "missing",
-                        &missing) < 0)
-        subtree_ranks (ov, rank, g->missing, 0);
-    else {
-        json_array_extend (g->ranks, ranks);
-        json_array_extend (g->missing, missing);
-    }
+        || !json_is_object (json_object_get (o, "health"))
+        || !json_is_object (json_object_get (o, "counters"))
+        || !json_is_array (json_object_get (o, "problems")))
+        add_missing (ov, g, rank);
+    else
+        merge (g->sum, o);
     json_decref (o);
     if (--g->outstanding == 0)
         gather_finish (g);

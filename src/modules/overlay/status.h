@@ -2,12 +2,15 @@
  *
  * overlay.status answers with this broker's view: health, peers with
  * their counters, fenced ranks with reasons, event-layer counters.
- * overlay.status-all is a reduction over the broadcast tree rooted at the
- * asked broker: each broker answers with its own status plus its
- * subtree's, asking its tree children (or, for a fenced child, that
+ * overlay.status-all is a reduction over the broadcast tree rooted at
+ * rank 0: each broker answers with one summary of its subtree (counts,
+ * health tallies, the down sets, summed counters, and only the brokers
+ * with a problem), asking its tree children (or, for a fenced child, that
  * child's children) in parallel with a deadline that shrinks with depth,
  * so the root's answer arrives in time even when a subtree does not;
- * ranks that did not answer are listed as missing.
+ * ranks that did not answer are listed as missing.  The answer's size
+ * grows with the number of problems, not with N (status.c has the
+ * shape).
  */
 #ifndef BGN_OVERLAY_STATUS_H
 #define BGN_OVERLAY_STATUS_H
