@@ -112,6 +112,35 @@ static void drop_substitutes (struct overlay *ov)
     }
 }
 
+/* A substitute link the far end asked for but does not greet: it dropped
+ * the link while this broker could not hear its "del" (stopped, or
+ * rejoining as a new incarnation, which drops what was sent to the old
+ * one), so nobody will ever come.  Waiting longer than a peer timeout
+ * (and than a contact's patience) for the greeting is waiting for
+ * nothing. */
+static bool substitute_abandoned (struct overlay *ov, struct peer *p,
+                                  double now)
+{
+    double patience = ov->cfg.peer_timeout > CONTACT_PATIENCE
+                      ? ov->cfg.peer_timeout : CONTACT_PATIENCE;
+
+    return p->substitute && !p->connector && p->state != PEER_UP
+           && now - p->state_since > patience;
+}
+
+static void substitute_forget (struct overlay *ov, struct peer *p)
+{
+    uint32_t rank = p->rank;
+
+    ovl_log (ov, LOG_INFO, "healing: substitute link from %u was never "
+             "(or is no longer) greeted; forgetting it", (unsigned)rank);
+    heal_link_apply (ov, "del", ov->rank, rank, -1);
+    if (peers_lookup (ov->peers, rank)) {   /* the graph never had it */
+        peer_remove (ov, rank);
+        ov->heal.nsubst--;
+    }
+}
+
 static bool has_substitute_for (struct overlay *ov, uint32_t lost)
 {
     struct idmap_iter it;
@@ -186,6 +215,10 @@ void heal_check (struct overlay *ov, double now)
         if (p->substitute && p->connector && p->state == PEER_DOWN) {
             substitute_drop (ov, p);
             i = -1;   /* the table changed: start over */
+        }
+        else if (substitute_abandoned (ov, p, now)) {
+            substitute_forget (ov, p);
+            i = -1;
         }
     }
     for (int i = 0; i < ov->peers->n; i++)

@@ -452,6 +452,12 @@ static void recv_unadmitted (struct overlay *ov, struct peer *p,
     const struct fence_entry *f = fence_lookup (ov, p->rank);
 
     ov->c.stale_drops++;
+    /* a request that waited here while this broker did not run was
+     * reported failed to its client: it must not run now */
+    if (env->kind == ENV_DATA && env->receiver_inc != ov->incarnation)
+        ovl_log (ov, LOG_NOTICE, "dropped a message from rank %u sent to "
+                 "this broker before it rejoined (not run: its sender was "
+                 "told it failed)", (unsigned)env->source);
     if (p->state == PEER_DOWN && f && f->fenced && env->sender_inc == f->inc)
         fence_tell (ov, p, f->inc);
 }

@@ -372,6 +372,25 @@ void fake_all_up (struct fake *f)
     }
 }
 
+void fake_advance_alive (struct fake *f, double seconds)
+{
+    double step = f->cfg.keepalive_interval > 0 ? f->cfg.keepalive_interval
+                                                : 1.0;
+    while (seconds > 0) {
+        double d = seconds < step ? seconds : step;
+        for (int i = 0; i < f->ov->peers->n; i++) {
+            struct peer *p = f->ov->peers->v[i];
+            struct envelope ka = { .kind = ENV_KEEPALIVE, .flags = 1,
+                                   .ttl = 1, .source = p->rank,
+                                   .dest = f->rank };
+            if (p->state == PEER_UP || p->state == PEER_SUSPECT)
+                fake_inject (f, p->rank, &ka, NULL, NULL, 0, NULL);
+        }
+        fake_advance (f, d);
+        seconds -= d;
+    }
+}
+
 struct peer *fake_peer (struct fake *f, uint32_t rank)
 {
     return peers_lookup (f->ov->peers, rank);

@@ -85,6 +85,9 @@ void fake_hello (struct fake *f, uint32_t from, int kind, uint64_t inc);
 /* Bring every peer of the core up: hellos from the peers that connect
  * to it, acks from those it connects to (incarnation 1000 + rank). */
 void fake_all_up (struct fake *f);
+/* fake_advance, with a keepalive from every peer that is up (or
+ * suspect) at each keepalive interval: time passes, nobody dies. */
+void fake_advance_alive (struct fake *f, double seconds);
 /* The core's peer for rank (or NULL). */
 struct peer *fake_peer (struct fake *f, uint32_t rank);
 /* The last answer the core gave (respond or respond_error), or NULL. */

@@ -100,10 +100,49 @@ static void check_accept (void)
     fake_destroy (&f);
 }
 
+/* The far end asked us to stand in, then dropped the link while we could
+ * not hear its "del": we stop waiting for its greeting. */
+static void check_abandoned (void)
+{
+    struct fake *f = fake_create (0, 32, "bgn");
+    msg_t *req = msg_request_create ("overlay.contact", 0,
+                                     "{\"rank\":20,\"pubkey\":\"\","
+                                     "\"lost\":19}");
+
+    f->cfg.peer_timeout = 2.0;
+    fake_start (f);
+    fake_all_up (f);
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+    ok (fake_peer (f, 20) != NULL, "rank 20 is expected as a substitute");
+    fake_advance_alive (f, 2.5);
+    ok (fake_peer (f, 20) != NULL && f->ov->heal.nsubst == 1,
+        "it is still expected within the patience (3 s)");
+    fake_advance_alive (f, 1.0);
+    ok (fake_peer (f, 20) == NULL && f->ov->heal.nsubst == 0,
+        "never greeted, it is forgotten after 3 s");
+    ok (f->ov->peers->up == f->ov->peers->n,
+        "every peer left is up: it no longer holds readiness back");
+    ok (fake_logged (f, "substitute link from 20 was never"),
+        "the log says why");
+
+    /* greeted in time, it stays */
+    req = msg_request_create ("overlay.contact", 0,
+                              "{\"rank\":21,\"pubkey\":\"\",\"lost\":19}");
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+    fake_hello (f, 21, ENV_HELLO, 2021);
+    fake_advance_alive (f, 5.0);
+    ok (fake_peer (f, 21) != NULL && fake_peer (f, 21)->state == PEER_UP,
+        "a substitute that greeted stays while it is up");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_heal ();
     check_accept ();
+    check_abandoned ();
     done_testing ();
 }

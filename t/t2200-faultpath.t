@@ -1,0 +1,169 @@
+#!/bin/sh
+test_description='the fault path, live: peers that never join, requests to a hung broker, starved start-up
+
+Three of four static brokers start: the fourth is fenced "never joined"
+after overlay.join_timeout, health is degraded (not partial for ever) and
+requests to it fail at once; when it starts late it joins.  A request sent
+to a stopped broker fails for its client, and once the broker runs again
+it does not execute it.  Sixteen static brokers stopped in turns while
+they start up never exit "partitioned".'
+
+. "$(dirname "$0")/sharness.sh"
+
+# Short, space-free run directories (a unix socket path has ~100 bytes).
+RD=$(mktemp -d /tmp/bgnf$$.XXXXXX) || exit 1
+FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
+
+cleanup_static () {
+	if test -f "$RD/pids"; then
+		while read r pid; do
+			kill -CONT "$pid" 2>/dev/null
+			kill -9 "$pid" 2>/dev/null
+		done <"$RD/pids"
+	fi
+	rm -rf "$RD"
+}
+trap 'rc=$?; cleanup_static; (exit $rc); die' EXIT
+trap 'exit 130' INT TERM
+
+uri () {
+	echo "ipc://$RD/r$1/local"
+}
+
+# pid_of RANK: the broker's pid from $RD/pids (the last started).
+pid_of () {
+	sed -n "s/^$1 //p" "$RD/pids" | tail -n 1
+}
+
+# static_config FILE HOSTLIST [JOIN_TIMEOUT]: one shared key, ipc endpoints.
+static_config () {
+	cat >"$1" <<-EOF
+	[overlay]
+	keepalive_interval = "200ms"
+	peer_timeout = "1s"
+	join_timeout = "${3:-2s}"
+
+	[bootstrap]
+	curve_cert = "$PWD/cert"
+	hosts = [
+	  { host = "$2", bind = "ipc://$RD/%h.ovl", connect = "ipc://$RD/%h.ovl" },
+	]
+	EOF
+}
+
+# start_static CONFIG HOST RANK: one broker in the background.
+start_static () {
+	bgn-broker -c "$1" -o bootstrap.hostname=$2 \
+		--rundir="$RD/r$3" >>broker-$2.log 2>&1 &
+	echo "$3 $!" >>"$RD/pids"
+}
+
+# wait_answer RANK: rank 0's broker.info answered, 20 tries.
+wait_answer () {
+	_n=40
+	while test $_n -gt 0; do
+		bgn --uri="$(uri $1)" rpc --timeout=1s broker.info >/dev/null 2>&1 \
+			&& return 0
+		_n=$((_n - 1))
+		sleep 0.5
+	done
+	return 1
+}
+
+stop_static () {
+	while read r pid; do
+		kill -CONT $pid 2>/dev/null
+		kill $pid 2>/dev/null
+	done <"$RD/pids"
+	pids_gone "$RD/pids" && rm -f "$RD/pids"
+}
+
+# ---- a peer that never joins ----------------------------------------------
+
+test_expect_success 'a key pair for the static instances' '
+	bgn keygen cert >/dev/null
+'
+
+test_expect_success 'three of four static brokers: rank 3 is fenced "never joined"' '
+	static_config four.toml "n[0-3]" 2s &&
+	start_static four.toml n0 0 &&
+	start_static four.toml n1 1 &&
+	start_static four.toml n2 2 &&
+	wait_answer 0 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=degraded --summary \
+		--timeout=20s >nj.wait &&
+	bgn --uri="$(uri 0)" overlay-status >nj.text &&
+	bgn --uri="$(uri 1)" overlay-status --json >nj1.json &&
+	grep "^degraded$" nj.wait &&
+	grep "^down: 3 (1)$" nj.text &&
+	grep "rank 3 (.*): down for .*never joined" nj.text &&
+	grep "\"down\": \"3\"" nj1.json
+'
+
+test_expect_success 'a request to the rank that never joined fails with EHOSTUNREACH' '
+	test_must_fail bgn --uri="$(uri 1)" rpc -r 3 --timeout=30s broker.info \
+		2>nj.rpc.err &&
+	grep "No route to host" nj.rpc.err &&
+	test_must_fail grep -i "timed out" nj.rpc.err
+'
+
+test_expect_success 'the rank that never joined starts late: it joins, health full' '
+	start_static four.toml n3 3 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=20s &&
+	bgn --uri="$(uri 1)" rpc -r 3 --timeout=5s broker.info >late.json &&
+	grep "\"rank\":3" late.json &&
+	stop_static
+'
+
+# ---- start-up under starvation --------------------------------------------
+
+test_expect_success 'sixteen static brokers stopped in turns while starting: none exits partitioned' '
+	static_config sixteen.toml "s[0-15]" 10s &&
+	for r in $(seq 0 15); do
+		start_static sixteen.toml s$r $r || return 1
+	done &&
+	# stop four brokers at a time for 1.5 s (longer than peer_timeout),
+	# in turns, for the first ~6 s of their lives
+	for round in 0 1 2 3; do
+		for k in 0 1 2 3; do
+			kill -STOP $(pid_of $((round * 4 + k)))
+		done
+		sleep 1.5
+		for k in 0 1 2 3; do
+			kill -CONT $(pid_of $((round * 4 + k)))
+		done
+	done &&
+	wait_answer 0 &&
+	bgn --uri="$(uri 0)" overlay-status --wait=full --timeout=60s &&
+	while read r pid; do
+		kill -0 $pid || { echo "rank $r exited" >&2; return 1; }
+	done <"$RD/pids" &&
+	test_must_fail grep -h "partitioned" broker-s*.log &&
+	stop_static
+'
+
+# ---- no execution after a reported failure ----------------------------------
+
+test_expect_success 'a shutdown sent to a stopped broker fails; after SIGCONT it does not run' '
+	cat >stall.sh <<-\EOT &&
+	bgn fault stop 2 || exit 1
+	bgn rpc -r 2 --timeout=20s broker.shutdown 2>stall.rpc.err
+	echo rc=$? >stall.rpc.rc
+	bgn overlay-status --json >stall.json
+	bgn fault cont 2 || exit 1
+	bgn overlay-status --wait=full --summary --timeout=20s >stall.full || exit 1
+	sleep 1
+	bgn rpc -r 2 --timeout=5s broker.info >stall.info || exit 1
+	bgn dmesg -r 2 >stall.dmesg2
+	EOT
+	bgn start --size=4 --keep-going $FAST sh ./stall.sh >stall.out 2>stall.err &&
+	grep "rc=1" stall.rpc.rc &&
+	grep "rank 2 went down" stall.rpc.err &&
+	grep "\"down\": \"2\"" stall.json &&
+	grep "^full$" stall.full &&
+	grep "\"rank\":2" stall.info &&
+	test_must_fail grep "rank 2 exited" stall.err &&
+	grep "dropped a message from rank 0 sent to this broker before it rejoined" stall.dmesg2
+'
+
+test_done
