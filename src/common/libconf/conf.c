@@ -68,6 +68,7 @@ static const struct keydef schema[] = {
     { "broker", "modules", K_STRLIST, NULL, 0, 0, 0, NULL, 0, NULL },
     { "broker", "rpc_timeout", K_DURATION, "10s", 0, 0, 0, NULL, 1, NULL },
     { "broker", "ready_timeout", K_DURATION, "30s", 0, 0, 0, NULL, 0, NULL },
+    { "broker", "guest_group", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "curve_cert", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "hostname", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "default_port", K_INT, NULL, 8050, 1, 65535,

@@ -714,20 +714,27 @@ static void answer_contact (struct overlay *ov, const msg_t *rsp)
         hello_send (ov, p);   /* greet the substitute we connected to */
 }
 
+/* roles: who may call the method (rolemask bits, message.h).  Whatever
+ * changes state or shows message contents is the owner's; a guest may
+ * read status and ping.  The broker checks the same rule before a
+ * request gets here (src/broker/access.c); this is the core's own guard. */
+#define ANYONE (MSG_ROLE_OWNER | MSG_ROLE_USER)
+#define OWNER MSG_ROLE_OWNER
 static const struct {
     const char *topic;
+    uint32_t roles;
     void (*request) (struct overlay *ov, const msg_t *req,
                      const struct bgn_msg_info *info);
     void (*response) (struct overlay *ov, const msg_t *rsp);
 } methods[] = {
-    { "overlay.status", method_status, NULL },
-    { "overlay.status-all", method_gather, NULL },
-    { "overlay.gather", method_gather, answer_gather },
-    { "overlay.trace", method_trace, NULL },
-    { "overlay.ready", method_ready, answer_ready },
-    { "overlay.contact", method_contact, answer_contact },
-    { "overlay.disconnect", method_disconnect, NULL },
-    { "overlay.ping", method_ping, NULL },
+    { "overlay.status", ANYONE, method_status, NULL },
+    { "overlay.status-all", ANYONE, method_gather, NULL },
+    { "overlay.gather", OWNER, method_gather, answer_gather },
+    { "overlay.trace", OWNER, method_trace, NULL },
+    { "overlay.ready", OWNER, method_ready, answer_ready },
+    { "overlay.contact", OWNER, method_contact, answer_contact },
+    { "overlay.disconnect", OWNER, method_disconnect, NULL },
+    { "overlay.ping", ANYONE, method_ping, NULL },
 };
 
 void overlay_service (struct overlay *ov, const msg_t *msg,
@@ -742,7 +749,11 @@ void overlay_service (struct overlay *ov, const msg_t *msg,
     for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
         if (strcmp (topic, methods[i].topic) != 0)
             continue;
-        if (type == MSGTYPE_REQUEST)
+        if (type == MSGTYPE_REQUEST
+            && !(msg_get_rolemask (msg) & methods[i].roles))
+            ov->io->respond_error (ov->ctx, msg, EPERM,
+                                   "the owner role is needed");
+        else if (type == MSGTYPE_REQUEST)
             methods[i].request (ov, msg, info);
         else if (methods[i].response)
             methods[i].response (ov, msg);
