@@ -61,6 +61,7 @@ static const struct keydef schema[] = {
       "must be 16..10000000", 0, NULL },
     { "overlay", "bind", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "overlay", "curve", K_BOOL, NULL, 1, 0, 0, NULL, 0, NULL },
+    { "overlay", "insecure", K_BOOL, NULL, 0, 0, 0, NULL, 0, NULL },
     { "broker", "log_level", K_INT, NULL, 5, 0, 7,
       "must be 0..7 (a syslog level)", 0, NULL },
     { "broker", "module_path", K_STRING, "", 0, 0, 0, NULL, 0, NULL },

@@ -17,7 +17,11 @@ struct curve {
     int reused;
     zcertstore_t *store;        /* owned by zauth once it runs */
     zactor_t *auth;
+    zhashx_t *holders;          /* Z85 key -> rank + 1, or SHARED */
+    zhashx_t *keys;             /* decimal rank -> Z85 key */
 };
+
+#define SHARED ((void *)(uintptr_t)-1)
 
 static int load_shared (struct curve *c, const char *path, char *errbuf,
                         size_t errlen)
@@ -72,6 +76,12 @@ struct curve *curve_create (const char *cert_path, const char *rundir,
                                  : load_or_make (c, rundir, errbuf, errlen))
         < 0)
         goto error;
+    if (!(c->holders = zhashx_new ()) || !(c->keys = zhashx_new ())) {
+        snprintf (errbuf, errlen, "out of memory");
+        goto error;
+    }
+    zhashx_set_destructor (c->keys, (zhashx_destructor_fn *)zstr_free);
+    zhashx_set_duplicator (c->keys, (zhashx_duplicator_fn *)strdup);
     if (!(c->store = zcertstore_new (NULL))
         || !(c->auth = zactor_new (zauth, c->store))) {
         snprintf (errbuf, errlen, "cannot start the ZAP handler");
@@ -104,6 +114,8 @@ void curve_destroy (struct curve **cp, int forget_saved)
         unlink (secret);
     }
     zcert_destroy (&c->cert);
+    zhashx_destroy (&c->holders);
+    zhashx_destroy (&c->keys);
     free (c);
     *cp = NULL;
 }
@@ -126,4 +138,43 @@ int curve_reused (const struct curve *c)
 int curve_authorize (struct curve *c, const char *pubkey)
 {
     return zmqutil_certstore_add (c->store, pubkey);
+}
+
+int curve_bind (struct curve *c, uint32_t rank, const char *pubkey)
+{
+    uint8_t raw[32];
+    char r[16];
+    void *have;
+
+    if (!pubkey || strlen (pubkey) != 40 || !zmq_z85_decode (raw, pubkey)) {
+        errno = EINVAL;
+        return -1;
+    }
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    zhashx_update (c->keys, r, (void *)pubkey);
+    have = zhashx_lookup (c->holders, pubkey);
+    if (!have)
+        zhashx_insert (c->holders, pubkey, (void *)(uintptr_t)(rank + 1ULL));
+    else if (have != SHARED && (uintptr_t)have != rank + 1ULL)
+        zhashx_update (c->holders, pubkey, SHARED);
+    return 0;
+}
+
+long curve_rank_of (const struct curve *c, const char *pubkey)
+{
+    void *v = pubkey ? zhashx_lookup (c->holders, pubkey) : NULL;
+
+    if (!v)
+        return CURVE_KEY_UNKNOWN;
+    if (v == SHARED)
+        return CURVE_KEY_SHARED;
+    return (long)((uintptr_t)v - 1);
+}
+
+const char *curve_key_of (const struct curve *c, uint32_t rank)
+{
+    char r[16];
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    return zhashx_lookup (c->keys, r);
 }

@@ -12,6 +12,7 @@
 #define BGN_OVERLAY_CURVE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct curve;
 
@@ -32,5 +33,19 @@ int curve_reused (const struct curve *c);
 
 /* Admit connections with this public key (Z85).  0, or -1 with EINVAL. */
 int curve_authorize (struct curve *c, const char *pubkey);
+
+/* Key -> rank: who holds which key.  The module records every rank's
+ * public key from the bootstrap; a key recorded for two ranks (a shared
+ * certificate) names no rank.  0, or -1 with EINVAL (bad key), ENOMEM. */
+int curve_bind (struct curve *c, uint32_t rank, const char *pubkey);
+
+/* The rank that holds 'pubkey': >= 0; CURVE_KEY_SHARED if several ranks
+ * hold it; CURVE_KEY_UNKNOWN if none does (or pubkey is NULL). */
+#define CURVE_KEY_UNKNOWN (-1)
+#define CURVE_KEY_SHARED (-2)
+long curve_rank_of (const struct curve *c, const char *pubkey);
+
+/* The key recorded for 'rank', or NULL. */
+const char *curve_key_of (const struct curve *c, uint32_t rank);
 
 #endif

@@ -48,6 +48,7 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_int (conf, "overlay.backlog", &cfg->backlog_max);
     copy_int (conf, "overlay.event_buffer", &cfg->event_buffer);
     conf_get_bool (conf, "overlay.curve", &cfg->curve);
+    conf_get_bool (conf, "overlay.insecure", &cfg->insecure);
     conf_get_duration (conf, "overlay.keepalive_interval",
                        &cfg->keepalive_interval);
     conf_get_duration (conf, "overlay.peer_timeout", &cfg->peer_timeout);
