@@ -187,18 +187,21 @@ static int request_fail (struct bgn_broker *b, msg_t *req, int errnum,
 
 /* A request its sender's role does not allow: EPERM, and a warning
  * (rate-limited: a guest looping on a refused call must not flood). */
-static int request_deny (struct bgn_broker *b, msg_t *req, const char *why)
+static int request_deny (struct bgn_broker *b, msg_t *req,
+                         const struct bgn_msg_info *info, const char *why)
 {
-    char who[64], more[64];
+    char who[64], via[48] = "", more[64];
     unsigned long suppressed;
 
     b->access_denied++;
+    if (info && info->from_overlay)
+        snprintf (via, sizeof (via), " of rank %u", (unsigned)info->source);
     if (ratelimit_check (b->deny_rl, monotime_now (), &suppressed))
         logger_log (b->log, LOG_WARNING, "refused %s from %s%s: %s%s",
                     msg_get_topic (req), access_describe (req, who,
                                                           sizeof (who)),
-                    msg_route_count (req) > 1 ? " via the overlay" : "",
-                    why, ratelimit_suffix (more, sizeof (more), suppressed));
+                    via, why,
+                    ratelimit_suffix (more, sizeof (more), suppressed));
     return request_fail (b, req, EPERM, why);
 }
 
@@ -212,7 +215,7 @@ static int call_service (struct bgn_broker *b, msg_t *msg,
 
     if (msg_get_type (msg) == MSGTYPE_REQUEST
         && (why = access_check (b->access, msg)))
-        return request_deny (b, msg, why);
+        return request_deny (b, msg, info, why);
     fn (b, msg, info, arg);
     msg_destroy (&msg);
     return 0;

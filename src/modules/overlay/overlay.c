@@ -12,10 +12,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "evglue.h"
 #include "fence.h"
@@ -38,6 +40,21 @@ void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
     va_start (ap, fmt);
     ov->io->log (ov->ctx, level, fmt, ap);
     va_end (ap);
+}
+
+void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
+{
+    char line[512], more[64];
+    unsigned long suppressed;
+    va_list ap;
+
+    if (!ratelimit_check (ov->drop_warnings, ovl_now (ov), &suppressed))
+        return;
+    va_start (ap, fmt);
+    vsnprintf (line, sizeof (line), fmt, ap);
+    va_end (ap);
+    ovl_log (ov, level, "%s%s", line,
+             ratelimit_suffix (more, sizeof (more), suppressed));
 }
 
 /* ---- settling: cross-part reactions, deferred ------------------------ */
@@ -126,7 +143,8 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
               bgn_topo_name (ov->topo));
     ov->diameter = bgn_topo_diameter (ov->topo);
     ov->ttl = ovconf_ttl (cfg, ov->topo);
-    if (!(ov->timers = timerq_create (wakeup_notify, ov))
+    if (!(ov->drop_warnings = ratelimit_create (10, 60.))
+        || !(ov->timers = timerq_create (wakeup_notify, ov))
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
@@ -161,6 +179,7 @@ void overlay_destroy (struct overlay **ovp)
     bgn_router_destroy (&ov->router);
     bgn_topo_destroy (&ov->topo);
     timerq_destroy (&ov->timers);
+    ratelimit_destroy (&ov->drop_warnings);
     free (ov);
     *ovp = NULL;
     errno = saved;
@@ -292,8 +311,8 @@ static void deliver_local (struct overlay *ov, const struct envelope *env,
 
     if (!msg) {
         ov->c.malformed_drops++;
-        ovl_log (ov, LOG_WARNING, "dropped malformed message from rank %u: %s",
-                 (unsigned)env->source, reason);
+        ovl_log_limited (ov, LOG_WARNING, "dropped malformed message from "
+                         "rank %u: %s", (unsigned)env->source, reason);
         return;
     }
     if (tracker_response (ov, msg)) {
@@ -432,12 +451,10 @@ static struct peer *sender (struct overlay *ov, const void *id, size_t idlen)
 
     if (!p) {
         ov->c.unknown_peer_drops++;
-        if (ov->c.unknown_peer_drops == 1
-            || ov->c.unknown_peer_drops % 1000 == 0)
-            ovl_log (ov, LOG_WARNING, "dropped message from unknown peer "
-                     "'%.*s' (%llu so far)", (int)(idlen > 16 ? 16 : idlen),
-                     (const char *)id,
-                     (unsigned long long)ov->c.unknown_peer_drops);
+        ovl_log_limited (ov, LOG_WARNING, "dropped message from unknown peer "
+                         "'%.*s' (%llu so far)", (int)(idlen > 16 ? 16 : idlen),
+                         (const char *)id,
+                         (unsigned long long)ov->c.unknown_peer_drops);
     }
     return p;
 }
@@ -483,7 +500,8 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     if (envelope_decode (frame_data (frames[0]), frame_size (frames[0]), &env,
                          &why) < 0) {
         ov->c.malformed_drops++;
-        ovl_log (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank, why);
+        ovl_log_limited (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank,
+                         why);
         return;
     }
     p->rx_msgs++;
@@ -545,14 +563,14 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
         break;
     case OVL_SOCK_AUTH_FAILED:
         ov->c.auth_failures++;
-        ovl_log (ov, LOG_WARNING, "refused a peer connection on %s: CURVE "
-                 "key not authorized%s%s", endpoint, detail ? " " : "",
-                 detail ? detail : "");
+        ovl_log_limited (ov, LOG_WARNING, "refused a peer connection on %s: "
+                         "CURVE key not authorized%s%s", endpoint,
+                         detail ? " " : "", detail ? detail : "");
         break;
     case OVL_SOCK_HANDSHAKE_FAILED:
         ov->c.auth_failures++;
-        ovl_log (ov, LOG_WARNING, "peer handshake failed on %s%s%s", endpoint,
-                 detail ? " " : "", detail ? detail : "");
+        ovl_log_limited (ov, LOG_WARNING, "peer handshake failed on %s%s%s",
+                         endpoint, detail ? " " : "", detail ? detail : "");
         break;
     }
     leave (ov);

@@ -162,10 +162,16 @@ struct overlay {
     struct status_state status;
     struct evlayer *events;
     struct ovl_counters c;
+    struct ratelimit *drop_warnings;   /* ovl_log_limited's budget */
 };
 
 /* Log through the io (printf-style). */
 void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* The same for what a peer can make happen again and again (drops of
+ * malformed or unknown traffic): one budget for all of them, a few lines
+ * a minute, then " (N similar messages suppressed)". */
+void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
 static inline double ovl_now (struct overlay *ov)

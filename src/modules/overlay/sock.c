@@ -274,8 +274,19 @@ static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
     return (long)env.source;
 }
 
-/* Which rank sent this (see sock.h)?  -1: nobody we know.  Sets up
- * s->pending for a HELLO on a connection not bound yet. */
+/* Handle a message of an accepted connection not bound yet as from
+ * 'rank': what the core sends that rank meanwhile goes back to it, and an
+ * admission (HELLO_ACK) binds it (sock_send). */
+static long pending (struct sock *s, long rank, const char *id)
+{
+    s->pending.active = 1;
+    s->pending.rank = (uint32_t)rank;
+    s->pending.acked = 0;
+    snprintf (s->pending.id, sizeof (s->pending.id), "%s", id);
+    return rank;
+}
+
+/* Which rank sent this (see sock.h)?  -1: nobody we know. */
 static long identify (struct sock *s, zmq_msg_t *parts, int n,
                       const char *id, const char *user_id)
 {
@@ -286,22 +297,18 @@ static long identify (struct sock *s, zmq_msg_t *parts, int n,
         return strtol (r, NULL, 10);
     rank = s->curve && s->ops->rank_of_key
                ? s->ops->rank_of_key (s->arg, user_id) : CURVE_KEY_SHARED;
-    if (rank >= 0) {
-        if (rank < s->size)
-            bind_in (s, (uint32_t)rank, id);
-        return rank < s->size ? rank : -1;
-    }
-    if (rank == CURVE_KEY_UNKNOWN)
+    if (rank == CURVE_KEY_UNKNOWN || rank >= (long)s->size)
         return -1;
-    if ((r = zhashx_lookup (s->in_ids, id)))
-        return strtol (r, NULL, 10);
-    if ((rank = hello_claim (s, parts, n)) >= 0) {
-        s->pending.active = 1;
-        s->pending.rank = (uint32_t)rank;
-        s->pending.acked = 0;
-        snprintf (s->pending.id, sizeof (s->pending.id), "%s", id);
+    if ((r = zhashx_lookup (s->in_ids, id))) {
+        long bound = strtol (r, NULL, 10);
+        /* a key names one rank for good */
+        return rank >= 0 && bound != rank ? -1 : bound;
     }
-    return rank;
+    if (rank >= 0)
+        return pending (s, rank, id);    /* the key says who */
+    if ((rank = hello_claim (s, parts, n)) >= 0)
+        return pending (s, rank, id);    /* only a hello may claim */
+    return -1;
 }
 
 static void pass_up (struct sock *s, zmq_msg_t *parts, int n)

@@ -11,18 +11,18 @@
  * peer can claim it (libzmq aborts on a duplicate connect id, and
  * ROUTER_HANDOVER would let any claimant take a link over: both are
  * gone).  A connection a peer made to us keeps the id libzmq generated
- * and is bound to a rank:
- *   - by its CURVE key, when the key belongs to exactly one rank
- *     (per-broker or per-host keys): a connection can only ever be the
- *     rank whose key it holds, from its first message on;
- *   - otherwise (one shared certificate, or CURVE off) by the rank its
- *     HELLO claims, and only once the core admits it (answers HELLO_ACK):
- *     any holder of the shared key can be any rank, but a refused or
- *     silent connection takes nothing over.
- * Messages go up named by the decimal rank, so the core sees canonical
- * ids only; messages on unbound connections go up under their raw id
- * (an unknown peer to the core).  While the core handles a HELLO from a
- * connection not yet bound, what it sends to that rank (the ACK, or a
+ * and speaks for one rank:
+ *   - the rank whose CURVE key it holds, when the key belongs to exactly
+ *     one rank (per-broker or per-host keys): a connection can only ever
+ *     be the rank whose key it holds;
+ *   - otherwise (one shared certificate, or CURVE off) the rank its HELLO
+ *     claims: any holder of the shared key can be any rank.
+ * It becomes the route to that rank only when the core admits its HELLO
+ * (answers HELLO_ACK), so a refused or silent connection takes nothing
+ * over.  Messages go up named by the decimal rank, so the core sees
+ * canonical ids only; a message nobody can be named for goes up as "?"
+ * (an unknown peer to the core).  While the core handles a message from
+ * a connection not yet bound, what it sends to that rank (the ACK, or a
  * refusal) goes to that connection.
  *
  * What arrives is reported upward through sock_ops: each message as
