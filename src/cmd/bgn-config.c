@@ -18,10 +18,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
 #include "src/common/libconf/conf.h"
+#include "src/common/libconf/keys.h"
 #include "src/common/libtoml/toml.h"
 
 static const char usage_text[] =
@@ -141,6 +143,11 @@ static int cmd_check (int argc, char **argv)
         if (conf_set (conf, sets[i], errbuf, sizeof (errbuf)) < 0)
             goto error;
     if (conf_finalize (conf, errbuf, sizeof (errbuf)) < 0)
+        goto error;
+    /* per-host keys: every listed host's public key, this host's secret */
+    char self[256] = "";
+    gethostname (self, sizeof (self) - 1);
+    if (conf_check_keys (conf, self, errbuf, sizeof (errbuf)) < 0)
         goto error;
     rc = print ? print_json (conf) : 0;
     json_decref (conf);

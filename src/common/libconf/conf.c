@@ -71,6 +71,7 @@ static const struct keydef schema[] = {
     { "broker", "ready_timeout", K_DURATION, "30s", 0, 0, 0, NULL, 0, NULL },
     { "broker", "guest_group", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "curve_cert", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
+    { "bootstrap", "curve_keys", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "hostname", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "default_port", K_INT, NULL, 8050, 1, 65535,
       "must be 1..65535", 0, NULL },

@@ -416,11 +416,22 @@ static int setup_socket (struct module *m)
 
 static int setup_curve (struct module *m)
 {
-    char err[512] = "";
+    char err[512] = "", own[1024];
+    const char *cert = m->cfg.curve_cert;
 
     if (!m->cfg.curve)
         return 0;
-    if (!(m->curve = curve_create (m->cfg.curve_cert, m->api->rundir (m->b),
+    /* per-host keys: this host's pair is DIR/HOST.cert (libconf/keys.h) */
+    if (m->cfg.curve_keys[0]) {
+        if (snprintf (own, sizeof (own), "%s/%s.cert", m->cfg.curve_keys,
+                      m->api->hostname (m->b)) >= (int)sizeof (own)) {
+            mlog (m, LOG_ERR, "bootstrap.curve_keys: path too long");
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        cert = own;
+    }
+    if (!(m->curve = curve_create (cert, m->api->rundir (m->b),
                                    err, sizeof (err)))) {
         mlog (m, LOG_ERR, "%s", err);
         return -1;

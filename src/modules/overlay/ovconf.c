@@ -56,6 +56,8 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_string (conf, "overlay.bind", cfg->bind, sizeof (cfg->bind));
     copy_string (conf, "bootstrap.curve_cert", cfg->curve_cert,
                  sizeof (cfg->curve_cert));
+    copy_string (conf, "bootstrap.curve_keys", cfg->curve_keys,
+                 sizeof (cfg->curve_keys));
 }
 
 int ovconf_ttl (const struct ovl_config *cfg, struct bgn_topo *topo)

@@ -27,6 +27,7 @@ struct ovl_config {
     int insecure;               /* overlay.insecure: CURVE off off-host */
     char bind[512];             /* overlay.bind, "" for the default */
     char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
+    char curve_keys[512];       /* bootstrap.curve_keys: per-host keys */
     double rpc_timeout;         /* broker.rpc_timeout, s */
     long test_loop;             /* BGN_OVERLAY_TEST_LOOP rank, -1 off */
 };
