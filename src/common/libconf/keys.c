@@ -33,14 +33,47 @@ static int fail (char *errbuf, size_t errlen, int errnum, const char *fmt,
 static int is_z85 (char c)
 {
     return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z')
-           || (c >= 'A' && c <= 'Z') || strchr (".-:+=^!/*?&<>()[]{}@%$#", c);
+           || (c >= 'A' && c <= 'Z')
+           || (c && strchr (".-:+=^!/*?&<>()[]{}@%$#", c));
+}
+
+int conf_parse_pubkey (const char *text, size_t len, const char *name,
+                       char pub[41], char *errbuf, size_t errlen)
+{
+    const char *end = text + len;
+    const char *p = text;
+    static const char word[] = "public-key";
+
+    /* czmq's ZPL: a line "    public-key = "<40 Z85 characters>"" */
+    for (; (size_t)(end - p) >= sizeof (word) - 1; p++) {
+        const char *q = p + sizeof (word) - 1;
+        size_t n;
+        if (memcmp (p, word, sizeof (word) - 1) != 0)
+            continue;
+        while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q >= end || *q++ != '=')
+            continue;
+        while (q < end && (*q == ' ' || *q == '\t'))
+            q++;
+        if (q >= end || *q++ != '"')
+            continue;
+        for (n = 0; n < Z85_LEN && q + n < end && is_z85 (q[n]); n++)
+            ;
+        if (n == Z85_LEN && q + n < end && q[n] == '"') {
+            memcpy (pub, q, Z85_LEN);
+            pub[Z85_LEN] = '\0';
+            return 0;
+        }
+    }
+    return fail (errbuf, errlen, EINVAL, "%s: no public key (make one with: "
+                 "bgn keygen %s)", name, name);
 }
 
 int conf_read_pubkey (const char *path, char pub[41], char *errbuf,
                       size_t errlen)
 {
-    char text[MAX_CERT + 1];
-    const char *p;
+    char text[MAX_CERT];
     size_t n;
     FILE *f;
 
@@ -49,28 +82,7 @@ int conf_read_pubkey (const char *path, char pub[41], char *errbuf,
                      "keygen %s)", path, strerror (errno), path);
     n = fread (text, 1, MAX_CERT, f);
     fclose (f);
-    text[n] = '\0';
-    /* czmq's ZPL: a line "    public-key = "<40 Z85 characters>"" */
-    for (p = strstr (text, "public-key"); p; p = strstr (p + 1, "public-key")) {
-        const char *q = p + strlen ("public-key");
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q++ != '=')
-            continue;
-        while (*q == ' ' || *q == '\t')
-            q++;
-        if (*q++ != '"')
-            continue;
-        for (n = 0; n < Z85_LEN && q[n] && is_z85 (q[n]); n++)
-            ;
-        if (n == Z85_LEN && q[n] == '"') {
-            memcpy (pub, q, Z85_LEN);
-            pub[Z85_LEN] = '\0';
-            return 0;
-        }
-    }
-    return fail (errbuf, errlen, EINVAL, "%s: no public key (make one with: "
-                 "bgn keygen %s)", path, path);
+    return conf_parse_pubkey (text, n, path, pub, errbuf, errlen);
 }
 
 int conf_key_path (const char *dir, const char *host, char *buf, size_t len)

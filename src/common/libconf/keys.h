@@ -23,6 +23,11 @@
 int conf_read_pubkey (const char *path, char pub[41], char *errbuf,
                       size_t errlen);
 
+/* The same from the text of such a file (len bytes, need not be
+ * NUL-terminated); 'name' is for the message. */
+int conf_parse_pubkey (const char *text, size_t len, const char *name,
+                       char pub[41], char *errbuf, size_t errlen);
+
 /* DIR/HOST.cert for host 'host' of key directory 'dir' into buf.  -1 with
  * ENAMETOOLONG. */
 int conf_key_path (const char *dir, const char *host, char *buf, size_t len);

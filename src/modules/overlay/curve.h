@@ -5,14 +5,16 @@
  * makes a key pair, keeps it in its run directory (so a broker restarted
  * in the same place presents the key its peers already trust) and
  * publishes the public key through the bootstrap exchange.  Peers that
- * connect to us are admitted by czmq's ZAP handler (zauth) only with a
- * key authorized here.
+ * connect to us are admitted by our ZAP handler only with a key
+ * authorized here; it answers from curve_start() on (see curve.c).
  */
 #ifndef BGN_OVERLAY_CURVE_H
 #define BGN_OVERLAY_CURVE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "src/include/bgn/module.h"   /* zloop_t */
 
 struct curve;
 
@@ -33,6 +35,10 @@ int curve_reused (const struct curve *c);
 
 /* Admit connections with this public key (Z85).  0, or -1 with EINVAL. */
 int curve_authorize (struct curve *c, const char *pubkey);
+
+/* Start answering ZAP requests on loop (the ones that waited included):
+ * call once the keys to admit are authorized.  -1 with errno. */
+int curve_start (struct curve *c, zloop_t *loop);
 
 /* Key -> rank: who holds which key.  The module records every rank's
  * public key from the bootstrap; a key recorded for two ranks (a shared

@@ -554,6 +554,9 @@ static int overlay_start_cb (void *state)
         if (overlay_set_peer (m->ov, rank, endpoint, pubkey) < 0)
             return -1;
     }
+    /* the keys to admit are known: answer handshakes from now on */
+    if (m->curve && curve_start (m->curve, m->api->loop (m->b)) < 0)
+        return -1;
     return sock_start (m->sock);
 }
 
