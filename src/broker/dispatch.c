@@ -419,6 +419,8 @@ int dispatch_setup_local (struct bgn_broker *b)
     /* Linger briefly so a final response (broker.shutdown) gets out. */
     int linger = 1000;
     zmq_setsockopt (b->local, ZMQ_LINGER, &linger, sizeof (linger));
+    int64_t maxmsg = ZMQUTIL_MAX_MSG_SIZE;
+    zmq_setsockopt (b->local, ZMQ_MAXMSGSIZE, &maxmsg, sizeof (maxmsg));
     unlink (b->local_path);
     if (zmq_bind (b->local, b->local_uri) < 0) {
         logger_log (b->log, LOG_ERR, "bind %s: %s", b->local_uri,

@@ -27,6 +27,7 @@
 
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
+#include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
 #include "overlay.h"
 #include "sock.h"
@@ -44,10 +45,6 @@ struct module {
     uint64_t rng;
     ratelimit_t *refusals;       /* warnings about refused contacts */
 };
-
-/* Bytes in one message from a peer; past it libzmq drops the connection
- * (a peer cannot make us buffer without bound). */
-#define OVERLAY_MAXMSGSIZE (64LL * 1024 * 1024)
 
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
 
@@ -392,7 +389,7 @@ static int setup_socket (struct module *m)
         .rank = m->api->rank (m->b),
         .size = m->api->size (m->b),
         .sndhwm = m->cfg.sndhwm,
-        .maxmsgsize = OVERLAY_MAXMSGSIZE,
+        .maxmsgsize = ZMQUTIL_MAX_MSG_SIZE,
         .curve_public = m->curve ? curve_public (m->curve) : NULL,
         .curve_secret = m->curve ? curve_secret (m->curve) : NULL,
     };
