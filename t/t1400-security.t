@@ -103,6 +103,43 @@ test_expect_success PYZMQ 'CURVE: overlay.contact admits only the asking rank'"'
 	grep "\"endpoint\"" own.out
 '
 
+# Per-host keys: three static brokers on this host, n0..n2, each with its
+# own key pair in one directory; ports from this shell's pid.
+test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is that node only' '
+	base=$((20000 + $$ % 20000)) &&
+	mkdir -p keys &&
+	for h in n0 n1 n2; do bgn keygen "$PWD/keys/$h.cert" >/dev/null || return 1; done &&
+	cat >ph.toml <<-EOF &&
+	[bootstrap]
+	curve_keys = "$PWD/keys"
+	hosts = [
+	  { host = "n0", bind = "tcp://127.0.0.1:$base", connect = "tcp://127.0.0.1:$base" },
+	  { host = "n1", bind = "tcp://127.0.0.1:$((base+1))", connect = "tcp://127.0.0.1:$((base+1))" },
+	  { host = "n2", bind = "tcp://127.0.0.1:$((base+2))", connect = "tcp://127.0.0.1:$((base+2))" },
+	]
+	EOF
+	bgn-config check ph.toml &&
+	for i in 0 1 2; do
+		bgn-broker -c ph.toml -o "bootstrap.hostname=\"n$i\"" \
+			"--rundir=$PWD/ph$i" 2>>ph.err &
+	done &&
+	uri="ipc://$PWD/ph0/local" &&
+	i=0; while ! test -S ph0/local && test $i -lt 100; do sleep 0.05; i=$((i+1)); done &&
+	bgn "--uri=$uri" overlay-status --wait=full --timeout=10s &&
+	key2=$(sed -n "s/.*public-key = \"\(.*\)\"/\1/p" keys/n2.cert) &&
+	inst=$(bgn "--uri=$uri" overlay-status --json | sed -n "s/.*\"instance\": \"\(.*\)\".*/\1/p") &&
+	"$PYZMQ" "$ROGUE" tcp://127.0.0.1:$((base+2)) --server-key "$key2" \
+		--cert keys/n1.cert --id 0 hello:0:$inst >ph.rogue &&
+	bgn "--uri=$uri" ping --count=1 --timeout=3s 2 >ph.ping &&
+	for i in 0 1 2; do bgn "--uri=ipc://$PWD/ph$i/local" rpc broker.shutdown || return 1; done &&
+	wait &&
+	grep "^hello -> HELLO_NAK rank does not match the connection identity" ph.rogue &&
+	grep "^reply from rank 2" ph.ping &&
+	cp keys/n0.cert keys/n2.cert &&
+	test_must_fail bgn-config check ph.toml 2>dup.err &&
+	grep "hosts n0 and n2 have the same key" dup.err
+'
+
 # ---- CURVE off: a rogue that took over a dead rank -----------------------
 
 # Rank 1 is killed; the rogue says hello to rank 3 as rank 1 (without
