@@ -160,6 +160,8 @@ test_expect_success PYZMQ 'CURVE off: requests without the owner role are refuse
 		"request:event.pub:3:2:{\"topic\":\"rogue\"}" \
 		"response:overlay.contact:3:{\"rank\":0,\"endpoint\":\"ipc:///nonexistent\",\"pubkey\":\"\"}" \
 		garbage:5000 wait:1 >rogue1.out &&
+	# rank 3 connects to rank 4 itself: a connection claiming 4 is nobody
+	"$PYZMQ" "$ROGUE" $ep hello:4:$inst >pose4.out &&
 	bgn --rank 0 ping --count=1 --timeout=3s 0 >alive0.out &&
 	bgn overlay-status --json -r 3 >status3.json &&
 	bgn fault restart 1 &&
@@ -176,6 +178,8 @@ test_expect_success PYZMQ 'CURVE off: requests without the owner role are refuse
 	grep "refused broker.shutdown from uid 0 (no role) of rank 1: the request carries no role" rogue1.err &&
 	grep "refused overlay.disconnect from uid 0 (guest) of rank 1" rogue1.err &&
 	grep "refused event.pub from uid 0 (guest) of rank 1" rogue1.err &&
+	grep "^hello -> -" pose4.out &&
+	test_must_fail grep "bgn-broker\[3\]: notice: peer 4 restarted" rogue1.err &&
 	grep "^reply from rank 0" alive0.out &&
 	test $(grep -c "^reply from rank" rogue1.log) -eq 5
 '

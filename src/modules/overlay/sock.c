@@ -276,9 +276,15 @@ static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
 
 /* Handle a message of an accepted connection not bound yet as from
  * 'rank': what the core sends that rank meanwhile goes back to it, and an
- * admission (HELLO_ACK) binds it (sock_send). */
+ * admission (HELLO_ACK) binds it (sock_send).  Not for a rank we connect
+ * to ourselves: that rank never connects to us. */
 static long pending (struct sock *s, long rank, const char *id)
 {
+    char r[16];
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if (zhashx_lookup (s->out_rank, r))
+        return -1;
     s->pending.active = 1;
     s->pending.rank = (uint32_t)rank;
     s->pending.acked = 0;

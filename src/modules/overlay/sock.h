@@ -17,6 +17,8 @@
  *     be the rank whose key it holds;
  *   - otherwise (one shared certificate, or CURVE off) the rank its HELLO
  *     claims: any holder of the shared key can be any rank.
+ * A rank this socket connects to itself never connects to us: an
+ * accepted connection naming it is nobody.
  * It becomes the route to that rank only when the core admits its HELLO
  * (answers HELLO_ACK), so a refused or silent connection takes nothing
  * over.  Messages go up named by the decimal rank, so the core sees
