@@ -142,17 +142,18 @@ test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is th
 
 # ---- CURVE off: a rogue that took over a dead rank -----------------------
 
-# Rank 1 is killed; the rogue says hello to rank 3 as rank 1 (without
-# CURVE anyone may: the bind is loopback/ipc only) and is admitted.  What
-# it may then do is what any broker's client may: nothing that needs the
-# owner role unless it forges one.
+# Rank 1 is killed; the rogue says hello to rank 3 as rank 1 (and claims
+# rank 1's routing id, which older code trusted).  Without CURVE anyone
+# may (the bind is loopback/ipc only), so it is admitted.  What it may
+# then do is what any broker's client may: nothing that needs the owner
+# role unless it forges one.
 test_expect_success PYZMQ 'CURVE off: requests without the owner role are refused; the overlay heals' '
 	cat >rogue1.sh <<-\EOT &&
 	bgn fault kill 1 &&
 	sh ./wait-down.sh 1 &&
 	ep=$(sh ./field.sh 3 endpoint) &&
 	inst=$(sh ./field.sh 3 instance) &&
-	"$PYZMQ" "$ROGUE" $ep hello:1:$inst \
+	"$PYZMQ" "$ROGUE" $ep --id 1 hello:1:$inst \
 		request:broker.shutdown:0:0 \
 		request:broker.shutdown:3:0 \
 		request:overlay.disconnect:3:2 \
@@ -161,7 +162,7 @@ test_expect_success PYZMQ 'CURVE off: requests without the owner role are refuse
 		"response:overlay.contact:3:{\"rank\":0,\"endpoint\":\"ipc:///nonexistent\",\"pubkey\":\"\"}" \
 		garbage:5000 wait:1 >rogue1.out &&
 	# rank 3 connects to rank 4 itself: a connection claiming 4 is nobody
-	"$PYZMQ" "$ROGUE" $ep hello:4:$inst >pose4.out &&
+	"$PYZMQ" "$ROGUE" $ep --id 4 hello:4:$inst >pose4.out &&
 	bgn --rank 0 ping --count=1 --timeout=3s 0 >alive0.out &&
 	bgn overlay-status --json -r 3 >status3.json &&
 	bgn fault restart 1 &&
@@ -217,7 +218,7 @@ probe () {
 	sh ./wait-down.sh 1 &&
 	ep=\$(sh ./field.sh 3 endpoint) &&
 	inst=\$(sh ./field.sh 3 instance) &&
-	"\$PYZMQ" "\$ROGUE" \$ep hello:1:\$inst $2 wait:1 >$1.out &&
+	"\$PYZMQ" "\$ROGUE" \$ep --id 1 hello:1:\$inst $2 wait:1 >$1.out &&
 	bgn fault restart 1 &&
 	$3 &&
 	bgn overlay-status --wait=full --timeout=15s &&
@@ -304,13 +305,13 @@ test_expect_success '-c /dev/zero is refused at once' '
 test_expect_success 'a symlink planted at --rundir is not followed' '
 	mkdir -m 700 elsewhere &&
 	ln -s "$PWD/elsewhere" planted &&
-	test_must_fail bgn-broker --boot=single "--rundir=$PWD/planted" 2>link.err &&
+	test_must_fail timeout 20 bgn-broker --boot=single "--rundir=$PWD/planted" 2>link.err &&
 	grep "must be a directory (not a symlink)" link.err &&
 	test_must_fail test -e elsewhere/local
 '
 
 test_expect_success 'CURVE off: a bind others can reach needs overlay.insecure' '
-	test_must_fail bgn-broker --boot=single "--rundir=$PWD/ins" \
+	test_must_fail timeout 20 bgn-broker --boot=single "--rundir=$PWD/ins" \
 		-o overlay.curve=false -o overlay.bind=\"tcp://*:*\" 2>ins.err &&
 	grep "overlay.curve is off and overlay.bind tcp://\*:\* is not a loopback address" ins.err &&
 	bgn-broker --boot=single "--rundir=$PWD/ins2" -o overlay.curve=false \
