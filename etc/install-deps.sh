@@ -22,6 +22,7 @@ python3 python3-zmq nftables iproute2 gnuplot-nox graphviz procps psmisc
 libpmix-dev libsystemd-dev openmpi-bin
 munge slurmctld slurmd slurm-client
 systemd systemd-container
+groff-base
 "
 
 # mpiexec/mpirun mean mpich's hydra (see above); only if both are there.

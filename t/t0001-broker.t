@@ -49,7 +49,7 @@ test_expect_success 'a bad config key stops bgn start with a clear error' '
 	[overlay]
 	topolgy = "bgn"
 	EOT
-	test_must_fail bgn start --size=2 -c bad.toml true 2>err &&
+	test_must_fail bgn start --size=2 --config=bad.toml true 2>err &&
 	grep "topolgy" err &&
 	grep "rank" err
 '
@@ -69,7 +69,8 @@ test_expect_success 'unknown command and options give usage and exit 1' '
 	test_expect_code 1 bgn nosuchcommand 2>err &&
 	grep "not a bgn command" err &&
 	test_expect_code 1 bgn ping --bogus 0 2>err &&
-	grep "Usage" err &&
+	test $(wc -l <err) -eq 1 &&
+	grep "^bgn ping: unknown option .--bogus.; see .bgn ping --help.$" err &&
 	test_expect_code 1 bgn-broker --bogus 2>err &&
 	grep "Usage" err &&
 	test_expect_code 1 bgn 2>err &&

@@ -124,7 +124,7 @@ test_expect_success 'bgn-broker --module loads it by path' '
 	wait $pid &&
 	cat single.err bad.out &&
 	grep "hello module loaded" single.err &&
-	grep "{\"name\":\"hello\",\"description\":\"SDK test module: the hello service\",\"path\":\"$PWD/hello.so\"}" modlist.json &&
+	jq_py modlist.json "{\"name\": \"hello\", \"description\": \"SDK test module: the hello service\", \"path\": \"$PWD/hello.so\"} in o[\"modules\"]" &&
 	grep "error: hello: payload needs a \"name\" string" bad.out
 '
 

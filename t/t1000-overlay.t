@@ -60,7 +60,8 @@ test_expect_success 'requests from non-zero ranks route through the overlay' '
 test_expect_success 'responses route by the top of the route stack (origin rank, client)' '
 	bgn start --size=16 bgn --rank 3 ping --route --count=1 12 >route.out &&
 	grep "reply from rank 12" route.out &&
-	grep "route: \[\"[0-9a-f-]*\",\"3\"\]" route.out
+	grep "^  route: 3 -> [0-9]* -> 12$" route.out &&
+	grep "^  route stack: \[\"[0-9a-f-]*\",\"3\"\]$" route.out
 '
 
 test_expect_success 'a service on a non-zero rank is found by name on the way to rank 0' '
@@ -95,7 +96,7 @@ test_expect_success 'a routing loop is cut by the TTL with an error response' '
 '
 
 test_expect_success 'an unauthorized CURVE key is refused by the ZAP handler and logged' '
-	bgn start --size=4 sh -c "
+	bgn start --size=4 --log-file=zap.log sh -c "
 		bgn overlay-status --json -r 1 >zap.status &&
 		ep=\$(sed -n \"s/.*\\\"endpoint\\\": \\\"\\(.*\\)\\\".*/\\1/p\" zap.status) &&
 		key=\$(sed -n \"s/.*\\\"pubkey\\\": \\\"\\(.*\\)\\\".*/\\1/p\" zap.status) &&
@@ -106,18 +107,18 @@ test_expect_success 'an unauthorized CURVE key is refused by the ZAP handler and
 		bgn ping --count=1 1" >zap.out 2>zap.err &&
 	grep "rogue=3" zap.rc &&
 	grep "\"auth_failures\": [1-9]" zap.after &&
-	grep "CURVE key not authorized" zap.err &&
+	grep "CURVE key not authorized" zap.log &&
 	grep "reply from rank 1" zap.out
 '
 
 test_expect_success 'without CURVE, a hello for another instance is refused and logged' '
-	bgn start --size=4 -o overlay.curve=false sh -c "
+	bgn start --size=4 --log-file=nak.log -o overlay.curve=false sh -c "
 		bgn overlay-status --json -r 1 >nak.status &&
 		ep=\$(sed -n \"s/.*\\\"endpoint\\\": \\\"\\(.*\\)\\\".*/\\1/p\" nak.status) &&
 		bgn-test-garbage --rogue \$ep not-this-instance 3; echo rogue=\$? >nak.rc
 		bgn ping --count=1 3" >nak.out 2>nak.err &&
 	grep "rogue=0" nak.rc &&
-	grep "hello refused: peer belongs to another instance" nak.err &&
+	grep "hello refused: peer belongs to another instance" nak.log &&
 	grep "reply from rank 3" nak.out
 '
 

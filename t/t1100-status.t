@@ -6,19 +6,6 @@ test_description='observability: overlay-status (text, --json, --all, --dot, --w
 # Small liveness settings so failures are found fast.
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 
-# jq_py FILE EXPR: evaluate the python expression EXPR with o = the JSON
-# object in FILE; fail unless it is true.
-jq_py () {
-	"$PYTHON3" -c "
-import json, sys
-o = json.load(open(sys.argv[1]))
-ok = $2
-if not ok:
-    sys.stderr.write('check failed: %s\n' % sys.argv[2])
-    sys.exit(1)
-" "$1" "$2"
-}
-
 test_expect_success 'every observability command has --help' '
 	bgn overlay-status --help | grep "^Usage: bgn overlay-status" &&
 	bgn overlay-trace --help | grep "^Usage: bgn overlay-trace" &&
@@ -34,7 +21,7 @@ test_expect_success 'bad arguments are refused with a message' '
 	grep "auto, always or never" bad2 &&
 	test_must_fail bgn overlay-status --json --dot 2>bad3 &&
 	grep "exclude each other" bad3 &&
-	test_must_fail bgn overlay-trace -t request,gossip 2>bad4 &&
+	test_must_fail bgn overlay-trace --types=request,gossip 2>bad4 &&
 	grep "gossip.*not a type" bad4 &&
 	test_must_fail bgn overlay-disconnect 0 2>bad5 &&
 	grep "force" bad5 &&
@@ -148,7 +135,7 @@ test_expect_success 'overlay-trace shows a ping request and its response on the 
 		sleep 0.05; i=$((i+1))
 	done
 	bgn ping --count=1 1 >tr.ping || exit 1
-	bgn overlay-trace -r 2 -t request --duration=1s "broker.*" >tr2.out 2>/dev/null &
+	bgn overlay-trace -r 2 --types=request --duration=1s "broker.*" >tr2.out 2>/dev/null &
 	pid2=$!
 	sleep 0.3
 	bgn ping --count=1 2 >/dev/null

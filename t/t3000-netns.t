@@ -94,7 +94,7 @@ test_expect_success 'bgn keygen --force replaces the key pair, secret stays 0600
 '
 
 test_expect_success 'bgn keygen --help; no PATH is an error' '
-	bgn keygen --help | grep "^Usage: bgn-keygen" &&
+	bgn keygen --help | grep "^Usage: bgn keygen" &&
 	test_expect_code 1 bgn keygen 2>err && grep "missing PATH" err
 '
 
@@ -222,7 +222,7 @@ test_expect_success ROOT_NETNS 'one static config for all eight hosts' '
 		done &&
 		echo "]"
 	} >netns.toml &&
-	bgn config check netns.toml
+	bgn config check --host host3 netns.toml
 '
 
 # start_ns K: the broker of namespace K, host name hostK.

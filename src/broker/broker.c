@@ -574,6 +574,7 @@ int main (int argc, char **argv)
 done:
     zlistx_destroy (&opts.overrides);
     zlistx_destroy (&opts.modules);
+    builtins_destroy (b);
     broker_cleanup (b);
     return rc;
 }

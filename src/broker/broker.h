@@ -64,6 +64,9 @@ struct bgn_broker {
 
     int exit_code;
     int stopping;
+
+    struct hosts *hosts;         /* rank -> host table (hosts.c) */
+    int tick_timer;              /* builtins' periodic timer, or -1 */
 };
 
 /* dispatch.c: routing of every message, and the local connector */
@@ -82,7 +85,9 @@ int api_init (struct bgn_broker *b);
 void broker_stop (struct bgn_broker *b, int exit_code);
 extern const struct bgn_broker_api broker_api;
 
-/* builtins.c: the broker's own services */
+/* builtins.c: register the broker's own services (and their state and
+ * timer); builtins_destroy() frees them at shutdown. */
 int builtins_register (struct bgn_broker *b);
+void builtins_destroy (struct bgn_broker *b);
 
 #endif

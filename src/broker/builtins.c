@@ -8,8 +8,19 @@
  *   broker.shutdown     orderly shutdown of this broker
  *   broker.subscribe    {"topic": PREFIX}: events for the calling client
  *   broker.unsubscribe  {"topic": PREFIX}
+ *   broker.hosts        the rank -> host table (hosts.c)
+ *   broker.hosts-register  a broker reports its host to rank 0 (hosts.c)
+ *   broker.dmesg        recent log lines from the ring buffer (log.h):
+ *                       {"after": SEQ, "clear": bool} ->
+ *                       {"rank": R, "hostname": H, "suppressed": N,
+ *                        "lines": [{"seq", "time", "level", "text"}]}
  *   event.pub           {"topic": T, "payload": {...}}: publish an event;
  *                       rank 0 assigns the sequence number
+ *
+ * Responses to requests the broker sends itself (hosts.c) also arrive at
+ * the "broker" service and are handed back to their sender.  A periodic
+ * timer drives hosts.c's retries and the logger's suppressed-line
+ * reports.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -21,13 +32,21 @@
 #include <time.h>
 #include <jansson.h>
 
+#include <math.h>
+#include <sys/time.h>
+
 #include "broker.h"
+#include "hosts.h"
 #include "src/common/libutil/monotime.h"
 
-/* Respond with a jansson object (stolen). */
+#define TICK_MS 1000
+
+/* Respond with a jansson object (stolen).  Reals are written with 15
+ * significant digits, so a value rounded to milliseconds prints as such. */
 static void respond_json (struct bgn_broker *b, const msg_t *req, json_t *o)
 {
-    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    char *s = o ? json_dumps (o, JSON_COMPACT | JSON_REAL_PRECISION (15))
+                : NULL;
     if (!s)
         broker_respond_error (b, req, ENOMEM, NULL);
     else
@@ -90,7 +109,8 @@ static void info_cb (bgn_broker_t *b, const msg_t *req,
                    "topology", topo,
                    "health", health,
                    "instance", b->instance_id,
-                   "uptime", monotime_now () - b->start_time,
+                   "uptime", round ((monotime_now () - b->start_time)
+                                    * 1e3) / 1e3,
                    "bootstrap", boot_method (b->boot),
                    "rundir", b->rundir);
     if (o) {
@@ -265,6 +285,75 @@ nomem:
     goto done;
 }
 
+static void hosts_cb (bgn_broker_t *b, const msg_t *req,
+                      const struct bgn_msg_info *info, void *arg)
+{
+    if (msg_get_type (req) != MSGTYPE_REQUEST)
+        return;
+    if (!strcmp (msg_get_topic (req), "broker.hosts"))
+        hosts_request (b->hosts, req);
+    else
+        hosts_register_request (b->hosts, req);
+}
+
+/* "2024-05-01T12:00:00.123Z" */
+static void iso_time (double t, char *buf, size_t len)
+{
+    time_t secs = (time_t)floor (t);
+    struct tm tm;
+    char s[32];
+
+    if (!gmtime_r (&secs, &tm) || !strftime (s, sizeof (s),
+                                             "%Y-%m-%dT%H:%M:%S", &tm))
+        snprintf (s, sizeof (s), "%lld", (long long)secs);
+    snprintf (buf, len, "%s.%03dZ", s, (int)((t - floor (t)) * 1000));
+}
+
+static void dmesg_add (const struct log_entry *e, void *arg)
+{
+    json_t *lines = arg;
+    char t[64];
+
+    iso_time (e->time, t, sizeof (t));
+    json_array_append_new (lines, json_pack ("{s:I s:s s:s s:s}",
+                                             "seq", (json_int_t)e->seq,
+                                             "time", t,
+                                             "level",
+                                             logger_levelstr (e->level),
+                                             "text", e->text));
+}
+
+static void dmesg_cb (bgn_broker_t *b, const msg_t *req,
+                      const struct bgn_msg_info *info, void *arg)
+{
+    json_t *o, *lines;
+    json_int_t after = 0;
+    int clear = 0;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
+        return;
+    if (json_unpack (o, "{s?I s?b}", "after", &after, "clear", &clear) < 0
+        || after < 0) {
+        broker_respond_error (b, req, EPROTO, "after must be a sequence "
+                              "number and clear a boolean");
+        json_decref (o);
+        return;
+    }
+    json_decref (o);
+    if (!(lines = json_array ())) {
+        broker_respond_error (b, req, ENOMEM, NULL);
+        return;
+    }
+    logger_ring_foreach (b->log, (uint64_t)after, dmesg_add, lines);
+    if (clear)
+        logger_ring_clear (b->log);
+    respond_json (b, req, json_pack ("{s:i s:s s:I s:o}", "rank",
+                                     (int)b->rank, "hostname", b->hostname,
+                                     "suppressed",
+                                     (json_int_t)logger_suppressed (b->log),
+                                     "lines", lines));
+}
+
 static void broker_service_cb (bgn_broker_t *b, const msg_t *req,
                                const struct bgn_msg_info *info, void *arg)
 {
@@ -278,9 +367,17 @@ static void broker_service_cb (bgn_broker_t *b, const msg_t *req,
         { "broker.shutdown", shutdown_cb },
         { "broker.subscribe", subscribe_cb },
         { "broker.unsubscribe", subscribe_cb },
+        { "broker.hosts", hosts_cb },
+        { "broker.hosts-register", hosts_cb },
+        { "broker.dmesg", dmesg_cb },
     };
     const char *topic = msg_get_topic (req);
 
+    /* answers to the broker's own requests (hosts.c) */
+    if (msg_get_type (req) == MSGTYPE_RESPONSE) {
+        hosts_response (b->hosts, req);
+        return;
+    }
     for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
         if (!strcmp (topic, methods[i].topic)) {
             methods[i].fn (b, req, info, arg);
@@ -300,13 +397,47 @@ static void event_service_cb (bgn_broker_t *b, const msg_t *req,
         broker_respond_error (b, req, ENOSYS, "unknown event method");
 }
 
+static int tick_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    hosts_tick (b->hosts);
+    logger_flush (b->log);
+    return 0;
+}
+
+/* Once, as soon as the reactor runs: register this broker's host. */
+static int first_tick_cb (zloop_t *loop, int timer_id, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    hosts_tick (b->hosts);
+    return 0;
+}
+
 int builtins_register (struct bgn_broker *b)
 {
+    b->tick_timer = -1;
+    if (!(b->hosts = hosts_create (b))) {
+        logger_log (b->log, LOG_ERR, "host table: %s", strerror (errno));
+        return -1;
+    }
     if (service_add (b->services, "broker", broker_service_cb, NULL) < 0
         || service_add (b->services, "event", event_service_cb, NULL) < 0) {
         logger_log (b->log, LOG_ERR, "registering built-in services: %s",
                     strerror (errno));
         return -1;
     }
+    if (zloop_timer (b->loop, 10, 1, first_tick_cb, b) < 0
+        || (b->tick_timer = zloop_timer (b->loop, TICK_MS, 0, tick_cb,
+                                         b)) < 0) {
+        logger_log (b->log, LOG_ERR, "built-in timers: %s", strerror (errno));
+        return -1;
+    }
     return 0;
+}
+
+void builtins_destroy (struct bgn_broker *b)
+{
+    hosts_destroy (&b->hosts);
 }

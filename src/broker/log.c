@@ -1,15 +1,64 @@
-/* log.c: the broker's stderr logger (see log.h). */
+/* log.c: the broker's logger (see log.h).
+ *
+ * Flood control is keyed by the format string's address: a call site
+ * that fires in a loop (a peer refusing our certificate, a client sending
+ * garbage) is the flood, whatever its arguments.  A small table of
+ * LIMIT_SLOTS budgets is enough: a broker has a few dozen distinct
+ * warnings; when the table is full the least recently used slot is
+ * reused (its pending count reported first).
+ */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
+#include "src/common/libutil/loglevel.h"
+#include "src/common/libutil/monotime.h"
+#include "src/common/libutil/ratelimit.h"
 #include "log.h"
+
+#define LIMIT_SLOTS 64
+#define LINE_MAX_LEN 1024
+
+struct limit_slot {
+    const char *fmt;          /* key; NULL: free */
+    ratelimit_t *rl;
+    int level;
+    double last_use;
+    char last[256];           /* the last line suppressed, for flush */
+};
+
+struct ring_slot {
+    uint64_t seq;             /* 0: empty */
+    double time;
+    int level;
+    char *text;
+};
 
 struct logger {
     char prog[64];
-    long rank;          /* -1 until bootstrap sets it */
+    long rank;                /* -1 until bootstrap sets it */
     int level;
+    struct limit_slot limits[LIMIT_SLOTS];
+    uint64_t suppressed;
+    struct ring_slot ring[LOGGER_RING_SIZE];
+    uint64_t seq;             /* last assigned */
+    double (*now) (void *arg);
+    void *now_arg;
 };
+
+static double default_clock (void *arg)
+{
+    return monotime_now ();
+}
+
+void logger_set_clock (struct logger *l, double (*now) (void *arg),
+                       void *arg)
+{
+    l->now = now ? now : default_clock;
+    l->now_arg = arg;
+}
 
 struct logger *logger_create (const char *prog, int level)
 {
@@ -19,13 +68,19 @@ struct logger *logger_create (const char *prog, int level)
     snprintf (l->prog, sizeof (l->prog), "%s", prog);
     l->rank = -1;
     l->level = level;
+    l->now = default_clock;
     return l;
 }
 
 void logger_destroy (struct logger **lp)
 {
     if (lp && *lp) {
-        free (*lp);
+        struct logger *l = *lp;
+        for (int i = 0; i < LIMIT_SLOTS; i++)
+            ratelimit_destroy (&l->limits[i].rl);
+        for (int i = 0; i < LOGGER_RING_SIZE; i++)
+            free (l->ring[i].text);
+        free (l);
         *lp = NULL;
     }
 }
@@ -47,29 +102,115 @@ int logger_get_level (struct logger *l)
 
 const char *logger_levelstr (int level)
 {
-    static const char *names[] = {
-        "emergency", "alert", "critical", "error",
-        "warning", "notice", "info", "debug",
-    };
-    if (level < 0 || level > LOG_DEBUG)
-        return "log";
-    return names[level];
+    return loglevel_name (level);
+}
+
+static double wallclock (void)
+{
+    struct timeval tv;
+    gettimeofday (&tv, NULL);
+    return tv.tv_sec + tv.tv_usec * 1e-6;
+}
+
+static void ring_add (struct logger *l, int level, const char *text)
+{
+    char *copy = strdup (text);
+    struct ring_slot *s;
+
+    if (!copy)
+        return;
+    l->seq++;
+    s = &l->ring[l->seq % LOGGER_RING_SIZE];
+    free (s->text);
+    s->text = copy;
+    s->seq = l->seq;
+    s->time = wallclock ();
+    s->level = level;
+}
+
+/* Print one line and keep it in the ring.  One fprintf per line so
+ * lines from one broker never interleave. */
+static void emit (struct logger *l, int level, const char *text)
+{
+    if (l->rank >= 0)
+        fprintf (stderr, "%s[%ld]: %s: %s\n", l->prog, l->rank,
+                 logger_levelstr (level), text);
+    else
+        fprintf (stderr, "%s: %s: %s\n", l->prog, logger_levelstr (level),
+                 text);
+    ring_add (l, level, text);
+}
+
+static void report_suppressed (struct logger *l, struct limit_slot *s,
+                               unsigned long n)
+{
+    char line[LINE_MAX_LEN];
+
+    snprintf (line, sizeof (line), "%lu similar message%s suppressed; the "
+              "last: %s", n, n == 1 ? "" : "s", s->last);
+    emit (l, s->level, line);
+}
+
+/* The budget of 'fmt', created or recycled as needed; NULL on ENOMEM. */
+static struct limit_slot *limit_slot (struct logger *l, const char *fmt,
+                                      double now)
+{
+    struct limit_slot *free_slot = NULL, *oldest = NULL;
+
+    for (int i = 0; i < LIMIT_SLOTS; i++) {
+        struct limit_slot *s = &l->limits[i];
+        if (s->fmt == fmt)
+            return s;
+        if (!s->fmt && !free_slot)
+            free_slot = s;
+        if (s->fmt && (!oldest || s->last_use < oldest->last_use))
+            oldest = s;
+    }
+    if (!free_slot) {
+        unsigned long n = ratelimit_flush (oldest->rl, INFINITY);
+        if (n > 0)
+            report_suppressed (l, oldest, n);
+        ratelimit_destroy (&oldest->rl);
+        free_slot = oldest;
+    }
+    memset (free_slot, 0, sizeof (*free_slot));
+    if (!(free_slot->rl = ratelimit_create (LOGGER_BURST, LOGGER_INTERVAL)))
+        return NULL;
+    free_slot->fmt = fmt;
+    free_slot->last_use = now;
+    return free_slot;
 }
 
 void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap)
 {
-    char buf[1024];
+    char buf[LINE_MAX_LEN], suffix[64] = "";
+    struct limit_slot *s = NULL;
+    unsigned long n = 0;
+    double now;
 
     if (level > l->level)
         return;
     vsnprintf (buf, sizeof (buf), fmt, ap);
-    /* One fprintf per line so lines from one broker never interleave. */
-    if (l->rank >= 0)
-        fprintf (stderr, "%s[%ld]: %s: %s\n", l->prog, l->rank,
-                 logger_levelstr (level), buf);
-    else
-        fprintf (stderr, "%s: %s: %s\n", l->prog, logger_levelstr (level),
-                 buf);
+    if (level < LOG_DEBUG) {
+        now = l->now (l->now_arg);
+        if ((s = limit_slot (l, fmt, now))) {
+            s->last_use = now;
+            s->level = level;
+            if (!ratelimit_check (s->rl, now, &n)) {
+                size_t len = strnlen (buf, sizeof (s->last) - 1);
+                memcpy (s->last, buf, len);
+                s->last[len] = '\0';
+                l->suppressed++;
+                return;
+            }
+        }
+    }
+    if (n > 0) {
+        ratelimit_suffix (suffix, sizeof (suffix), n);
+        if (strlen (buf) + strlen (suffix) < sizeof (buf))
+            strcat (buf, suffix);
+    }
+    emit (l, level, buf);
 }
 
 void logger_log (struct logger *l, int level, const char *fmt, ...)
@@ -78,4 +219,52 @@ void logger_log (struct logger *l, int level, const char *fmt, ...)
     va_start (ap, fmt);
     logger_vlog (l, level, fmt, ap);
     va_end (ap);
+}
+
+void logger_flush (struct logger *l)
+{
+    double now = l->now (l->now_arg);
+
+    for (int i = 0; i < LIMIT_SLOTS; i++) {
+        struct limit_slot *s = &l->limits[i];
+        unsigned long n;
+        if (s->fmt && (n = ratelimit_flush (s->rl, now)) > 0)
+            report_suppressed (l, s, n);
+    }
+}
+
+void logger_ring_foreach (struct logger *l, uint64_t after,
+                          void (*cb) (const struct log_entry *e, void *arg),
+                          void *arg)
+{
+    uint64_t first = l->seq > LOGGER_RING_SIZE ? l->seq - LOGGER_RING_SIZE + 1
+                                               : 1;
+
+    if (after + 1 > first)
+        first = after + 1;
+    for (uint64_t seq = first; seq <= l->seq; seq++) {
+        struct ring_slot *s = &l->ring[seq % LOGGER_RING_SIZE];
+        struct log_entry e;
+        if (s->seq != seq || !s->text)
+            continue;
+        e.seq = s->seq;
+        e.time = s->time;
+        e.level = s->level;
+        e.text = s->text;
+        cb (&e, arg);
+    }
+}
+
+void logger_ring_clear (struct logger *l)
+{
+    for (int i = 0; i < LOGGER_RING_SIZE; i++) {
+        free (l->ring[i].text);
+        l->ring[i].text = NULL;
+        l->ring[i].seq = 0;
+    }
+}
+
+uint64_t logger_suppressed (struct logger *l)
+{
+    return l->suppressed;
 }

@@ -1,16 +1,42 @@
-/* log.h: the broker's stderr logger: syslog levels and a rank prefix.
+/* log.h: the broker's logger: syslog levels, a rank prefix, flood control
+ * and a ring buffer of recent lines.
  *
- * Lines look like "bgn-broker[3]: error: overlay: bind failed: ..." so
- * that output from many brokers on one terminal stays readable.  The
- * logger is an object owned by the broker, not global state.
+ * Lines on stderr look like "bgn-broker[3]: error: overlay: bind failed:
+ * ..." so that output from many brokers on one terminal stays readable
+ * (and 'bgn start' can tell their level).  The logger is an object owned
+ * by the broker, not global state.
+ *
+ * Flood control: every message format (the fmt pointer of the call site,
+ * modules included) gets its own budget, LOGGER_BURST lines per
+ * LOGGER_INTERVAL seconds (ratelimit.h).  Past it, lines are counted, not
+ * printed; the next line allowed carries " (N similar messages
+ * suppressed)", and logger_flush(), called from a periodic timer, reports
+ * a count whose window ended with no further line.  Debug lines are not
+ * limited (they are off unless asked for).
+ *
+ * Ring buffer: the last LOGGER_RING_SIZE lines that were logged (after
+ * the level filter and flood control) are kept with a sequence number,
+ * the wall-clock time and the level, for 'bgn dmesg' (broker.dmesg).
  */
 #ifndef BGN_BROKER_LOG_H
 #define BGN_BROKER_LOG_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <syslog.h>
 
+#define LOGGER_BURST 10
+#define LOGGER_INTERVAL 60.0
+#define LOGGER_RING_SIZE 1024
+
 struct logger;
+
+struct log_entry {
+    uint64_t seq;            /* 1, 2, ... in logging order */
+    double time;             /* wall clock, seconds since the epoch */
+    int level;               /* LOG_ERR .. LOG_DEBUG */
+    const char *text;        /* the message, without prefix */
+};
 
 struct logger *logger_create (const char *prog, int level);
 void logger_destroy (struct logger **lp);
@@ -22,7 +48,27 @@ void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap);
 void logger_log (struct logger *l, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
-/* Text for a syslog level ("err" -> "error"). */
+/* The monotonic clock flood control reads (default monotime_now); for
+ * tests. */
+void logger_set_clock (struct logger *l, double (*now) (void *arg),
+                       void *arg);
+
+/* Report suppressed counts whose window has ended (one line each). */
+void logger_flush (struct logger *l);
+
+/* Call cb for each ring entry with seq > after, oldest first.  The entry
+ * is valid during the call only. */
+void logger_ring_foreach (struct logger *l, uint64_t after,
+                          void (*cb) (const struct log_entry *e, void *arg),
+                          void *arg);
+
+/* Empty the ring (sequence numbers keep counting). */
+void logger_ring_clear (struct logger *l);
+
+/* Lines suppressed by flood control so far. */
+uint64_t logger_suppressed (struct logger *l);
+
+/* Text for a syslog level ("err" -> "error"; loglevel.h). */
 const char *logger_levelstr (int level);
 
 #endif

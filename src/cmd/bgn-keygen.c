@@ -31,14 +31,16 @@
 #include <czmq.h>
 
 static const char usage_text[] =
-    "Usage: bgn-keygen [--name NAME] [--force] PATH\n"
+    "Usage: bgn keygen [--name NAME] [--force] PATH\n"
     "Write a CURVE certificate for the brokers of a system instance:\n"
     "PATH (public key, mode 0644) and PATH_secret (secret key, mode 0600).\n"
     "Point bootstrap.curve_cert at PATH and copy both files to every node.\n"
     "\n"
-    "  -n, --name=NAME  name stored in the certificate (default: host name)\n"
+    "      --name=NAME  name stored in the certificate (default: host name)\n"
     "  -f, --force      overwrite an existing certificate\n"
     "  -h, --help       show this help\n";
+
+#define SEE_HELP "; see 'bgn keygen --help'"
 
 static int exists (const char *path)
 {
@@ -62,18 +64,23 @@ int main (int argc, char **argv)
     struct tm tm;
     mode_t old_umask;
 
-    while ((c = getopt_long (argc, argv, "n:fh", longopts, NULL)) != -1) {
+    opterr = 0;
+    /* --name is long only: -n is a rank's nodeid in bgn rpc */
+    while ((c = getopt_long (argc, argv, ":fh", longopts, NULL)) != -1) {
         switch (c) {
         case 'n': name = optarg; break;
         case 'f': force = 1; break;
         case 'h': fputs (usage_text, stdout); return 0;
-        default: fputs (usage_text, stderr); return 1;
+        default:
+            fprintf (stderr, "bgn keygen: %s '%s'" SEE_HELP "\n",
+                     c == ':' ? "a value is needed for" : "unknown option",
+                     argv[optind - 1]);
+            return 1;
         }
     }
     if (optind != argc - 1) {
-        fprintf (stderr, "bgn-keygen: %s\n", optind < argc
+        fprintf (stderr, "bgn keygen: %s" SEE_HELP "\n", optind < argc
                  ? "too many arguments" : "missing PATH");
-        fputs (usage_text, stderr);
         return 1;
     }
     path = argv[optind];
@@ -81,19 +88,19 @@ int main (int argc, char **argv)
     if (!*path
         || snprintf (secret, sizeof (secret), "%s_secret", path)
                >= (int)sizeof (secret)) {
-        fprintf (stderr, "bgn-keygen: PATH must be 1 to 248 characters\n");
+        fprintf (stderr, "bgn keygen: PATH must be 1 to 248 characters\n");
         return 1;
     }
     if (exists (path) || exists (secret)) {
         if (!force) {
-            fprintf (stderr, "bgn-keygen: %s already exists; not "
+            fprintf (stderr, "bgn keygen: %s already exists; not "
                      "overwriting it (use --force to replace it)\n",
                      exists (path) ? path : secret);
             return 1;
         }
         if ((unlink (path) < 0 && errno != ENOENT)
             || (unlink (secret) < 0 && errno != ENOENT)) {
-            fprintf (stderr, "bgn-keygen: cannot remove the old "
+            fprintf (stderr, "bgn keygen: cannot remove the old "
                      "certificate: %s\n", strerror (errno));
             return 1;
         }
@@ -106,7 +113,7 @@ int main (int argc, char **argv)
 
     zsys_handler_set (NULL);
     if (!(cert = zcert_new ())) {
-        fprintf (stderr, "bgn-keygen: cannot make a key pair\n");
+        fprintf (stderr, "bgn keygen: cannot make a key pair\n");
         return 1;
     }
     zcert_set_meta (cert, "name", "%s", name ? name : host);
@@ -120,7 +127,7 @@ int main (int argc, char **argv)
     if (zcert_save (cert, path) < 0) {
         int saved = errno;
         umask (old_umask);
-        fprintf (stderr, "bgn-keygen: cannot write %s: %s\n", path,
+        fprintf (stderr, "bgn keygen: cannot write %s: %s\n", path,
                  saved ? strerror (saved) : "write failed");
         unlink (path);
         unlink (secret);
@@ -130,7 +137,7 @@ int main (int argc, char **argv)
     umask (old_umask);
     zcert_destroy (&cert);
     if (chmod (secret, 0600) < 0 || chmod (path, 0644) < 0) {
-        fprintf (stderr, "bgn-keygen: chmod: %s\n", strerror (errno));
+        fprintf (stderr, "bgn keygen: chmod: %s\n", strerror (errno));
         return 1;
     }
     printf ("wrote %s (public) and %s (secret, mode 0600)\n", path, secret);

@@ -4,9 +4,13 @@
  * in this program; any other COMMAND runs the program bgn-COMMAND, found
  * beside bgn in the build tree or in the installed command directory, so
  * new commands need no change here.  Global options choose the broker:
- * --uri URI, or --rank R for rank R of the instance that 'bgn start' made
- * (its run directory is $BGN_RUNDIR).  Both are passed to sub-commands as
- * BGN_URI.
+ * --uri URI, or --rank R for rank R (a rank, or the host it runs on) of
+ * the instance that 'bgn start' made (its run directory is $BGN_RUNDIR).
+ * Both are passed to sub-commands as BGN_URI.  Without either, commands
+ * use $BGN_URI, else the system instance (cmdutil.c).
+ *
+ * Getopt prints nothing itself (opterr = 0): every command reports a bad
+ * option in one line through cmd_bad_option().
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -28,11 +32,14 @@ static const struct {
     const char *summary;
 } builtins[] = {
     { "start", cmd_start, "start an instance of N brokers and run a command" },
-    { "ping", cmd_ping, "send echo requests to a rank or a service" },
+    { "ping", cmd_ping, "send echo requests to a rank, a host or a service" },
     { "rpc", cmd_rpc, "send one request and print the response" },
     { "overlay-status", cmd_overlay_status, "show overlay health and peers" },
     { "overlay-trace", cmd_overlay_trace, "trace messages through a broker's overlay" },
     { "overlay-disconnect", cmd_overlay_disconnect, "make a rank leave the instance (fence it)" },
+    { "overlay", cmd_overlay, "lookup ranks <-> hosts; also status, trace, disconnect" },
+    { "metrics", cmd_overlay_status, "every broker's overlay counters for Prometheus" },
+    { "dmesg", cmd_dmesg, "print a broker's recent log lines" },
     { "event", cmd_event, "publish (pub) and watch (sub) events" },
     { "fault", cmd_fault, "inject broker faults (kill, stop, restart, chaos)" },
 };
@@ -43,6 +50,8 @@ static const struct {
     const char *summary;
 } externals[] = {
     { "config", "dump or check a TOML configuration" },
+    { "keygen", "make the instance's CURVE certificate" },
+    { "sim", "simulate topologies and failures (bgn-sim)" },
 };
 
 static void usage (FILE *f)
@@ -52,10 +61,12 @@ static void usage (FILE *f)
 "       bgn help [COMMAND]\n"
 "\n"
 "Global options:\n"
-"  --uri=URI     talk to the broker at URI (default $BGN_URI)\n"
-"  --rank=R      talk to rank R of the instance in $BGN_RUNDIR\n"
-"  -h, --help    this text\n"
-"  -V, --version print the version\n"
+"      --uri=URI     talk to the broker at URI (default $BGN_URI, else the\n"
+"                    system instance at " CMD_SYSTEM_URI ")\n"
+"  -r, --rank=R      talk to rank R (or the host running it) of the\n"
+"                    instance in $BGN_RUNDIR\n"
+"  -h, --help        this text\n"
+"  -V, --version     print the version\n"
 "\n"
 "Commands:\n");
     for (size_t i = 0; i < sizeof (builtins) / sizeof (builtins[0]); i++)
@@ -64,62 +75,6 @@ static void usage (FILE *f)
         fprintf (f, "  %-20s %s\n", externals[i].name, externals[i].summary);
     fprintf (f, "\nRun 'bgn COMMAND --help' for a command's options; "
                 "see bgn(1).\n");
-}
-
-void cmd_die (const char *prog, const char *fmt, ...)
-{
-    va_list ap;
-    fprintf (stderr, "bgn %s: ", prog);
-    va_start (ap, fmt);
-    vfprintf (stderr, fmt, ap);
-    va_end (ap);
-    fputc ('\n', stderr);
-    exit (1);
-}
-
-bgn_t *cmd_open (const char *prog)
-{
-    char err[512] = "";
-    bgn_t *h = bgn_open (NULL, err, sizeof (err));
-    if (!h)
-        cmd_die (prog, "%s", err);
-    return h;
-}
-
-const char *cmd_exe_dir (void)
-{
-    static char dir[PATH_MAX];
-    if (!dir[0]) {
-        ssize_t n = readlink ("/proc/self/exe", dir, sizeof (dir) - 1);
-        char *slash;
-        if (n < 0)
-            return ".";
-        dir[n] = '\0';
-        if ((slash = strrchr (dir, '/')))
-            *slash = '\0';
-    }
-    return dir;
-}
-
-static int in_build_tree (void)
-{
-    return !strcmp (cmd_exe_dir (), ABS_TOP_BUILDDIR "/src/cmd");
-}
-
-char *cmd_find_program (const char *name)
-{
-    char *path = NULL;
-    const char *dir;
-
-    if (!strcmp (name, "bgn-broker"))
-        dir = in_build_tree () ? ABS_TOP_BUILDDIR "/src/broker" : SBINDIR;
-    else if (!strcmp (name, "bgn-sim"))
-        dir = in_build_tree () ? ABS_TOP_BUILDDIR "/src/sim" : BINDIR;
-    else
-        dir = in_build_tree () ? cmd_exe_dir () : CMDDIR;
-    if (asprintf (&path, "%s/%s", dir, name) < 0)
-        return NULL;
-    return path;
 }
 
 static int run_external (int argc, char **argv)
@@ -158,24 +113,26 @@ static int help (int argc, char **argv)
     return run_external (2, args);
 }
 
-/* --rank R: rank R's local socket in the instance made by 'bgn start'. */
+/* --rank R: rank R's local socket in the instance made by 'bgn start'.
+ * A host name is looked up through rank 0 (or $BGN_URI). */
 static int set_rank_uri (const char *rank)
 {
     const char *rundir = getenv ("BGN_RUNDIR");
-    char *end, uri[PATH_MAX + 16];
-    long r;
+    char uri[PATH_MAX + 16];
+    uint32_t r;
 
-    errno = 0;
-    r = strtol (rank, &end, 10);
-    if (errno || *end || r < 0 || end == rank) {
-        fprintf (stderr, "bgn: --rank: '%s' is not a rank\n", rank);
-        return -1;
-    }
     if (!rundir) {
-        fprintf (stderr, "bgn: --rank needs BGN_RUNDIR (run under 'bgn start')\n");
+        fprintf (stderr, "bgn: --rank needs BGN_RUNDIR (run under 'bgn "
+                 "start'); with a system instance use the command's own "
+                 "--rank\n");
         return -1;
     }
-    snprintf (uri, sizeof (uri), "ipc://%s/%ld/local", rundir, r);
+    if (!getenv ("BGN_URI")) {
+        snprintf (uri, sizeof (uri), "ipc://%s/0/local", rundir);
+        setenv ("BGN_URI", uri, 1);
+    }
+    r = cmd_rank_arg ("", "--rank", rank, NULL);
+    snprintf (uri, sizeof (uri), "ipc://%s/%u/local", rundir, (unsigned)r);
     setenv ("BGN_URI", uri, 1);
     return 0;
 }
@@ -191,8 +148,9 @@ int main (int argc, char **argv)
     };
     int c;
 
+    opterr = 0;
     /* '+': stop at the first non-option, the command name. */
-    while ((c = getopt_long (argc, argv, "+hV", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, "+:r:hV", longopts, NULL)) != -1) {
         switch (c) {
         case 'u': setenv ("BGN_URI", optarg, 1); break;
         case 'r':
@@ -201,7 +159,11 @@ int main (int argc, char **argv)
             break;
         case 'h': usage (stdout); return 0;
         case 'V': printf ("bgn %s\n", PACKAGE_VERSION); return 0;
-        default: usage (stderr); return 1;
+        default:
+            fprintf (stderr, "bgn: %s option '%s'; see 'bgn --help'\n",
+                     c == ':' ? "a value is needed for" : "unknown",
+                     argv[optind - 1]);
+            return 1;
         }
     }
     if (optind >= argc) {

@@ -30,12 +30,13 @@
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: bgn overlay-disconnect [OPTIONS] RANK\n"
-"Ask RANK's broker to leave the instance cleanly; the other brokers fence\n"
-"it and route around it.  Waits until rank 0 lists RANK as down.\n"
+"Usage: bgn overlay-disconnect [OPTIONS] TARGET\n"
+"Ask the broker TARGET (a rank, or the host it runs on) to leave the\n"
+"instance cleanly; the other brokers fence it and route around it.  Waits\n"
+"until rank 0 lists it as down.\n"
 "\n"
-"  -t, --timeout=T       how long to wait for rank 0 to fence RANK\n"
-"                        (default 10s); exit 1 if it has not by then\n"
+"  -t, --timeout=T       how long to wait for rank 0 to fence it\n"
+"                        (default 10s; 0 = none); exit 1 if it has not\n"
 "  -f, --force           allow RANK 0 (the instance loses its rank 0)\n"
 "  -h, --help            this text\n");
 }
@@ -78,35 +79,21 @@ int cmd_overlay_disconnect (int argc, char **argv)
     double timeout = 10., t0, deadline;
     int c, force = 0, rc = 1, err = 0, r;
     uint32_t rank;
-    char *end, dur[32];
+    char dur[32];
     bgn_t *h;
     bgn_rpc_t *rpc;
 
-    while ((c = getopt_long (argc, argv, "t:fh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":t:fh", longopts, NULL)) != -1) {
         switch (c) {
-        case 't':
-            if (fsd_parse_duration (optarg, &timeout) < 0 || !(timeout > 0)) {
-                fprintf (stderr, "bgn %s: --timeout: '%s' is not a "
-                         "duration\n", PROG, optarg);
-                return 1;
-            }
-            break;
+        case 't': timeout = cmd_timeout_arg (PROG, "--timeout", optarg); break;
         case 'f': force = 1; break;
         case 'h': usage (stdout); return 0;
-        default: usage (stderr); return 1;
+        default: return cmd_bad_option (PROG, argv, c);
         }
     }
-    if (argc - optind != 1) {
-        fprintf (stderr, "bgn %s: give exactly one RANK\n", PROG);
-        usage (stderr);
-        return 1;
-    }
-    errno = 0;
-    rank = strtoul (argv[optind], &end, 10);
-    if (errno || *end || end == argv[optind] || *argv[optind] == '-') {
-        fprintf (stderr, "bgn %s: '%s' is not a rank\n", PROG, argv[optind]);
-        return 1;
-    }
+    if (argc - optind != 1)
+        cmd_usage_die (PROG, "give exactly one TARGET");
+    rank = cmd_rank_arg (PROG, NULL, argv[optind], NULL);
     if (rank == 0 && !force) {
         fprintf (stderr, "bgn %s: rank 0 keeps the instance's down list; "
                  "use --force to disconnect it anyway\n", PROG);
@@ -125,10 +112,9 @@ int cmd_overlay_disconnect (int argc, char **argv)
     bgn_set_timeout (h, timeout);
     if (!(rpc = bgn_rpc (h, "overlay.disconnect", rank, NULL, 0))
         || bgn_rpc_get (rpc, NULL) < 0) {
-        const char *es = rpc ? bgn_rpc_error (rpc) : NULL;
-        fprintf (stderr, "bgn %s: rank %u: %s%s%s%s\n", PROG, (unsigned)rank,
-                 strerror (errno), es ? " (" : "", es ? es : "",
-                 es ? ")" : "");
+        char what[32];
+        snprintf (what, sizeof (what), "rank %u", (unsigned)rank);
+        cmd_rpc_error (PROG, what, rpc);
         bgn_rpc_destroy (&rpc);
         goto done;
     }

@@ -34,9 +34,11 @@ static void usage (FILE *f)
 "\n"
 "  -c, --count=N      pub: publish N events; sub: exit after N events\n"
 "  -j, --json         sub: JSON output\n"
-"  -t, --timeout=T    sub: exit 1 if no event comes for T\n"
-"  -r, --ready=FILE   sub: create FILE once subscribed (for scripts)\n"
-"  -v, --verbose      pub: print each event's seq\n"
+"  -t, --timeout=T    sub: exit 1 if no event comes for T (default and\n"
+"                     0: wait for ever)\n"
+"      --ready=FILE   sub: create FILE once subscribed (for scripts)\n"
+"  -v, --verbose      pub: print each event's seq (-vv: and its topic\n"
+"                     and payload)\n"
 "  -h, --help         this text\n");
 }
 
@@ -47,17 +49,17 @@ static int publish (int argc, char **argv, long count, int verbose)
     bgn_t *h;
     int rc = 0;
 
-    if (argc < 1 || argc > 2) {
-        usage (stderr);
-        return 1;
-    }
+    if (argc < 1)
+        cmd_usage_die ("event", "pub: which TOPIC?");
+    if (argc > 2)
+        cmd_usage_die ("event", "pub: give TOPIC and at most one JSON "
+                       "payload");
     topic = argv[0];
     if (argc == 2) {
         payload = argv[1];
         if (!(base = json_loads (payload, 0, NULL)) || !json_is_object (base)) {
-            fprintf (stderr, "bgn event pub: payload is not a JSON object\n");
             json_decref (base);
-            return 1;
+            cmd_die ("event", "pub: the payload is not a JSON object");
         }
     }
     h = cmd_open ("event");
@@ -71,13 +73,16 @@ static int publish (int argc, char **argv, long count, int verbose)
             json_decref (o);
         }
         if (bgn_event_publish (h, topic, s ? s : payload, &seq) < 0) {
-            fprintf (stderr, "bgn event pub: %s: %s\n", topic,
+            fprintf (stderr, "bgn event: pub %s: %s\n", topic,
                      strerror (errno));
             free (s);
             rc = 1;
             break;
         }
-        if (verbose)
+        if (verbose > 1)
+            printf ("seq=%u topic=%s %s\n", (unsigned)seq, topic,
+                    s ? s : payload ? payload : "{}");
+        else if (verbose)
             printf ("seq=%u\n", (unsigned)seq);
         free (s);
     }
@@ -130,14 +135,12 @@ static int subscribe (int argc, char **argv, long count, int json,
     bgn_t *h;
     long got = 0;
 
-    if (argc < 1) {
-        usage (stderr);
-        return 1;
-    }
+    if (argc < 1)
+        cmd_usage_die ("event", "sub: which PREFIX?");
     h = cmd_open ("event");
     for (int i = 0; i < argc; i++) {
         if (bgn_event_subscribe (h, argv[i]) < 0) {
-            fprintf (stderr, "bgn event sub: %s: %s\n", argv[i],
+            fprintf (stderr, "bgn event: sub %s: %s\n", argv[i],
                      strerror (errno));
             bgn_close (&h);
             return 1;
@@ -151,7 +154,7 @@ static int subscribe (int argc, char **argv, long count, int json,
     while (count == 0 || got < count) {
         msg_t *ev = bgn_event_recv (h, timeout > 0 ? timeout : -1);
         if (!ev) {
-            fprintf (stderr, "bgn event sub: %s after %ld events\n",
+            fprintf (stderr, "bgn event: sub: %s after %ld events\n",
                      strerror (errno), got);
             bgn_close (&h);
             return 1;
@@ -172,7 +175,7 @@ int cmd_event (int argc, char **argv)
         { "count", required_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
         { "timeout", required_argument, NULL, 't' },
-        { "ready", required_argument, NULL, 'r' },
+        { "ready", required_argument, NULL, 'R' },   /* long only */
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -183,41 +186,32 @@ int cmd_event (int argc, char **argv)
     const char *ready = NULL;
     char *end;
 
-    while ((c = getopt_long (argc, argv, "c:jt:r:vh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":c:jt:vh", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             count = strtol (optarg, &end, 10);
-            if (*end || count < 0) {
-                fprintf (stderr, "bgn event: --count: '%s' is not a count\n",
-                         optarg);
-                return 1;
-            }
+            if (*end || end == optarg || count < 0)
+                cmd_die ("event", "--count: '%s' is not a count", optarg);
             break;
         case 'j': json = 1; break;
         case 't':
-            if (fsd_parse_duration (optarg, &timeout) < 0 || !(timeout > 0)) {
-                fprintf (stderr, "bgn event: --timeout: '%s' is not a "
-                         "duration\n", optarg);
-                return 1;
-            }
+            timeout = cmd_timeout_arg ("event", "--timeout", optarg);
+            if (isinf (timeout))
+                timeout = -1;
             break;
-        case 'r': ready = optarg; break;
-        case 'v': verbose = 1; break;
+        case 'R': ready = optarg; break;
+        case 'v': verbose++; break;
         case 'h': usage (stdout); return 0;
-        default: usage (stderr); return 1;
+        default: return cmd_bad_option ("event", argv, c);
         }
     }
-    if (optind >= argc) {
-        usage (stderr);
-        return 1;
-    }
+    if (optind >= argc)
+        cmd_usage_die ("event", "pub or sub?");
     const char *verb = argv[optind++];
     if (!strcmp (verb, "pub"))
         return publish (argc - optind, argv + optind, count, verbose);
     if (!strcmp (verb, "sub"))
         return subscribe (argc - optind, argv + optind, count, json, timeout,
                           ready);
-    fprintf (stderr, "bgn event: '%s' is not pub or sub\n", verb);
-    usage (stderr);
-    return 1;
+    cmd_usage_die ("event", "'%s' is not pub or sub", verb);
 }

@@ -32,10 +32,12 @@ struct broker_state {
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: bgn fault kill|stop|cont|restart RANK...\n"
+"Usage: bgn fault kill|stop|cont|restart TARGET...\n"
 "       bgn fault chaos --duration=T --max-down=F [--seed=S] [--interval=T]\n"
 "                       [--include-rank0] [--spare=RANKS] [--no-restore]\n"
-"Inject faults into the instance made by 'bgn start' (BGN_RUNDIR):\n"
+"Inject faults into the instance made by 'bgn start' (BGN_RUNDIR).\n"
+"A TARGET is a rank, a set of ranks (3,5-7), a host or a hostlist\n"
+"(node[3-5]):\n"
 "  kill      SIGKILL the broker (a crash)\n"
 "  stop      SIGSTOP it (a hung broker: alive but silent)\n"
 "  cont      SIGCONT a stopped broker\n"
@@ -47,9 +49,10 @@ static void usage (FILE *f)
 "\n"
 "  -d, --duration=T     chaos run time (e.g. 60s)\n"
 "  -m, --max-down=F     most brokers down at once\n"
-"  -s, --seed=S         random seed (default: time)\n"
+"      --seed=S         random seed (default: time)\n"
 "  -i, --interval=T     mean time between chaos actions (default 1s)\n"
-"  -t, --timeout=T      deadline for each fault to take effect (default 30s)\n"
+"  -t, --timeout=T      deadline for each fault to take effect (default 30s;\n"
+"                       0 = none)\n"
 "  -h, --help           this text\n");
 }
 
@@ -157,21 +160,9 @@ static int do_fault (const char *verb, int rank, double timeout)
     return 0;
 }
 
-static int spared (const char *list, int r)
-{
-    char buf[512], *tok, *save = NULL;
-    if (!list)
-        return 0;
-    snprintf (buf, sizeof (buf), "%s", list);
-    for (tok = strtok_r (buf, ",", &save); tok; tok = strtok_r (NULL, ",", &save))
-        if (atoi (tok) == r)
-            return 1;
-    return 0;
-}
-
 static int chaos (double duration, int max_down, unsigned seed,
                   double interval, int include0, int restore, double timeout,
-                  const char *spare)
+                  const idset_t *spare)
 {
     struct broker_state st[MAX_RANKS];
     int n = read_states (st, MAX_RANKS);
@@ -182,7 +173,7 @@ static int chaos (double duration, int max_down, unsigned seed,
     if (n < 0)
         cmd_die ("fault", "cannot read %s/brokers", rundir ());
     if (n - first < 1 || max_down < 1) {
-        fprintf (stderr, "bgn fault chaos: nothing to do (%d ranks, "
+        fprintf (stderr, "bgn fault: chaos: nothing to do (%d ranks, "
                  "--max-down=%d)\n", n, max_down);
         return 1;
     }
@@ -194,7 +185,7 @@ static int chaos (double duration, int max_down, unsigned seed,
         int dead[MAX_RANKS], live[MAX_RANKS], nd = 0, nl = 0;
         read_states (st, MAX_RANKS);
         for (int r = first; r < n; r++) {
-            if (spared (spare, r))
+            if (idset_test (spare, r))
                 continue;
             if (!strcmp (st[r].state, "dead"))
                 dead[nd++] = r;
@@ -235,13 +226,13 @@ static int chaos (double duration, int max_down, unsigned seed,
     return rc;
 }
 
-static int parse_duration (const char *opt, const char *s, double *out)
+static double duration_arg (const char *opt, const char *s)
 {
-    if (fsd_parse_duration (s, out) < 0 || !(*out > 0)) {
-        fprintf (stderr, "bgn fault: --%s: '%s' is not a duration\n", opt, s);
-        return -1;
-    }
-    return 0;
+    double d;
+    if (fsd_parse_duration (s, &d) < 0 || !(d > 0))
+        cmd_die ("fault", "%s: '%s' is not a duration (e.g. 500ms, 60s)",
+                 opt, s);
+    return d;
 }
 
 int cmd_fault (int argc, char **argv)
@@ -249,7 +240,7 @@ int cmd_fault (int argc, char **argv)
     static const struct option longopts[] = {
         { "duration", required_argument, NULL, 'd' },
         { "max-down", required_argument, NULL, 'm' },
-        { "seed", required_argument, NULL, 's' },
+        { "seed", required_argument, NULL, 's' },   /* long only */
         { "interval", required_argument, NULL, 'i' },
         { "timeout", required_argument, NULL, 't' },
         { "include-rank0", no_argument, NULL, '0' },
@@ -261,86 +252,63 @@ int cmd_fault (int argc, char **argv)
     double duration = -1, interval = 1., timeout = 30.;
     int max_down = -1, include0 = 0, restore = 1, c, rc = 0;
     unsigned seed = (unsigned)time (NULL);
-    const char *spare = NULL;
+    idset_t *spare = NULL;
     char *end;
 
-    while ((c = getopt_long (argc, argv, "d:m:s:i:t:h", longopts,
+    while ((c = getopt_long (argc, argv, ":d:m:i:t:h", longopts,
                              NULL)) != -1) {
         switch (c) {
-        case 'd':
-            if (parse_duration ("duration", optarg, &duration) < 0)
-                return 1;
-            break;
-        case 'i':
-            if (parse_duration ("interval", optarg, &interval) < 0)
-                return 1;
-            break;
-        case 't':
-            if (parse_duration ("timeout", optarg, &timeout) < 0)
-                return 1;
+        case 'd': duration = duration_arg ("--duration", optarg); break;
+        case 'i': interval = duration_arg ("--interval", optarg); break;
+        case 't': timeout = cmd_timeout_arg ("fault", "--timeout", optarg);
             break;
         case 'm':
             max_down = strtol (optarg, &end, 10);
-            if (*end || max_down < 1) {
-                fprintf (stderr, "bgn fault: --max-down: '%s' is not a "
-                         "count >= 1\n", optarg);
-                return 1;
-            }
+            if (*end || end == optarg || max_down < 1)
+                cmd_die ("fault", "--max-down: '%s' is not a count >= 1",
+                         optarg);
             break;
         case 's':
             seed = strtoul (optarg, &end, 10);
-            if (*end) {
-                fprintf (stderr, "bgn fault: --seed: '%s' is not a number\n",
-                         optarg);
-                return 1;
-            }
+            if (*end || end == optarg)
+                cmd_die ("fault", "--seed: '%s' is not a number", optarg);
             break;
         case '0': include0 = 1; break;
         case 'R': restore = 0; break;
         case 'S':
-            if (strspn (optarg, "0123456789,") != strlen (optarg)) {
-                fprintf (stderr, "bgn fault: --spare: '%s' is not a list of "
-                         "ranks like 3,7\n", optarg);
-                return 1;
-            }
-            spare = optarg;
+            idset_destroy (&spare);
+            spare = cmd_ranks_arg ("fault", "--spare", optarg, NULL);
             break;
         case 'h': usage (stdout); return 0;
-        default: usage (stderr); return 1;
+        default: return cmd_bad_option ("fault", argv, c);
         }
     }
-    if (optind >= argc) {
-        usage (stderr);
-        return 1;
-    }
+    if (optind >= argc)
+        cmd_usage_die ("fault", "which fault? (kill, stop, cont, restart, "
+                       "chaos)");
     const char *verb = argv[optind++];
     if (!strcmp (verb, "chaos")) {
-        if (duration < 0 || max_down < 1 || optind != argc) {
-            fprintf (stderr, "bgn fault chaos: needs --duration and "
-                     "--max-down\n");
-            return 1;
-        }
-        return chaos (duration, max_down, seed, interval, include0, restore,
-                      timeout, spare);
+        if (duration < 0 || max_down < 1 || optind != argc)
+            cmd_usage_die ("fault", "chaos needs --duration and --max-down "
+                           "and no TARGET");
+        rc = chaos (duration, max_down, seed, interval, include0, restore,
+                    timeout, spare);
+        idset_destroy (&spare);
+        return rc;
     }
     if (strcmp (verb, "kill") && strcmp (verb, "stop") && strcmp (verb, "cont")
-        && strcmp (verb, "restart")) {
-        fprintf (stderr, "bgn fault: '%s' is not a fault (kill, stop, cont, "
-                 "restart, chaos)\n", verb);
-        return 1;
-    }
-    if (optind >= argc) {
-        fprintf (stderr, "bgn fault %s: which rank?\n", verb);
-        return 1;
-    }
+        && strcmp (verb, "restart"))
+        cmd_usage_die ("fault", "'%s' is not a fault (kill, stop, cont, "
+                       "restart, chaos)", verb);
+    if (optind >= argc)
+        cmd_usage_die ("fault", "%s: which rank or host?", verb);
     for (; optind < argc; optind++) {
-        long r = strtol (argv[optind], &end, 10);
-        if (*end || end == argv[optind] || r < 0 || r >= MAX_RANKS) {
-            fprintf (stderr, "bgn fault: '%s' is not a rank\n", argv[optind]);
-            return 1;
-        }
-        if (do_fault (verb, (int)r, timeout) < 0)
-            rc = 1;
+        idset_t *ids = cmd_ranks_arg ("fault", NULL, argv[optind], NULL);
+        for (int r = idset_first (ids); r >= 0; r = idset_next (ids, r))
+            if (do_fault (verb, r, timeout) < 0)
+                rc = 1;
+        idset_destroy (&ids);
     }
+    idset_destroy (&spare);
     return rc;
 }

@@ -2,8 +2,9 @@
  *
  * A plain tool for scripts and tests: any topic, any JSON payload, any
  * rank, with a deadline.  The response payload is printed as JSON on
- * stdout; a failed request prints the errno text and error string on
- * stderr and exits 1.
+ * stdout, on one line, keys sorted, reals rounded (cmd_print_json); a
+ * failed request prints the errno text and error string on stderr and
+ * exits 1.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -14,6 +15,7 @@
 
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
+#include "rankarg.h"
 
 static void usage (FILE *f)
 {
@@ -22,38 +24,28 @@ static void usage (FILE *f)
 "Send a request for TOPIC with payload JSON (an object; default none) and\n"
 "print the response payload.\n"
 "\n"
-"  -n, --nodeid=N     send to rank N; \"any\" (default) for the nearest\n"
-"                     broker with the service, \"upstream\" to skip the\n"
-"                     local broker\n"
-"  -t, --timeout=T    response deadline (default 10s)\n"
+"  -r, --rank=R       send to rank R (or the broker on host R); \"any\"\n"
+"                     (default) for the nearest broker with the service,\n"
+"                     \"upstream\" to skip the local broker\n"
+"                     (--nodeid is another name for it)\n"
+"  -t, --timeout=T    response deadline (default 10s; 0 = none)\n"
 "  -h, --help         this text\n");
 }
 
-static int parse_nodeid (const char *s, uint32_t *nodeid)
+static uint32_t parse_nodeid (const char *s)
 {
-    char *end;
-    unsigned long v;
-
-    if (!strcmp (s, "any")) {
-        *nodeid = NODEID_ANY;
-        return 0;
-    }
-    if (!strcmp (s, "upstream")) {
-        *nodeid = NODEID_UPSTREAM;
-        return 0;
-    }
-    errno = 0;
-    v = strtoul (s, &end, 10);
-    if (errno || *end || end == s || v >= NODEID_UPSTREAM)
-        return -1;
-    *nodeid = v;
-    return 0;
+    if (!strcmp (s, "any"))
+        return NODEID_ANY;
+    if (!strcmp (s, "upstream"))
+        return NODEID_UPSTREAM;
+    return cmd_rank_arg ("rpc", "--rank", s, NULL);
 }
 
 int cmd_rpc (int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "nodeid", required_argument, NULL, 'n' },
+        { "rank", required_argument, NULL, 'r' },
+        { "nodeid", required_argument, NULL, 'r' },
         { "timeout", required_argument, NULL, 't' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -66,36 +58,26 @@ int cmd_rpc (int argc, char **argv)
     bgn_rpc_t *rpc;
     json_t *o;
 
-    while ((c = getopt_long (argc, argv, "n:t:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":r:n:t:h", longopts, NULL)) != -1) {
         switch (c) {
-        case 'n':
-            if (parse_nodeid (optarg, &nodeid) < 0) {
-                fprintf (stderr, "bgn rpc: --nodeid: '%s' is not a rank, "
-                         "'any' or 'upstream'\n", optarg);
-                return 1;
-            }
+        case 'r':
+        case 'n':   /* -n/--nodeid: the older name */
+            nodeid = parse_nodeid (optarg);
             break;
-        case 't':
-            if (fsd_parse_duration (optarg, &timeout) < 0 || !(timeout > 0)) {
-                fprintf (stderr, "bgn rpc: --timeout: '%s' is not a "
-                         "duration\n", optarg);
-                return 1;
-            }
-            break;
+        case 't': timeout = cmd_timeout_arg ("rpc", "--timeout", optarg); break;
         case 'h': usage (stdout); return 0;
-        default: usage (stderr); return 1;
+        default: return cmd_bad_option ("rpc", argv, c);
         }
     }
-    if (optind >= argc || argc - optind > 2) {
-        usage (stderr);
-        return 1;
-    }
+    if (optind >= argc)
+        cmd_usage_die ("rpc", "which TOPIC?");
+    if (argc - optind > 2)
+        cmd_usage_die ("rpc", "give TOPIC and at most one JSON payload");
     if (argc - optind == 2) {
         payload = argv[optind + 1];
         if (!(o = json_loads (payload, 0, NULL)) || !json_is_object (o)) {
-            fprintf (stderr, "bgn rpc: payload is not a JSON object\n");
             json_decref (o);
-            return 1;
+            cmd_die ("rpc", "the payload is not a JSON object");
         }
         json_decref (o);
     }
@@ -104,16 +86,16 @@ int cmd_rpc (int argc, char **argv)
         bgn_set_timeout (h, timeout);
     if (nodeid == NODEID_UPSTREAM)
         flags = 0;
-    if (!(rpc = bgn_rpc (h, argv[optind], nodeid, payload, flags)))
-        fprintf (stderr, "bgn rpc: %s: %s\n", argv[optind], strerror (errno));
-    else if (bgn_rpc_get (rpc, &rsp) < 0) {
-        const char *es = bgn_rpc_error (rpc);
-        fprintf (stderr, "bgn rpc: %s: %s%s%s%s\n", argv[optind],
-                 strerror (errno), es ? " (" : "", es ? es : "",
-                 es ? ")" : "");
-    }
+    if (!(rpc = bgn_rpc (h, argv[optind], nodeid, payload, flags))
+        || bgn_rpc_get (rpc, &rsp) < 0)
+        cmd_rpc_error ("rpc", argv[optind], rpc);
     else {
-        printf ("%s\n", rsp ? rsp : "{}");
+        json_t *r = rsp ? json_loads (rsp, JSON_DECODE_ANY, NULL) : NULL;
+        if (r)
+            cmd_print_json_ex (r, 1);
+        else
+            printf ("%s\n", rsp ? rsp : "{}");
+        json_decref (r);
         rc = 0;
     }
     bgn_rpc_destroy (&rpc);

@@ -37,8 +37,8 @@ static void usage (FILE *f)
 "rank, type, topic, size in bytes, hops (and source -> destination rank).\n"
 "TOPIC-GLOB (fnmatch, e.g. 'broker.*') keeps only matching topics.\n"
 "\n"
-"  -r, --rank=R          trace rank R's broker (default 0)\n"
-"  -t, --types=LIST      comma-separated: request,response,event,control\n"
+"  -r, --rank=R          trace rank R's broker, or host R's (default 0)\n"
+"      --types=LIST      comma-separated: request,response,event,control\n"
 "                        (default all; control = the overlay's own\n"
 "                        messages: hello, keepalive, fence, ...)\n"
 "  -d, --duration=T      trace for T (default 60s, at most 1h)\n"
@@ -110,7 +110,8 @@ int cmd_overlay_trace (int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "rank", required_argument, NULL, 'r' },
-        { "types", required_argument, NULL, 't' },
+        { "types", required_argument, NULL, 'T' },
+        { "type", required_argument, NULL, 'T' },   /* Flux's spelling */
         { "duration", required_argument, NULL, 'd' },
         { "count", required_argument, NULL, 'c' },
         { "json", no_argument, NULL, 'j' },
@@ -121,25 +122,19 @@ int cmd_overlay_trace (int argc, char **argv)
     int c, json = 0, rc = 1;
     long count = -1, seen = 0;
     double duration = 60;
-    char *end, *payload = NULL;
+    char *end, *payload = NULL, what[64];
     const char *rsp;
     json_t *req, *types = json_array ();
     bgn_t *h;
     bgn_rpc_t *rpc = NULL;
 
-    while ((c = getopt_long (argc, argv, "r:t:d:c:jh", longopts, NULL))
+    while ((c = getopt_long (argc, argv, ":r:d:c:jh", longopts, NULL))
            != -1) {
         switch (c) {
         case 'r':
-            errno = 0;
-            rank = strtoul (optarg, &end, 10);
-            if (errno || *end || end == optarg || *optarg == '-') {
-                fprintf (stderr, "bgn %s: --rank: '%s' is not a rank\n", PROG,
-                         optarg);
-                goto out;
-            }
+            rank = cmd_rank_arg (PROG, "--rank", optarg, NULL);
             break;
-        case 't':
+        case 'T':
             if (parse_types (optarg, types) < 0)
                 goto out;
             break;
@@ -162,14 +157,11 @@ int cmd_overlay_trace (int argc, char **argv)
             break;
         case 'j': json = 1; break;
         case 'h': usage (stdout); rc = 0; goto out;
-        default: usage (stderr); goto out;
+        default: rc = cmd_bad_option (PROG, argv, c); goto out;
         }
     }
-    if (argc - optind > 1) {
-        fprintf (stderr, "bgn %s: one TOPIC-GLOB at most\n", PROG);
-        usage (stderr);
-        goto out;
-    }
+    if (argc - optind > 1)
+        cmd_usage_die (PROG, "one TOPIC-GLOB at most");
     req = json_pack ("{s:f}", "duration", duration);
     if (json_array_size (types) > 0)
         json_object_set (req, "types", types);
@@ -183,18 +175,16 @@ int cmd_overlay_trace (int argc, char **argv)
     }
 
     h = cmd_open (PROG);
+    snprintf (what, sizeof (what), "overlay.trace to rank %u",
+              (unsigned)rank);
     if (!(rpc = bgn_rpc (h, "overlay.trace", rank, payload,
                          MSGFLAG_STREAMING))) {
-        fprintf (stderr, "bgn %s: overlay.trace to rank %u: %s\n", PROG,
-                 (unsigned)rank, strerror (errno));
+        cmd_rpc_error (PROG, what, NULL);
         goto close;
     }
     /* the first answer says the trace is on */
     if (bgn_rpc_get (rpc, &rsp) < 0) {
-        const char *es = bgn_rpc_error (rpc);
-        fprintf (stderr, "bgn %s: rank %u: %s%s%s%s\n", PROG, (unsigned)rank,
-                 strerror (errno), es ? " (" : "", es ? es : "",
-                 es ? ")" : "");
+        cmd_rpc_error (PROG, what, rpc);
         goto close;
     }
     if (!json) {
@@ -212,12 +202,8 @@ int cmd_overlay_trace (int argc, char **argv)
         if (bgn_rpc_get (rpc, &rsp) < 0) {
             if (errno == ENODATA)
                 rc = 0;
-            else {
-                const char *es = bgn_rpc_error (rpc);
-                fprintf (stderr, "bgn %s: rank %u: %s%s%s%s\n", PROG,
-                         (unsigned)rank, strerror (errno), es ? " (" : "",
-                         es ? es : "", es ? ")" : "");
-            }
+            else
+                cmd_rpc_error (PROG, what, rpc);
             break;
         }
         if (!rsp || !(o = json_loads (rsp, 0, NULL))) {
@@ -225,10 +211,8 @@ int cmd_overlay_trace (int argc, char **argv)
             continue;
         }
         if (json) {
-            char *s = json_dumps (o, JSON_COMPACT | JSON_SORT_KEYS);
-            printf ("%s\n", s ? s : "{}");
+            cmd_print_json_ex (o, 1);
             fflush (stdout);
-            free (s);
         }
         else
             print_line (o);

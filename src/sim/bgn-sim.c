@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "src/common/libbgn/bgn.h"
+#include "protosim.h"
 
 #define UNSEEN UINT32_MAX
 #define DEFAULT_PAIRS 1000000
@@ -69,16 +70,16 @@ struct sim {
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: bgn-sim --topology T --size N [OPTIONS]\n"
+"Usage: bgn sim --topology T --size N [OPTIONS]\n"
 "Simulate a bgn overlay topology with failures.\n"
 "\n"
-"  -t, --topology T    bgn, bgn:R (2..64), kary:K (K >= 1) or binomial\n"
-"  -n, --size N        number of ranks (1..%u)\n"
-"  -f, --fail F        number of failed ranks (0..N-1; rank 0 never fails)\n"
-"  -m, --fail-mode M   random (default), interior (tree non-leaves first;\n"
+"  -T, --topology T    bgn, bgn:R (2..64), kary:K (K >= 1) or binomial\n"
+"  -s, --size N        number of ranks (1..%u)\n"
+"      --fail F        number of failed ranks (0..N-1; rank 0 never fails)\n"
+"      --fail-mode M   random (default), interior (tree non-leaves first;\n"
 "                      random for bgn) or lowest (ranks 1..F)\n"
-"  -s, --seed S        random seed (default 1)\n"
-"  -p, --pairs P       pair budget for failure statistics (default %d);\n"
+"      --seed S        random seed (default 1)\n"
+"      --pairs P       pair budget for failure statistics (default %d);\n"
 "                      all pairs if live*(live-1) <= P, else BFS from\n"
 "                      P/(live-1) sampled sources to every live rank\n"
 "  -j, --json          print one JSON object instead of text\n"
@@ -86,12 +87,12 @@ static void usage (FILE *f)
              BGN_SIZE_MAX, DEFAULT_PAIRS);
 }
 
+/* One line, as every bgn command reports a usage mistake. */
 static int usage_error (const char *fmt, const char *arg)
 {
-    fprintf (stderr, "bgn-sim: ");
+    fprintf (stderr, "bgn sim: ");
     fprintf (stderr, fmt, arg);
-    fprintf (stderr, "\n");
-    usage (stderr);
+    fprintf (stderr, "; see 'bgn sim --help'\n");
     return -1;
 }
 
@@ -134,11 +135,13 @@ static double now (void)
 static int parse_options (int argc, char *argv[], struct options *o)
 {
     static const struct option longopts[] = {
-        { "topology", required_argument, NULL, 't' },
+        /* short options mean what they mean in every bgn command (-T
+         * topology and -s size as in bgn start); the rest are long only */
+        { "topology", required_argument, NULL, 'T' },
         { "size", required_argument, NULL, 'n' },
         { "fail", required_argument, NULL, 'f' },
         { "fail-mode", required_argument, NULL, 'm' },
-        { "seed", required_argument, NULL, 's' },
+        { "seed", required_argument, NULL, 'S' },
         { "pairs", required_argument, NULL, 'p' },
         { "json", no_argument, NULL, 'j' },
         { "help", no_argument, NULL, 'h' },
@@ -153,11 +156,12 @@ static int parse_options (int argc, char *argv[], struct options *o)
     o->seed = 1;
     o->pairs = DEFAULT_PAIRS;
     opterr = 0;
-    while ((c = getopt_long (argc, argv, ":t:n:f:m:s:p:jh", longopts, NULL)) != -1) {
+    while ((c = getopt_long (argc, argv, ":T:s:jh", longopts, NULL)) != -1) {
         switch (c) {
-        case 't':
+        case 'T':
             o->topology = optarg;
             break;
+        case 's':
         case 'n':
             if (parse_u64 (optarg, BGN_SIZE_MAX, &v) < 0 || v == 0)
                 return usage_error ("invalid --size '%s'", optarg);
@@ -179,7 +183,7 @@ static int parse_options (int argc, char *argv[], struct options *o)
             else
                 return usage_error ("invalid --fail-mode '%s'", optarg);
             break;
-        case 's':
+        case 'S':
             if (parse_u64 (optarg, UINT64_MAX, &v) < 0)
                 return usage_error ("invalid --seed '%s'", optarg);
             o->seed = v;
@@ -507,6 +511,11 @@ static void sim_fini (struct sim *s)
 
 int main (int argc, char *argv[])
 {
+    /* --protocol: the overlay's protocol code on a simulated network */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp (argv[i], "--protocol"))
+            return protosim_main (argc, argv);
+
     struct options o;
     struct results res;
     struct sim s;

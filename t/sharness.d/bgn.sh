@@ -30,3 +30,17 @@ pids_gone () {
     echo "still running: $(cat "$1")" >&2
     return 1
 }
+
+# jq_py FILE EXPR: evaluate the python expression EXPR with o = the JSON
+# in FILE; fail (naming EXPR) unless it is true.  Needs the PYTHON3
+# prerequisite.
+jq_py () {
+	"$PYTHON3" -c "
+import json, sys
+o = json.load(open(sys.argv[1]))
+ok = $2
+if not ok:
+    sys.stderr.write('check failed: %s\\n' % sys.argv[2])
+    sys.exit(1)
+" "$1" "$2"
+}

@@ -22,6 +22,7 @@
 
 #include "src/common/libtoml/toml.h"
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/hostlist.h"
 #include "conf.h"
 
 #define ORIGIN "_origin"
@@ -493,8 +494,15 @@ static int load_dir (json_t *stage, json_t *origins, const char *path,
     }
     closedir (dir);
     dir = NULL;
-    if (n > 0)
-        qsort (names, n, sizeof (*names), cmp_names);
+    /* An empty directory is a mistake, not an empty config: a broker
+     * would run alone as rank 0 of 1. */
+    if (n == 0) {
+        free (names);
+        errf (errbuf, errlen, "%s: no *.toml file in this directory", path);
+        errno = ENOENT;
+        return -1;
+    }
+    qsort (names, n, sizeof (*names), cmp_names);
     for (size_t i = 0; i < n && rc == 0; i++) {
         struct stat sb;
         if (stat (names[i], &sb) == 0 && !S_ISREG (sb.st_mode))
@@ -856,3 +864,108 @@ int conf_get_duration (json_t *conf, const char *key, double *seconds)
 
 /* vi:ts=4 sw=4 expandtab
  */
+
+struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
+                                       size_t errlen)
+{
+    json_t *hosts = lookup (conf, "bootstrap.hosts"), *e;
+    hostlist_t *hl;
+    char err[256];
+    size_t i;
+
+    if (!json_is_array (hosts)) {
+        errf (errbuf, errlen, "no bootstrap.hosts");
+        errno = ENOENT;
+        return NULL;
+    }
+    if (!(hl = hostlist_create ()))
+        return NULL;
+    json_array_foreach (hosts, i, e) {
+        const char *spec = json_string_value (json_object_get (e, "host"));
+        if (!spec || hostlist_append (hl, spec, err, sizeof (err)) < 0) {
+            errf (errbuf, errlen, "bootstrap.hosts[%zu]: %s", i,
+                  spec ? err : "no host");
+            hostlist_destroy (&hl);
+            errno = EINVAL;
+            return NULL;
+        }
+    }
+    return hl;
+}
+
+int conf_expand_template (const char *tmpl, const char *host, int port,
+                          char *out, size_t len)
+{
+    size_t o = 0;
+    char portstr[16];
+
+    snprintf (portstr, sizeof (portstr), "%d", port);
+    for (const char *p = tmpl; *p; p++) {
+        const char *ins = NULL;
+        size_t l = 1;
+        if (p[0] == '%' && p[1] == 'h')
+            ins = host;
+        else if (p[0] == '%' && p[1] == 'p')
+            ins = portstr;
+        if (ins)
+            l = strlen (ins);
+        if (o + l >= len) {
+            errno = EOVERFLOW;
+            return -1;
+        }
+        if (ins) {
+            memcpy (out + o, ins, l);
+            p++;
+        }
+        else
+            out[o] = *p;
+        o += l;
+    }
+    out[o] = '\0';
+    return 0;
+}
+
+static int check_port (const char *port, char *errbuf, size_t errlen,
+                       const char *uri)
+{
+    long v;
+
+    if (!strcmp (port, "*"))
+        return 0;
+    if (parse_uint (port, &v) < 0 || v < 1 || v > 65535)
+        return errf (errbuf, errlen, "%s: the port '%s' is not 1..65535 or "
+                     "*", uri, port);
+    return 0;
+}
+
+int conf_check_endpoint (const char *uri, char *errbuf, size_t errlen)
+{
+    const char *rest, *colon;
+    char host[256];
+
+    if (!uri || !*uri)
+        return errf (errbuf, errlen, "the endpoint is empty");
+    if (!strncmp (uri, "ipc://", 6))
+        return uri[6] ? 0 : errf (errbuf, errlen, "%s: no path", uri);
+    if (strncmp (uri, "tcp://", 6))
+        return errf (errbuf, errlen, "%s: not tcp://HOST:PORT or ipc://PATH",
+                     uri);
+    rest = uri + 6;
+    if (*rest == '[') {
+        const char *end = strchr (rest, ']');
+        if (!end || end[1] != ':')
+            return errf (errbuf, errlen, "%s: an IPv6 address needs "
+                         "[ADDR]:PORT", uri);
+        return check_port (end + 2, errbuf, errlen, uri);
+    }
+    if (!(colon = strrchr (rest, ':')) || colon == rest)
+        return errf (errbuf, errlen, "%s: no HOST:PORT after tcp://", uri);
+    if ((size_t)(colon - rest) >= sizeof (host))
+        return errf (errbuf, errlen, "%s: the host is too long", uri);
+    memcpy (host, rest, (size_t)(colon - rest));
+    host[colon - rest] = '\0';
+    if (strchr (host, ':') || strpbrk (host, " /%"))
+        return errf (errbuf, errlen, "%s: '%s' is not a host, an address or "
+                     "an interface", uri, host);
+    return check_port (colon + 1, errbuf, errlen, uri);
+}

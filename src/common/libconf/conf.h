@@ -69,8 +69,9 @@ json_t *conf_create (void);
 
 /* Parse 'path' (a TOML file, or a directory whose *.toml files are read
  * in name order) and merge it into 'conf', validating against the schema.
- * Returns 0, or -1 with errno (ENOENT, EACCES, EINVAL for syntax/schema
- * errors) and a message in errbuf.  Nothing is merged on error.
+ * Returns 0, or -1 with errno (ENOENT, also for a directory without any
+ * *.toml file; EACCES; EINVAL for syntax/schema errors) and a message in
+ * errbuf.  Nothing is merged on error.
  */
 int conf_load (json_t *conf, const char *path, char *errbuf, size_t errlen);
 
@@ -96,5 +97,30 @@ int conf_get_string (json_t *conf, const char *key, const char **val);
 int conf_get_int (json_t *conf, const char *key, long long *val);
 int conf_get_bool (json_t *conf, const char *key, int *val);
 int conf_get_duration (json_t *conf, const char *key, double *seconds);
+
+/* The static bootstrap's host list, expanded in rank order: rank i runs
+ * on the i'th host (the same expansion the broker's static bootstrap
+ * does).  Each entry's "host" is a hostlist (hostlist.h).  Returns a new
+ * list the caller destroys; NULL with ENOENT if the config has no
+ * bootstrap.hosts, EINVAL (message in errbuf naming the entry) for a bad
+ * hostlist, ENOMEM.
+ */
+struct hostlist;
+struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
+                                       size_t errlen);
+
+/* Expand a bootstrap.hosts template: %h becomes 'host', %p 'port'; other
+ * %-sequences (%R, %r of overlay.bind) are copied as they are.  -1 +
+ * EOVERFLOW if the result does not fit in out[len].
+ */
+int conf_expand_template (const char *tmpl, const char *host, int port,
+                          char *out, size_t len);
+
+/* Check the form of an overlay endpoint: "tcp://HOST:PORT" (HOST a name,
+ * an address, an interface or "*"; PORT 1..65535 or "*"; IPv6 in
+ * brackets), or "ipc://PATH".  Returns 0, or -1 + EINVAL with the reason
+ * in errbuf.  The form only: whether HOST exists is the caller's test.
+ */
+int conf_check_endpoint (const char *uri, char *errbuf, size_t errlen);
 
 #endif /* BGN_CONF_H */

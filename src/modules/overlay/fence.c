@@ -39,6 +39,13 @@ bool fence_is_fenced (struct overlay *ov, uint32_t rank)
     return f && f->fenced;
 }
 
+static void note (struct overlay *ov, enum ovl_note what, uint32_t rank,
+                  uint64_t inc)
+{
+    if (ov->io->note)
+        ov->io->note (ov->ctx, what, rank, inc);
+}
+
 static void router_refresh (struct overlay *ov, uint32_t rank)
 {
     bgn_router_set_down (ov->router, rank, fence_is_fenced (ov, rank));
@@ -160,6 +167,7 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         flags |= FENCE_PEER_DOWN;
     }
     router_refresh (ov, rank);
+    note (ov, OVL_NOTE_FENCED, rank, inc);
     fence_flood (ov, ENV_FENCE, rank, inc, reason, from);
     membership_event (ov, "overlay.fence", rank, inc, reason);
     tracker_fail_dest (ov, rank);
@@ -188,6 +196,7 @@ int unfence_apply (struct overlay *ov, uint32_t rank, uint64_t inc, int from)
         ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
                  (unsigned)rank, (unsigned long long)inc);
         router_refresh (ov, rank);
+        note (ov, OVL_NOTE_UNFENCED, rank, inc);
         membership_event (ov, "overlay.unfence", rank, inc, "rejoined");
     }
     else if (rank != 0)

@@ -22,6 +22,12 @@
 #include "src/include/bgn/module.h"
 #include "frame.h"
 
+/* What the core may tell an observer (a simulator measuring it). */
+enum ovl_note {
+    OVL_NOTE_FENCED,        /* 'rank' (incarnation 'inc') is fenced here */
+    OVL_NOTE_UNFENCED,      /* its fence is lifted here */
+};
+
 struct ovl_io {
     /* Send [env][body frames] to peer 'rank' now, without blocking.
      * 0: sent (body frames taken: the io sets body[i] to NULL).  -1 with errno EAGAIN (the peer's
@@ -61,6 +67,10 @@ struct ovl_io {
                           const char *errstr);
     /* Ask the broker to shut down with this exit code. */
     void (*stop) (void *ctx, int exit_code);
+
+    /* Optional (may be NULL): changes of this broker's view, for an
+     * observer.  Never needed for the protocol to work. */
+    void (*note) (void *ctx, enum ovl_note what, uint32_t rank, uint64_t inc);
 };
 
 #endif

@@ -30,6 +30,9 @@ struct ovl_config {
     char curve_keys[512];       /* bootstrap.curve_keys: per-host keys */
     double rpc_timeout;         /* broker.rpc_timeout, s */
     long test_loop;             /* BGN_OVERLAY_TEST_LOOP rank, -1 off */
+    struct bgn_topo *topo;      /* borrowed: a topology shared by many
+                                   cores (a simulator); NULL: the core
+                                   makes its own from 'topology' */
 };
 
 /* Defaults, as libconf's schema has them. */

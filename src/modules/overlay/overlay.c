@@ -133,7 +133,9 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
               id->instance ? id->instance : "");
     snprintf (ov->pubkey, sizeof (ov->pubkey), "%s", id->pubkey);
     snprintf (ov->endpoint, sizeof (ov->endpoint), "%s", id->endpoint);
-    if (!(ov->topo = bgn_topo_create (cfg->topology, ov->size))) {
+    if (cfg->topo && bgn_topo_size (cfg->topo) == ov->size)
+        ov->topo = cfg->topo;
+    else if (!(ov->topo = bgn_topo_create (cfg->topology, ov->size))) {
         ovl_log (ov, LOG_ERR, "overlay.topology: '%s' is not a topology",
                  cfg->topology);
         errno = EINVAL;
@@ -177,7 +179,8 @@ void overlay_destroy (struct overlay **ovp)
     route_fini (ov);
     peers_destroy (&ov->peers);
     bgn_router_destroy (&ov->router);
-    bgn_topo_destroy (&ov->topo);
+    if (ov->topo != ov->cfg.topo)
+        bgn_topo_destroy (&ov->topo);
     timerq_destroy (&ov->timers);
     ratelimit_destroy (&ov->drop_warnings);
     free (ov);

@@ -47,6 +47,7 @@ struct sock {
         idhex_t id;
         int acked;
     } pending;
+    char bound[512];           /* the endpoint bound, to unbind at the end */
 };
 
 static void to_hex (const void *data, size_t len, char *out)
@@ -171,6 +172,13 @@ void sock_destroy (struct sock **sp)
     }
     if (s->monitor)
         zmqutil_monitor_stop (s->zsock, &s->monitor);
+    /* libzmq removes an ipc:// socket file later, in its I/O thread, or
+     * not at all: remove it now, so the broker can remove its rundir. */
+    if (s->zsock && s->bound[0]) {
+        zmq_unbind (s->zsock, s->bound);
+        if (!strncmp (s->bound, "ipc://", 6))
+            unlink (s->bound + 6);
+    }
     if (s->zsock)
         zmq_close (s->zsock);
     zhashx_destroy (&s->out_ids);
@@ -210,6 +218,7 @@ int sock_bind (struct sock *s, const char *uri, char *public_uri, size_t len)
     if (zmq_bind (s->zsock, uri) < 0)
         return -1;
     zmq_getsockopt (s->zsock, ZMQ_LAST_ENDPOINT, public_uri, &l);
+    snprintf (s->bound, sizeof (s->bound), "%s", public_uri);
     /* A wildcard address is no use to peers: publish a real one. */
     if (!strncmp (public_uri, "tcp://0.0.0.0:", 14)) {
         char ip[64], port[16];

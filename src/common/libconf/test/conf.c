@@ -12,6 +12,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/common/libconf/conf.h"
+#include "src/common/libutil/hostlist.h"
 
 static char errbuf[512];
 
@@ -326,6 +327,85 @@ static void test_files (void)
     rmdir (dir);
 }
 
+static void test_bootstrap_hosts (void)
+{
+    json_t *c;
+    hostlist_t *hl;
+
+    ok (load ("[broker]\nlog_level = 5\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0, "no host list");
+    errno = 0;
+    ok (conf_bootstrap_hosts (c, errbuf, sizeof (errbuf)) == NULL
+        && errno == ENOENT, "conf_bootstrap_hosts without hosts: ENOENT");
+    json_decref (c);
+
+    ok (load ("[bootstrap]\nhosts = [ { host = \"n[0-2]\" }, "
+              "{ host = \"login0\", port = 9 } ]\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0, "two entries");
+    hl = conf_bootstrap_hosts (c, errbuf, sizeof (errbuf));
+    ok (hl && hostlist_count (hl) == 4, "four hosts in rank order");
+    is (hostlist_nth (hl, 0), "n0", "rank 0 is n0");
+    is (hostlist_nth (hl, 3), "login0", "rank 3 is login0");
+    hostlist_destroy (&hl);
+    json_decref (c);
+
+    ok (load ("[bootstrap]\nhosts = [ { host = \"n[3-1]\" } ]\n", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0,
+        "a bad range passes the schema");
+    errno = 0;
+    ok (conf_bootstrap_hosts (c, errbuf, sizeof (errbuf)) == NULL
+        && errno == EINVAL && strstr (errbuf, "bootstrap.hosts[0]: "),
+        "and fails the expansion naming the entry: %s", errbuf);
+    json_decref (c);
+}
+
+static void test_endpoints (void)
+{
+    char out[64];
+    static const char *good[] = { "tcp://*:8050", "tcp://eth0:8050",
+                                  "tcp://10.0.0.7:*", "tcp://[::1]:80",
+                                  "ipc:///run/bgn/overlay",
+                                  "tcp://node3.cluster:1" };
+    static const char *bad[] = { "", "udp://x:1", "tcp://x", "tcp://:80",
+                                 "tcp://x:0", "tcp://x:70000", "tcp://x:y",
+                                 "tcp://[::1]80", "ipc://", "tcp://a b:1",
+                                 "tcp://%h:8050" };
+
+    ok (conf_expand_template ("tcp://%h:%p", "node3", 8050, out,
+                              sizeof (out)) == 0, "expand a template");
+    is (out, "tcp://node3:8050", "%%h and %%p expand");
+    ok (conf_expand_template ("ipc://%R/%r", "n", 1, out, sizeof (out)) == 0
+        && !strcmp (out, "ipc://%R/%r"), "other %%-sequences stay");
+    errno = 0;
+    ok (conf_expand_template ("tcp://%h:%p", "averyveryveryverylonghostname"
+                              "thatdoesnotfit", 1, out, 24) < 0
+        && errno == EOVERFLOW, "too long: EOVERFLOW");
+    for (size_t i = 0; i < sizeof (good) / sizeof (good[0]); i++)
+        ok (conf_check_endpoint (good[i], errbuf, sizeof (errbuf)) == 0,
+            "endpoint '%s' is good", good[i]);
+    for (size_t i = 0; i < sizeof (bad) / sizeof (bad[0]); i++) {
+        errbuf[0] = '\0';
+        errno = 0;
+        ok (conf_check_endpoint (bad[i], errbuf, sizeof (errbuf)) < 0
+            && errno == EINVAL && errbuf[0],
+            "endpoint '%s' is refused: %s", bad[i], errbuf);
+    }
+}
+
+static void test_empty_dir (void)
+{
+    char dir[] = "/tmp/conf-test-empty-XXXXXX";
+    json_t *c = conf_create ();
+
+    ok (mkdtemp (dir) != NULL, "an empty directory");
+    errno = 0;
+    ok (conf_load (c, dir, errbuf, sizeof (errbuf)) < 0 && errno == ENOENT
+        && strstr (errbuf, "no *.toml file in this directory"),
+        "loading it fails: %s", errbuf);
+    rmdir (dir);
+    json_decref (c);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -334,5 +414,8 @@ int main (void)
     test_overrides ();
     test_cross_rules ();
     test_files ();
+    test_bootstrap_hosts ();
+    test_endpoints ();
+    test_empty_dir ();
     return done_testing ();
 }

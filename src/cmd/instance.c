@@ -1,0 +1,492 @@
+/* instance.c: the brokers of a 'bgn start' instance (see instance.h).
+ *
+ * Kept apart from cmd_start.c so the command reads as policy (options,
+ * the command it runs, when to end) and this file as mechanism (fork,
+ * exec, PMI, waitpid, poll).  A broker that fails during start-up ends
+ * the start-up with an error naming its rank; after start-up an exit is
+ * reported here and counted, and the caller decides what it means.
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <jansson.h>
+
+#include "src/common/libutil/monotime.h"
+#include "cmd.h"
+#include "instance.h"
+
+void instance_log (const char *fmt, ...)
+{
+    va_list ap;
+    char buf[1024];
+
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    fprintf (stderr, "bgn start: %s\n", buf);
+}
+
+void instance_describe_status (int status, char *buf, size_t len)
+{
+    if (WIFEXITED (status))
+        snprintf (buf, len, "exited with status %d", WEXITSTATUS (status));
+    else if (WIFSIGNALED (status))
+        snprintf (buf, len, "killed by signal %d (%s)", WTERMSIG (status),
+                  strsignal (WTERMSIG (status)));
+    else
+        snprintf (buf, len, "ended with wait status 0x%x", status);
+}
+
+int instance_add_arg (struct instance *in, const char *a)
+{
+    char **v = realloc (in->broker_args, (in->nargs + 2) * sizeof (char *));
+    if (!v)
+        return -1;
+    in->broker_args = v;
+    v[in->nargs++] = (char *)a;
+    v[in->nargs] = NULL;
+    return 0;
+}
+
+static int rm_entry (const char *path, const struct stat *sb, int flag,
+                     struct FTW *ftw)
+{
+    return remove (path) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+void instance_remove_dir (struct instance *in)
+{
+    if (in->dir[0])
+        nftw (in->dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+int instance_make_dir (struct instance *in)
+{
+    const char *tmp = getenv ("TMPDIR");
+    snprintf (in->dir, sizeof (in->dir), "%s/bgn-XXXXXX",
+              tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp (in->dir)) {
+        instance_log ("mkdtemp %s: %s", in->dir, strerror (errno));
+        in->dir[0] = '\0';
+        return -1;
+    }
+    return 0;
+}
+
+int instance_setup_signals (struct instance *in)
+{
+    sigset_t set;
+
+    sigemptyset (&set);
+    sigaddset (&set, SIGINT);
+    sigaddset (&set, SIGTERM);
+    sigaddset (&set, SIGCHLD);
+    if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
+        return -1;
+    in->sigfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+    return in->sigfd < 0 ? -1 : 0;
+}
+
+void instance_set_control (struct instance *in, int fd, instance_control_f cb,
+                           void *arg)
+{
+    in->ctlfd = fd;
+    in->ctl_cb = cb;
+    in->ctl_arg = arg;
+}
+
+void instance_write_pidfile (struct instance *in)
+{
+    char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
+    FILE *f;
+
+    snprintf (path, sizeof (path), "%s/brokers", in->dir);
+    snprintf (tmp, sizeof (tmp), "%s/brokers.tmp", in->dir);
+    if (!(f = fopen (tmp, "w")))
+        return;
+    for (int r = 0; r < in->size; r++) {
+        struct broker_proc *b = &in->procs[r];
+        const char *state = "running";
+        if (b->exited)
+            state = "dead";
+        else if (b->stopped)
+            state = "stopped";
+        else if (in->pmi && pmi_server_client_state (in->pmi, r)
+                                == PMI_CLIENT_CONNECTED)
+            state = "starting";
+        fprintf (f, "%d %d %s\n", r, b->exited ? -1 : (int)b->pid, state);
+    }
+    if (fclose (f) == 0)
+        rename (tmp, path);
+}
+
+/* In the child: become rank's broker (its stderr the log pipe's write
+ * end, if there is one). */
+static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd,
+                         int logfd)
+{
+    char fdstr[16], rankstr[16], sizestr[16], rundir[PATH_MAX + 32];
+    sigset_t none;
+
+    sigemptyset (&none);
+    sigprocmask (SIG_SETMASK, &none, NULL);
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    setpgid (0, pgid);
+    if (logfd >= 0 && dup2 (logfd, STDERR_FILENO) < 0)
+        _exit (127);
+    /* The broker's end must survive exec. */
+    fcntl (fd, F_SETFD, 0);
+    snprintf (fdstr, sizeof (fdstr), "%d", fd);
+    snprintf (rankstr, sizeof (rankstr), "%d", rank);
+    snprintf (sizestr, sizeof (sizestr), "%d", in->size);
+    setenv ("PMI_FD", fdstr, 1);
+    setenv ("PMI_RANK", rankstr, 1);
+    setenv ("PMI_SIZE", sizestr, 1);
+    unsetenv ("BGN_URI");
+    snprintf (rundir, sizeof (rundir), "--rundir=%s/%d", in->dir, rank);
+    in->broker_args[1] = rundir;
+    execv (in->broker_path, in->broker_args);
+    fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
+             strerror (errno));
+    _exit (127);
+}
+
+pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
+{
+    int sv[2], lp[2] = { -1, -1 };
+    char errbuf[256];
+    pid_t pid;
+
+    if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0)
+        return -1;
+    if (in->log && pipe2 (lp, O_CLOEXEC) < 0) {
+        close (sv[0]);
+        close (sv[1]);
+        return -1;
+    }
+    if ((pid = fork ()) < 0) {
+        close (sv[0]);
+        close (sv[1]);
+        if (lp[0] >= 0) {
+            close (lp[0]);
+            close (lp[1]);
+        }
+        return -1;
+    }
+    if (pid == 0) {
+        close (sv[0]);
+        exec_broker (in, rank, pgid, sv[1], lp[1]);
+    }
+    close (sv[1]);
+    if (lp[0] >= 0) {
+        close (lp[1]);
+        if (brokerlog_add (in->log, rank, lp[0]) < 0)
+            close (lp[0]);
+    }
+    if ((rejoin ? pmi_server_rejoin_client (in->pmi, rank, sv[0], errbuf,
+                                            sizeof (errbuf))
+                : pmi_server_add_client (in->pmi, rank, sv[0], errbuf,
+                                         sizeof (errbuf))) < 0) {
+        instance_log ("rank %d: %s", rank, errbuf);
+        return -1;
+    }
+    return pid;
+}
+
+static int rank_of_pid (struct instance *in, pid_t pid)
+{
+    for (int r = 0; r < in->size; r++)
+        if (in->procs[r].pid == pid && !in->procs[r].exited)
+            return r;
+    return -1;
+}
+
+/* Reap every exited child.  Returns the number of brokers that exited
+ * unexpectedly. */
+static int reap (struct instance *in, int starting, int stopping)
+{
+    int status, n = 0;
+    pid_t pid;
+    char why[128];
+
+    while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
+        int r = rank_of_pid (in, pid);
+        if (pid == in->cmd_pid) {
+            in->cmd_exited = 1;
+            in->cmd_status = status;
+            continue;
+        }
+        if (r < 0)
+            continue;
+        in->procs[r].exited = 1;
+        in->procs[r].status = status;
+        instance_describe_status (status, why, sizeof (why));
+        if (in->procs[r].expected) {
+            instance_log ("rank %d %s (fault injection)", r, why);
+            instance_write_pidfile (in);
+            continue;
+        }
+        if (!starting && !stopping && WIFEXITED (status)
+            && WEXITSTATUS (status) == 0) {
+            /* an orderly leave (overlay-disconnect, broker.shutdown):
+             * the others route around it */
+            instance_log ("rank %d left the instance", r);
+            in->procs[r].expected = 1;
+            instance_write_pidfile (in);
+            continue;
+        }
+        n++;
+        if (starting)
+            instance_log ("rank %d %s during start-up", r, why);
+        else if (!stopping || !((WIFEXITED (status) && WEXITSTATUS (status) == 0)
+                                || (WIFSIGNALED (status)
+                                    && WTERMSIG (status) == SIGTERM)))
+            instance_log ("rank %d %s", r, why);
+        instance_write_pidfile (in);
+    }
+    return n;
+}
+
+static void signal_brokers (struct instance *in, int sig)
+{
+    for (int r = 0; r < in->size; r++)
+        if (in->procs[r].pid > 0 && !in->procs[r].exited)
+            kill (in->procs[r].pid, sig);
+}
+
+static int brokers_alive (struct instance *in)
+{
+    int n = 0;
+    for (int r = 0; r < in->size; r++)
+        if (in->procs[r].pid > 0 && !in->procs[r].exited)
+            n++;
+    return n;
+}
+
+int instance_service_events (struct instance *in, double timeout, int phase,
+                             int *broker_exits)
+{
+    int nlogs = brokerlog_count (in->log);
+    int max = in->size + 2 + nlogs;
+    struct pollfd *pfd = calloc (max, sizeof (*pfd));
+    int *fds = calloc (in->size, sizeof (int));
+    int nfds = 0, got = 0, nclients, first_log;
+
+    if (!pfd || !fds) {
+        free (pfd);
+        free (fds);
+        return 0;
+    }
+    nclients = pmi_server_fds (in->pmi, fds, in->size);
+    pfd[nfds].fd = in->sigfd;
+    pfd[nfds++].events = POLLIN;
+    pfd[nfds].fd = phase == INSTANCE_RUNNING && in->ctl_cb ? in->ctlfd : -1;
+    pfd[nfds++].events = POLLIN;
+    for (int i = 0; i < nclients && i < in->size; i++) {
+        pfd[nfds].fd = fds[i];
+        pfd[nfds++].events = POLLIN;
+    }
+    first_log = nfds;
+    nfds += brokerlog_pollfds (in->log, pfd + nfds, nlogs);
+    if (poll (pfd, nfds, (int)(timeout * 1000)) < 0)
+        goto done;
+    for (int i = first_log; i < nfds; i++)
+        if (pfd[i].revents)
+            brokerlog_readable (in->log, pfd[i].fd);
+    for (int i = 2; i < first_log; i++) {
+        if (pfd[i].revents) {
+            int r = pmi_server_client_rank (in->pmi, pfd[i].fd);
+            pmi_server_handle (in->pmi, pfd[i].fd);
+            /* a rank that finished bootstrap is now "running" */
+            if (r >= 0 && pmi_server_client_state (in->pmi, r)
+                              != PMI_CLIENT_CONNECTED)
+                instance_write_pidfile (in);
+        }
+    }
+    if (pfd[0].revents & POLLIN) {
+        struct signalfd_siginfo si;
+        while (read (in->sigfd, &si, sizeof (si)) == sizeof (si)) {
+            if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM)
+                got = si.ssi_signo;
+        }
+    }
+    if (pfd[1].fd >= 0 && (pfd[1].revents & POLLIN))
+        in->ctl_cb (in, in->ctl_arg);
+done:
+    *broker_exits += reap (in, phase == INSTANCE_STARTING,
+                           phase == INSTANCE_STOPPING);
+    free (pfd);
+    free (fds);
+    return got;
+}
+
+void instance_wait_reaped (struct instance *in, int r)
+{
+    double deadline = monotime_now () + 10.;
+    while (!in->procs[r].exited && monotime_now () < deadline) {
+        int status;
+        pid_t pid = waitpid (in->procs[r].pid, &status, 0);
+        if (pid == in->procs[r].pid) {
+            char why[128];
+            in->procs[r].exited = 1;
+            in->procs[r].status = status;
+            instance_describe_status (status, why, sizeof (why));
+            instance_log ("rank %d %s (fault injection)", r, why);
+        }
+        else if (pid < 0 && errno != EINTR)
+            break;
+    }
+}
+
+/* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet. */
+static int overlay_ready (struct instance *in)
+{
+    char uri[PATH_MAX + 32], err[256];
+    bgn_t *h;
+    bgn_rpc_t *rpc;
+    const char *payload;
+    const char *health = NULL;
+    int ready = 0;
+    json_t *o = NULL;
+
+    snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
+    if (!(h = bgn_open (uri, err, sizeof (err))))
+        return 0;
+    bgn_set_timeout (h, 1.0);
+    if ((rpc = bgn_rpc (h, "broker.info", 0, NULL, 0))
+        && bgn_rpc_get (rpc, &payload) == 0
+        && (o = json_loads (payload, 0, NULL))
+        && json_unpack (o, "{s:s}", "health", &health) == 0)
+        ready = !strcmp (health, "full");
+    json_decref (o);
+    bgn_rpc_destroy (&rpc);
+    bgn_close (&h);
+    return ready;
+}
+
+/* Service events until done() or the deadline; -1 on a broker exit, a
+ * signal or the deadline (1 in *timedout then). */
+static int wait_phase (struct instance *in, double deadline, double tick,
+                       int (*done) (struct instance *), int *timedout)
+{
+    int exits = 0;
+
+    while (!done (in)) {
+        int sig = instance_service_events (in, tick, INSTANCE_STARTING,
+                                           &exits);
+        if (exits > 0)
+            return -1;
+        if (sig) {
+            instance_log ("interrupted during start-up");
+            return -1;
+        }
+        if (monotime_now () > deadline) {
+            *timedout = 1;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int all_bootstrapped (struct instance *in)
+{
+    return pmi_server_nfinalized (in->pmi) >= in->size;
+}
+
+int instance_start (struct instance *in)
+{
+    char err[256];
+    char kvsname[64];
+    pid_t pgid = 0;
+    double deadline = monotime_now () + in->startup_timeout;
+    int timedout = 0;
+
+    snprintf (kvsname, sizeof (kvsname), "bgn-%d", (int)getpid ());
+    if (!(in->pmi = pmi_server_create (in->size, kvsname, err, sizeof (err)))) {
+        instance_log ("PMI server: %s", err);
+        return -1;
+    }
+    for (int r = 0; r < in->size; r++) {
+        pid_t pid = instance_spawn (in, r, pgid, 0);
+        if (pid < 0) {
+            instance_log ("rank %d: cannot start %s: %s", r, in->broker_path,
+                          strerror (errno));
+            return -1;
+        }
+        if (pgid == 0)
+            pgid = in->pgid = pid;
+        setpgid (pid, pgid);   /* also here: avoids a race with the child */
+        in->procs[r].pid = pid;
+    }
+    instance_write_pidfile (in);
+    /* Phase 1: every broker bootstraps (PMI finalize).  Phase 2: the
+     * overlay reports full health at rank 0. */
+    if (wait_phase (in, deadline, 0.1, all_bootstrapped, &timedout) == 0
+        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0)
+        return 0;
+    if (!timedout)
+        return -1;
+    instance_log ("start-up did not finish within %gs (%d of %d brokers "
+                  "bootstrapped)", in->startup_timeout,
+                  pmi_server_nfinalized (in->pmi), in->size);
+    for (int r = 0; r < in->size; r++) {
+        int st = pmi_server_client_state (in->pmi, r);
+        if (st == PMI_CLIENT_CONNECTED)
+            instance_log ("rank %d has not finished bootstrap", r);
+    }
+    return -1;
+}
+
+void instance_shutdown (struct instance *in)
+{
+    double deadline = monotime_now () + in->shutdown_grace;
+    int exits = 0;
+
+    signal_brokers (in, SIGTERM);
+    while (brokers_alive (in) > 0 && monotime_now () < deadline)
+        instance_service_events (in, 0.05, INSTANCE_STOPPING, &exits);
+    if (brokers_alive (in) > 0) {
+        instance_log ("%d broker(s) still running after %gs: killing",
+                      brokers_alive (in), in->shutdown_grace);
+        signal_brokers (in, SIGKILL);
+        while (brokers_alive (in) > 0)
+            instance_service_events (in, 0.05, INSTANCE_STOPPING, &exits);
+    }
+    brokerlog_drain (in->log);
+    for (int r = 0; r < in->size; r++) {
+        int st = in->procs[r].status;
+        if (in->procs[r].expected)
+            continue;
+        if (in->procs[r].pid > 0 && !(WIFEXITED (st) && WEXITSTATUS (st) == 0)
+            && !(WIFSIGNALED (st) && WTERMSIG (st) == SIGTERM)) {
+            in->failed = 1;
+        }
+    }
+}
+
+void instance_cleanup (struct instance *in)
+{
+    brokerlog_destroy (&in->log);
+    pmi_server_destroy (&in->pmi);
+    instance_remove_dir (in);
+    if (in->sigfd >= 0)
+        close (in->sigfd);
+    free (in->procs);
+    free (in->broker_args);
+    free (in->broker_path);
+}

@@ -1,0 +1,292 @@
+/* overlay_prom.c: the Prometheus text format of overlay status (see
+ * overlay_prom.h).
+ *
+ * The format wants every sample of a metric family together, after its
+ * HELP and TYPE lines, so the writer walks the families (the tables
+ * below) and, inside each, every broker (and peer).  A value missing
+ * from a status object (an older broker, an RTT not measured yet) leaves
+ * its sample out rather than inventing a zero.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <jansson.h>
+
+#include "overlay_prom.h"
+
+enum kind { GAUGE, COUNTER };
+
+/* A per-broker metric: a number at 'path' ("counters.ttl_drops") in the
+ * status object. */
+struct broker_metric {
+    const char *name;
+    enum kind kind;
+    const char *path;
+    const char *help;
+};
+
+static const struct broker_metric broker_metrics[] = {
+    { "bgn_overlay_size", GAUGE, "size",
+      "Number of ranks in the instance." },
+    { "bgn_overlay_down_ranks", GAUGE, NULL,
+      "Ranks this broker considers down (fenced)." },
+    { "bgn_overlay_peers", GAUGE, NULL,
+      "Peers of this broker (graph neighbours and substitutes)." },
+    { "bgn_overlay_peers_up", GAUGE, NULL,
+      "Peers of this broker that are up." },
+    { "bgn_overlay_substitutes", GAUGE, "substitutes",
+      "Substitute links this broker holds for lost neighbours." },
+    { "bgn_overlay_event_sequence", GAUGE, "events.last_seq",
+      "Sequence number of the last event delivered here." },
+    { "bgn_overlay_events_delivered_total", COUNTER, "events.delivered",
+      "Events delivered to this broker." },
+    { "bgn_overlay_events_lost_total", COUNTER, "events.lost",
+      "Events no peer could repair (reported as lost)." },
+    { "bgn_overlay_events_repaired_total", COUNTER, "events.repaired",
+      "Events this broker had to repair from a peer." },
+    { "bgn_overlay_messages_delivered_total", COUNTER, "counters.delivered",
+      "Messages the overlay delivered to this broker." },
+    { "bgn_overlay_messages_forwarded_total", COUNTER, "counters.forwarded",
+      "Messages this broker forwarded for others." },
+    { "bgn_overlay_ttl_drops_total", COUNTER, "counters.ttl_drops",
+      "Messages dropped here because their TTL ran out." },
+    { "bgn_overlay_no_route_drops_total", COUNTER, "counters.no_route_drops",
+      "Messages dropped here for want of a route." },
+    { "bgn_overlay_malformed_drops_total", COUNTER,
+      "counters.malformed_drops", "Malformed messages dropped here." },
+    { "bgn_overlay_stale_drops_total", COUNTER, "counters.stale_drops",
+      "Messages for a previous incarnation dropped here." },
+    { "bgn_overlay_unknown_peer_drops_total", COUNTER,
+      "counters.unknown_peer_drops", "Messages from unknown peers dropped." },
+    { "bgn_overlay_backlog_overflows_total", COUNTER,
+      "counters.backlog_overflows", "Messages lost to full peer backlogs." },
+    { "bgn_overlay_reroutes_total", COUNTER, NULL,
+      "Messages this broker sent another way than the first choice "
+      "(sum over its peers)." },
+    { "bgn_overlay_auth_failures_total", COUNTER, "auth_failures",
+      "Peer connections refused by authentication (CURVE/ZAP)." },
+    { "bgn_overlay_fences_seen_total", COUNTER, "fences_seen",
+      "Fence notices this broker has seen." },
+    { "bgn_overlay_unreachable_live", GAUGE, "unreachable_live",
+      "Live ranks this broker cannot reach (a partition)." },
+};
+
+/* A per-peer metric: a number of each peer object. */
+struct peer_metric {
+    const char *name;
+    enum kind kind;
+    const char *field;
+    double scale;
+    const char *help;
+};
+
+static const struct peer_metric peer_metrics[] = {
+    { "bgn_overlay_peer_up", GAUGE, NULL, 1,
+      "1 if the peer link is up, 0 otherwise." },
+    { "bgn_overlay_peer_tx_messages_total", COUNTER, "tx_msgs", 1,
+      "Messages sent to the peer." },
+    { "bgn_overlay_peer_rx_messages_total", COUNTER, "rx_msgs", 1,
+      "Messages received from the peer." },
+    { "bgn_overlay_peer_tx_bytes_total", COUNTER, "tx_bytes", 1,
+      "Bytes sent to the peer." },
+    { "bgn_overlay_peer_rx_bytes_total", COUNTER, "rx_bytes", 1,
+      "Bytes received from the peer." },
+    { "bgn_overlay_peer_reroutes_total", COUNTER, "reroutes", 1,
+      "Messages rerouted because this peer could not take them." },
+    { "bgn_overlay_peer_ttl_drops_total", COUNTER, "ttl_drops", 1,
+      "Messages from this peer dropped for TTL." },
+    { "bgn_overlay_peer_backlog", GAUGE, "backlog", 1,
+      "Messages waiting for the peer." },
+    { "bgn_overlay_peer_backlog_drops_total", COUNTER, "backlog_drops", 1,
+      "Messages for the peer dropped from a full backlog." },
+    { "bgn_overlay_peer_rtt_seconds", GAUGE, "rtt_us", 1e-6,
+      "Round-trip time to the peer (keepalive), in seconds." },
+    { "bgn_overlay_peer_last_heard_seconds", GAUGE, "last_heard", 1,
+      "Seconds since anything was heard from the peer." },
+};
+
+static const char *health_states[] = { "full", "partial", "degraded",
+                                       "partitioned" };
+
+/* A label value with \, " and newline escaped. */
+static void print_label (const char *name, const char *value)
+{
+    printf ("%s=\"", name);
+    for (const char *p = value ? value : ""; *p; p++) {
+        if (*p == '\\' || *p == '"')
+            printf ("\\%c", *p);
+        else if (*p == '\n')
+            printf ("\\n");
+        else
+            putchar (*p);
+    }
+    putchar ('"');
+}
+
+static void print_value (double v)
+{
+    if (v == floor (v) && fabs (v) < 1e15)
+        printf (" %.0f\n", v);
+    else
+        printf (" %.9g\n", v);
+}
+
+static void family (const char *name, enum kind kind, const char *help)
+{
+    printf ("# HELP %s %s\n# TYPE %s %s\n", name, help, name,
+            kind == COUNTER ? "counter" : "gauge");
+}
+
+static json_t *at_path (json_t *o, const char *path)
+{
+    const char *dot = strchr (path, '.');
+    char head[64];
+
+    if (!dot)
+        return json_object_get (o, path);
+    snprintf (head, sizeof (head), "%.*s", (int)(dot - path), path);
+    return json_object_get (json_object_get (o, head), dot + 1);
+}
+
+static const char *host_of (json_t *o, const char *field, int rank,
+                            const hostmap_t *hm)
+{
+    const char *h = hm ? hostmap_host (hm, (uint32_t)rank) : NULL;
+    if (!h)
+        h = json_string_value (json_object_get (o, field));
+    return h && *h ? h : "";
+}
+
+static void broker_labels (json_t *o, const hostmap_t *hm)
+{
+    int rank = (int)json_integer_value (json_object_get (o, "rank"));
+    char r[16];
+
+    snprintf (r, sizeof (r), "%d", rank);
+    print_label ("rank", r);
+    putchar (',');
+    print_label ("host", host_of (o, "hostname", rank, hm));
+}
+
+/* Values computed from the object rather than read. */
+static int derived (const char *name, json_t *o, double *v)
+{
+    json_t *peers = json_object_get (o, "peers"), *p;
+    size_t i;
+
+    if (!strcmp (name, "bgn_overlay_down_ranks"))
+        *v = (double)json_array_size (json_object_get (o, "down_ranks"));
+    else if (!strcmp (name, "bgn_overlay_peers"))
+        *v = (double)json_array_size (peers);
+    else if (!strcmp (name, "bgn_overlay_peers_up")) {
+        *v = 0;
+        json_array_foreach (peers, i, p)
+            if (!strcmp (json_string_value (json_object_get (p, "state"))
+                         ?: "", "up"))
+                *v += 1;
+    }
+    else if (!strcmp (name, "bgn_overlay_reroutes_total")) {
+        *v = 0;
+        json_array_foreach (peers, i, p)
+            *v += json_number_value (json_object_get (p, "reroutes"));
+    }
+    else
+        return -1;
+    return 0;
+}
+
+static void print_broker_family (const struct broker_metric *m, json_t *objs,
+                                 const hostmap_t *hm)
+{
+    size_t i;
+    json_t *o;
+
+    family (m->name, m->kind, m->help);
+    json_array_foreach (objs, i, o) {
+        double v;
+        json_t *x;
+        if (m->path) {
+            if (!(x = at_path (o, m->path)) || !json_is_number (x))
+                continue;
+            v = json_number_value (x);
+        }
+        else if (derived (m->name, o, &v) < 0)
+            continue;
+        printf ("%s{", m->name);
+        broker_labels (o, hm);
+        printf ("}");
+        print_value (v);
+    }
+}
+
+static void print_health (json_t *objs, const hostmap_t *hm)
+{
+    size_t i;
+    json_t *o;
+
+    family ("bgn_overlay_health", GAUGE, "Instance health as this broker "
+            "sees it: 1 for the current state, 0 for the others.");
+    json_array_foreach (objs, i, o) {
+        const char *state = json_string_value (json_object_get (o, "state"));
+        for (size_t k = 0; k < 4; k++) {
+            printf ("bgn_overlay_health{");
+            broker_labels (o, hm);
+            putchar (',');
+            print_label ("state", health_states[k]);
+            printf ("} %d\n", state && !strcmp (state, health_states[k]));
+        }
+    }
+}
+
+static void print_peer_family (const struct peer_metric *m, json_t *objs,
+                               const hostmap_t *hm)
+{
+    size_t i, j;
+    json_t *o, *p;
+
+    family (m->name, m->kind, m->help);
+    json_array_foreach (objs, i, o) {
+        json_array_foreach (json_object_get (o, "peers"), j, p) {
+            int peer = (int)json_integer_value (json_object_get (p, "rank"));
+            char r[16];
+            double v;
+            if (m->field) {
+                json_t *x = json_object_get (p, m->field);
+                if (!json_is_number (x))
+                    continue;
+                v = json_number_value (x) * m->scale;
+            }
+            else
+                v = !strcmp (json_string_value (json_object_get (p, "state"))
+                             ?: "", "up");
+            snprintf (r, sizeof (r), "%d", peer);
+            printf ("%s{", m->name);
+            broker_labels (o, hm);
+            putchar (',');
+            print_label ("peer", r);
+            putchar (',');
+            print_label ("peer_host", host_of (p, "hostname", peer, hm));
+            printf ("}");
+            print_value (v);
+        }
+    }
+}
+
+void overlay_prom_print (json_t *objs, json_t *missing, const hostmap_t *hm)
+{
+    print_health (objs, hm);
+    for (size_t k = 0; k < sizeof (broker_metrics) / sizeof (broker_metrics[0]);
+         k++)
+        print_broker_family (&broker_metrics[k], objs, hm);
+    for (size_t k = 0; k < sizeof (peer_metrics) / sizeof (peer_metrics[0]);
+         k++)
+        print_peer_family (&peer_metrics[k], objs, hm);
+    if (missing) {
+        family ("bgn_overlay_brokers", GAUGE, "Brokers that answered the "
+                "gather (--all), and those that did not.");
+        printf ("bgn_overlay_brokers{answered=\"yes\"} %zu\n",
+                json_array_size (objs));
+        printf ("bgn_overlay_brokers{answered=\"no\"} %zu\n",
+                json_array_size (missing));
+    }
+}

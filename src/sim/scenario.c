@@ -1,0 +1,553 @@
+/* scenario.c: built-in and TOML scenarios for the protocol simulator
+ * (see scenario.h).
+ *
+ * Built-in scenarios are written as the same JSON a TOML file gives, so
+ * there is one interpreter, and `bgn-sim --protocol --scenario NAME
+ * --print-scenario` shows a built-in as a starting point for a file.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "src/common/libtoml/toml.h"
+#include "src/common/libutil/fsd.h"
+#include "src/common/libutil/idset.h"
+#include "scenario.h"
+
+#define BOOT_AT 0.0
+#define FAULT_AT 5.0               /* faults after the boot settled */
+#define SETTLE 25.0                /* then this long to converge */
+
+/* ---- values ------------------------------------------------------------ */
+
+/* A time: a duration string ("250ms", "50us", "-2h") or a number of
+ * seconds.  -1 on error. */
+static int get_time (json_t *v, double *out)
+{
+    const char *s;
+    double sign = 1, x;
+    size_t len;
+
+    if (json_is_number (v)) {
+        *out = json_number_value (v);
+        return 0;
+    }
+    if (!(s = json_string_value (v)))
+        return -1;
+    if (*s == '-') {
+        sign = -1;
+        s++;
+    }
+    len = strlen (s);
+    if (len > 2 && !strcmp (s + len - 2, "us")) {
+        char *end;
+        x = strtod (s, &end);
+        if (end != s + len - 2 || x < 0)
+            return -1;
+        *out = sign * x * 1e-6;
+        return 0;
+    }
+    if (fsd_parse_duration (s, &x) < 0)
+        return -1;
+    *out = sign * x;
+    return 0;
+}
+
+static int opt_time (json_t *o, const char *key, double def, double *out)
+{
+    json_t *v = json_object_get (o, key);
+
+    *out = def;
+    return v ? get_time (v, out) : 0;
+}
+
+static long opt_int (json_t *o, const char *key, long def)
+{
+    json_t *v = json_object_get (o, key);
+    return json_is_integer (v) ? (long)json_integer_value (v) : def;
+}
+
+static double opt_num (json_t *o, const char *key, double def)
+{
+    json_t *v = json_object_get (o, key);
+    return json_is_number (v) ? json_number_value (v) : def;
+}
+
+/* ---- built-in scenarios ----------------------------------------------- */
+
+static long count_or (const struct scenario_opts *o, long def)
+{
+    return o->count >= 0 ? o->count : def;
+}
+
+static double duration_or (const struct scenario_opts *o, double def)
+{
+    return o->duration >= 0 ? o->duration : def;
+}
+
+static double rate_or (const struct scenario_opts *o, double def)
+{
+    return o->rate >= 0 ? o->rate : def;
+}
+
+/* A fault against a booted instance under light RPC load. */
+static json_t *with_boot (const struct scenario_opts *o, double end,
+                          json_t *fault)
+{
+    return json_pack ("{s:{s:I s:s s:I s:f} s:[{s:f s:s s:s}, o,"
+                      " {s:f s:s s:f s:f}]}",
+                      "sim", "size", (json_int_t)o->size,
+                      "topology", o->topology, "seed", (json_int_t)o->seed,
+                      "duration", end,
+                      "event",
+                      "at", BOOT_AT, "op", "boot", "window", "1s",
+                      fault,
+                      "at", 2.0, "op", "rpc", "rate", rate_or (o, 100),
+                      "for", end - 2.0);
+}
+
+json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
+                          char *errbuf, size_t errlen)
+{
+    long k1000 = o->size / 16 < 1000 ? o->size / 16 : 1000;
+    double t;
+    json_t *sc = NULL;
+
+    if (k1000 < 1)
+        k1000 = 1;
+    if (!strcmp (name, "boot")) {
+        t = duration_or (o, 5.0);
+        sc = json_pack ("{s:{s:I s:s s:I s:f} s:[{s:f s:s s:f s:f}]}",
+                        "sim", "size", (json_int_t)o->size,
+                        "topology", o->topology, "seed", (json_int_t)o->seed,
+                        "duration", t + SETTLE,
+                        "event", "at", 0.0, "op", "boot", "window", t,
+                        "never", 0.01);
+    }
+    else if (!strcmp (name, "kill") || !strcmp (name, "rack"))
+        sc = with_boot (o, FAULT_AT + SETTLE,
+                        json_pack ("{s:f s:s s:I}", "at", FAULT_AT, "op",
+                                   name[0] == 'k' ? "kill" : "rack", "count",
+                                   (json_int_t)count_or (o, k1000)));
+    else if (!strcmp (name, "hang")) {
+        t = duration_or (o, 3.0);
+        sc = with_boot (o, FAULT_AT + t + SETTLE,
+                        json_pack ("{s:f s:s s:I s:f}", "at", FAULT_AT, "op",
+                                   "hang", "count",
+                                   (json_int_t)count_or (o, k1000), "for", t));
+    }
+    else if (!strcmp (name, "restart-root")) {
+        t = duration_or (o, 2.0);
+        sc = json_pack ("{s:{s:I s:s s:I s:f} s:[{s:f s:s s:s},"
+                        " {s:f s:s s:f s:f s:i}, {s:f s:s s:s s:f}]}",
+                        "sim", "size", (json_int_t)o->size,
+                        "topology", o->topology, "seed", (json_int_t)o->seed,
+                        "duration", FAULT_AT + t + SETTLE,
+                        "event",
+                        "at", 0.0, "op", "boot", "window", "1s",
+                        "at", 2.0, "op", "publish", "rate", rate_or (o, 100),
+                        "for", FAULT_AT + t + 5.0, "publishers", 4,
+                        "at", FAULT_AT, "op", "restart", "ranks", "0",
+                        "after", t);
+    }
+    else if (!strcmp (name, "partition")) {
+        t = duration_or (o, 5.0);
+        sc = with_boot (o, FAULT_AT + t + SETTLE,
+                        json_pack ("{s:f s:s s:f}", "at", FAULT_AT, "op",
+                                   "partition", "for", t));
+    }
+    else if (!strcmp (name, "churn")) {
+        t = duration_or (o, 30.0);
+        sc = with_boot (o, FAULT_AT + t + SETTLE,
+                        json_pack ("{s:f s:s s:f s:I s:s}", "at", FAULT_AT,
+                                   "op", "churn", "for", t, "max_down",
+                                   (json_int_t)count_or (o, k1000 / 4 + 1),
+                                   "every", "1s"));
+    }
+    else if (!strcmp (name, "skew"))
+        sc = with_boot (o, FAULT_AT + SETTLE,
+                        json_pack ("{s:f s:s s:I s:s s:s}", "at", FAULT_AT,
+                                   "op", "restart", "count",
+                                   (json_int_t)count_or (o, 3), "after",
+                                   "500ms", "skew", "-2h"));
+    else if (!strcmp (name, "events")) {
+        t = duration_or (o, 20.0);
+        sc = json_pack ("{s:{s:I s:s s:I s:f} s:[{s:f s:s s:s},"
+                        " {s:f s:s s:f s:f s:i}, {s:f s:s s:f s:I s:s}]}",
+                        "sim", "size", (json_int_t)o->size,
+                        "topology", o->topology, "seed", (json_int_t)o->seed,
+                        "duration", FAULT_AT + t + SETTLE,
+                        "event",
+                        "at", 0.0, "op", "boot", "window", "1s",
+                        "at", 2.0, "op", "publish", "rate", rate_or (o, 200),
+                        "for", FAULT_AT + t, "publishers", 4,
+                        "at", FAULT_AT, "op", "churn", "for", t, "max_down",
+                        (json_int_t)count_or (o, k1000 / 8 + 1), "every",
+                        "1s");
+    }
+    else {
+        snprintf (errbuf, errlen, "unknown scenario '%s' (built-in: boot, "
+                  "kill, rack, hang, restart-root, partition, churn, skew, "
+                  "events; or a TOML file)", name);
+        errno = EINVAL;
+        return NULL;
+    }
+    if (sc)
+        json_object_set_new (sc, "name", json_string (name));
+    return sc;
+}
+
+json_t *scenario_load (const char *path, const struct scenario_opts *o,
+                       char *errbuf, size_t errlen)
+{
+    struct toml_error err = { 0 };
+    json_t *sc = toml_parse_file (path, &err);
+    json_t *sim;
+
+    if (!sc) {
+        if (err.line)
+            snprintf (errbuf, errlen, "%s:%d:%d: %s", path, err.line, err.col,
+                      err.msg);
+        else
+            snprintf (errbuf, errlen, "%s: %s", path, err.msg);
+        return NULL;
+    }
+    if (!(sim = json_object_get (sc, "sim"))) {
+        sim = json_object ();
+        json_object_set_new (sc, "sim", sim);
+    }
+    if (!json_object_get (sim, "size"))
+        json_object_set_new (sim, "size", json_integer (o->size));
+    if (!json_object_get (sim, "topology"))
+        json_object_set_new (sim, "topology", json_string (o->topology));
+    if (!json_object_get (sim, "seed"))
+        json_object_set_new (sim, "seed", json_integer ((json_int_t)o->seed));
+    json_object_set_new (sc, "name", json_string (path));
+    return sc;
+}
+
+/* ---- interpretation ------------------------------------------------------ */
+
+static const char *const sim_keys[] = { "size", "topology", "seed",
+    "duration", "latency", "jitter", "loss", "hwm", NULL };
+static const char *const overlay_keys[] = { "keepalive_interval",
+    "peer_timeout", "event_buffer", "heal_threshold", "backlog", "ttl",
+    NULL };
+
+static int check_keys (json_t *o, const char *table,
+                       const char *const *known, char *errbuf, size_t errlen)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach (o, key, v) {
+        int found = 0;
+        for (int i = 0; known[i] && !found; i++)
+            found = !strcmp (known[i], key);
+        if (!found) {
+            snprintf (errbuf, errlen, "[%s]: unknown key '%s'", table, key);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
+                     size_t errlen)
+{
+    json_t *sim = json_object_get (sc, "sim");
+    json_t *ovl = json_object_get (sc, "overlay");
+    const char *topo = "bgn";
+
+    if (!json_is_object (sim) || (ovl && !json_is_object (ovl))) {
+        snprintf (errbuf, errlen, "[sim] (and [overlay]) must be tables");
+        errno = EINVAL;
+        return -1;
+    }
+    if (check_keys (sim, "sim", sim_keys, errbuf, errlen) < 0
+        || (ovl && check_keys (ovl, "overlay", overlay_keys, errbuf,
+                               errlen) < 0))
+        return -1;
+    json_unpack (sim, "{s?s}", "topology", &topo);
+    snprintf (p->topology, sizeof (p->topology), "%s", topo);
+    p->size = (uint32_t)opt_int (sim, "size", p->size);
+    p->seed = (uint64_t)opt_int (sim, "seed", (long)p->seed);
+    p->loss = opt_num (sim, "loss", p->loss);
+    p->hwm = (int)opt_int (sim, "hwm", p->hwm);
+    if (p->size < 1 || p->size > (1u << 22) || p->loss < 0 || p->loss >= 1
+        || p->hwm < 1
+        || opt_time (sim, "latency", p->latency, &p->latency) < 0
+        || opt_time (sim, "jitter", p->jitter, &p->jitter) < 0
+        || p->latency <= 0 || p->jitter < 0) {
+        snprintf (errbuf, errlen, "[sim]: size 1..4194304, loss 0..1, hwm "
+                  ">= 1, latency > 0 and jitter >= 0 as durations");
+        errno = EINVAL;
+        return -1;
+    }
+    if (ovl) {
+        struct ovl_config *c = &p->cfg;
+        if (opt_time (ovl, "keepalive_interval", c->keepalive_interval,
+                      &c->keepalive_interval) < 0
+            || opt_time (ovl, "peer_timeout", c->peer_timeout,
+                         &c->peer_timeout) < 0
+            || c->keepalive_interval <= 0
+            || c->peer_timeout <= c->keepalive_interval) {
+            snprintf (errbuf, errlen, "[overlay]: durations with peer_timeout "
+                      "> keepalive_interval > 0");
+            errno = EINVAL;
+            return -1;
+        }
+        c->event_buffer = (int)opt_int (ovl, "event_buffer", c->event_buffer);
+        c->heal_threshold = (int)opt_int (ovl, "heal_threshold",
+                                          c->heal_threshold);
+        c->backlog_max = (int)opt_int (ovl, "backlog", c->backlog_max);
+        c->ttl = (int)opt_int (ovl, "ttl", c->ttl);
+        if (c->event_buffer < 16) {
+            snprintf (errbuf, errlen, "[overlay]: event_buffer >= 16");
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+struct ctx {
+    struct simnet *s;
+    uint32_t n;
+    uint64_t rng;
+    struct scenario_plan *plan;
+    char *errbuf;
+    size_t errlen;
+    uint8_t *hit;                 /* ranks a fault already took */
+};
+
+static uint64_t rnd (struct ctx *c)
+{
+    c->rng ^= c->rng >> 12;
+    c->rng ^= c->rng << 25;
+    c->rng ^= c->rng >> 27;
+    return c->rng * 2685821657736338717ULL;
+}
+
+static double rnd_unit (struct ctx *c)
+{
+    return (double)(rnd (c) >> 11) / 9007199254740992.0;
+}
+
+static int fail (struct ctx *c, int i, const char *fmt, const char *what)
+{
+    char msg[256];
+    snprintf (msg, sizeof (msg), fmt, what);
+    snprintf (c->errbuf, c->errlen, "[[event]] %d: %s", i + 1, msg);
+    errno = EINVAL;
+    return -1;
+}
+
+/* The ranks an event names: "ranks" (an idset), or "count" random ranks
+ * (never rank 0, and not one an earlier fault took), or for "rack" a run
+ * of consecutive ones.  Returns how many, in out[]. */
+static int pick (struct ctx *c, json_t *ev, const char *op, uint32_t *out,
+                 int i)
+{
+    const char *ranks = NULL;
+    long count = opt_int (ev, "count", -1);
+    int n = 0;
+
+    json_unpack (ev, "{s?s}", "ranks", &ranks);
+    if (ranks) {
+        char err[128] = "";
+        idset_t *set = idset_decode (ranks, err, sizeof (err));
+        if (!set)
+            return fail (c, i, "bad ranks: %s", err);
+        for (int r = idset_first (set); r >= 0; r = idset_next (set, r))
+            if ((uint32_t)r < c->n)
+                out[n++] = (uint32_t)r;
+        idset_destroy (&set);
+        return n;
+    }
+    if (count < 0)
+        return fail (c, i, "%s needs count or ranks", op);
+    if (count > (long)c->n - 1)
+        count = (long)c->n - 1;
+    if (!strcmp (op, "rack")) {
+        uint32_t first = c->n > count + 1
+                             ? 1 + (uint32_t)(rnd (c) % (c->n - count))
+                             : 1;
+        for (long k = 0; k < count; k++)
+            out[n++] = first + (uint32_t)k;
+        return n;
+    }
+    for (long k = 0, tries = 0; k < count && tries < 100 * c->n; tries++) {
+        uint32_t r = 1 + (uint32_t)(rnd (c) % (c->n - 1));
+        if (c->hit[r])
+            continue;
+        c->hit[r] = 1;
+        out[n++] = r;
+        k++;
+    }
+    return n;
+}
+
+static void note_fault (struct ctx *c, double at, int hits)
+{
+    if (at < c->plan->fault_at)
+        c->plan->fault_at = at;
+    c->plan->failures += hits;
+}
+
+static int churn (struct ctx *c, json_t *ev, double at, int i)
+{
+    double length, every;
+    long max_down = opt_int (ev, "max_down", 1);
+    uint8_t *down = calloc (c->n, 1);
+    int ndown = 0, hits = 0;
+
+    if (!down)
+        return -1;
+    if (opt_time (ev, "for", 10, &length) < 0
+        || opt_time (ev, "every", 1, &every) < 0 || every <= 0) {
+        free (down);
+        return fail (c, i, "churn needs 'for' and 'every' durations%s", "");
+    }
+    for (double t = at; t < at + length; t += every) {
+        uint32_t r = 1 + (uint32_t)(rnd (c) % (c->n > 1 ? c->n - 1 : 1));
+        if (c->n < 2)
+            break;
+        if (down[r]) {
+            simnet_restart (c->s, t, r, 0);
+            down[r] = 0;
+            ndown--;
+        }
+        else if (ndown < max_down) {
+            simnet_crash (c->s, t, r);
+            down[r] = 1;
+            ndown++;
+            hits++;
+        }
+    }
+    /* everyone comes back at the end */
+    for (uint32_t r = 1; r < c->n; r++)
+        if (down[r])
+            simnet_restart (c->s, at + length, r, 0);
+    free (down);
+    note_fault (c, at, hits);
+    return 0;
+}
+
+static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
+{
+    const char *op = NULL;
+    double at, length, after, skew;
+    int n;
+
+    if (!json_is_object (ev) || json_unpack (ev, "{s:s}", "op", &op) < 0
+        || opt_time (ev, "at", 0, &at) < 0 || at < 0)
+        return fail (c, i, "needs op and a time 'at'%s", "");
+    if (!strcmp (op, "boot")) {
+        double window, never = opt_num (ev, "never", 0);
+        if (opt_time (ev, "window", 0, &window) < 0 || never < 0
+            || never >= 1)
+            return fail (c, i, "boot: window is a duration, never 0..1%s", "");
+        for (uint32_t r = 0; r < c->n; r++) {
+            if (r > 0 && rnd_unit (c) < never)
+                continue;   /* this one never starts */
+            simnet_start (c->s, at + window * rnd_unit (c), r);
+        }
+        return 0;
+    }
+    if (!strcmp (op, "rpc") || !strcmp (op, "publish")) {
+        double rate = opt_num (ev, "rate", 10);
+        if (opt_time (ev, "for", 10, &length) < 0 || rate <= 0)
+            return fail (c, i, "%s: rate > 0 and a duration 'for'", op);
+        if (op[0] == 'r')
+            simnet_rpc_load (c->s, at, length, rate);
+        else
+            simnet_event_load (c->s, at, length, rate,
+                               (int)opt_int (ev, "publishers", 1));
+        return 0;
+    }
+    if (!strcmp (op, "partition")) {
+        long split = opt_int (ev, "split", c->n / 2);
+        if (opt_time (ev, "for", 5, &length) < 0 || split < 1
+            || split >= (long)c->n)
+            return fail (c, i, "partition: 'for' and 0 < split < size%s", "");
+        simnet_partition (c->s, at, (uint32_t)split, true);
+        simnet_partition (c->s, at + length, (uint32_t)split, false);
+        note_fault (c, at, c->n - (uint32_t)split);
+        return 0;
+    }
+    if (!strcmp (op, "churn"))
+        return churn (c, ev, at, i);
+    if (strcmp (op, "kill") && strcmp (op, "rack") && strcmp (op, "hang")
+        && strcmp (op, "restart"))
+        return fail (c, i, "unknown op '%s'", op);
+    if ((n = pick (c, ev, op, ranks, i)) < 0)
+        return -1;
+    if (opt_time (ev, "for", 3, &length) < 0
+        || opt_time (ev, "after", 0, &after) < 0
+        || opt_time (ev, "skew", 0, &skew) < 0)
+        return fail (c, i, "%s: bad duration", op);
+    for (int k = 0; k < n; k++) {
+        if (op[0] == 'h') {
+            simnet_hang (c->s, at, ranks[k]);
+            simnet_resume (c->s, at + length, ranks[k]);
+        }
+        else if (!strcmp (op, "restart")) {
+            simnet_crash (c->s, at, ranks[k]);
+            simnet_restart (c->s, at + after, ranks[k], skew);
+        }
+        else
+            simnet_crash (c->s, at, ranks[k]);
+    }
+    note_fault (c, at, n);
+    return 0;
+}
+
+int scenario_apply (json_t *sc, struct simnet *s, uint64_t seed,
+                    struct scenario_plan *plan, char *errbuf, size_t errlen)
+{
+    json_t *events = json_object_get (sc, "event");
+    json_t *sim = json_object_get (sc, "sim");
+    const char *name = "scenario";
+    struct ctx c = { .s = s, .plan = plan, .errbuf = errbuf,
+                     .errlen = errlen };
+    uint32_t *ranks;
+    size_t i;
+    json_t *ev;
+    int rc = 0;
+
+    json_unpack (sc, "{s?s}", "name", &name);
+    memset (plan, 0, sizeof (*plan));
+    snprintf (plan->name, sizeof (plan->name), "%s", name);
+    plan->fault_at = INFINITY;
+    c.n = (uint32_t)opt_int (sim, "size", 1);
+    c.rng = seed * 0xd1b54a32d192ed03ULL + 0x8cb92ba72f3d8dd7ULL;
+    if (opt_time (sim, "duration", 30, &plan->duration) < 0
+        || plan->duration <= 0) {
+        snprintf (errbuf, errlen, "[sim]: duration must be a positive "
+                  "duration");
+        errno = EINVAL;
+        return -1;
+    }
+    if (!json_is_array (events) || json_array_size (events) == 0) {
+        snprintf (errbuf, errlen, "a scenario needs [[event]] entries (at "
+                  "least a boot)");
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(ranks = calloc (c.n + 1, sizeof (*ranks)))
+        || !(c.hit = calloc (c.n + 1, 1))) {
+        free (ranks);
+        return -1;
+    }
+    json_array_foreach (events, i, ev) {
+        if ((rc = apply_one (&c, ev, (int)i, ranks)) < 0)
+            break;
+    }
+    free (ranks);
+    free (c.hit);
+    return rc;
+}
