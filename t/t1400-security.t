@@ -12,6 +12,8 @@ test_expect_failure, naming the issue, until that work lands.'
 
 ROGUE="$SHARNESS_TEST_SRCDIR/scripts/rogue.py"
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
+# every broker line on stderr, where the probes count and grep them
+LOGS="--log-stderr-level=debug"
 
 # pyzmq may live in Debian's python3 only (python3-zmq), not in another
 # python3 that comes first in PATH.
@@ -96,7 +98,7 @@ test_expect_success PYZMQ 'CURVE: overlay.contact admits only the asking rank'"'
 		>own.out &&
 	bgn overlay-status --json -r 0 >contact.status
 	EOT
-	bgn start --size=8 sh ./contact.sh 2>contact.err &&
+	bgn start --size=8 $LOGS sh ./contact.sh 2>contact.err &&
 	grep "Operation not permitted" fresh.err &&
 	grep "the key is not the one the asking rank holds" fresh.err &&
 	grep "refused overlay.contact" contact.err &&
@@ -118,7 +120,7 @@ test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is th
 	  { host = "n2", bind = "tcp://127.0.0.1:$((base+2))", connect = "tcp://127.0.0.1:$((base+2))" },
 	]
 	EOF
-	bgn-config check ph.toml &&
+	bgn-config check --host n0 ph.toml &&
 	for i in 0 1 2; do
 		bgn-broker -c ph.toml -o "bootstrap.hostname=\"n$i\"" \
 			"--rundir=$PWD/ph$i" 2>>ph.err &
@@ -136,7 +138,7 @@ test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is th
 	grep "^hello -> HELLO_NAK rank does not match the connection identity" ph.rogue &&
 	grep "^reply from rank 2" ph.ping &&
 	cp keys/n0.cert keys/n2.cert &&
-	test_must_fail bgn-config check ph.toml 2>dup.err &&
+	test_must_fail bgn-config check --host n0 ph.toml 2>dup.err &&
 	grep "hosts n0 and n2 have the same key" dup.err
 '
 
@@ -169,7 +171,7 @@ test_expect_success PYZMQ 'CURVE off: requests without the owner role are refuse
 	bgn overlay-status --wait=full --timeout=20s &&
 	for r in 0 1 3 5 7; do bgn ping --count=1 --timeout=3s $r; done
 	EOT
-	bgn start --size=8 -o overlay.curve=false $FAST sh ./rogue1.sh \
+	bgn start --size=8 $LOGS -o overlay.curve=false $FAST sh ./rogue1.sh \
 		>rogue1.log 2>rogue1.err &&
 	sed -n 1p rogue1.out | grep "^hello -> HELLO_ACK" &&
 	sed -n 3p rogue1.out | grep "^request -> errnum=1$" &&
@@ -226,7 +228,7 @@ probe () {
 		bgn ping --count=1 --timeout=2s \$r || exit 1
 	done
 	EOT
-	timeout -k 5 120 bgn start --size=8 -o overlay.curve=false $FAST \
+	timeout -k 5 120 bgn start --size=8 $LOGS -o overlay.curve=false $FAST \
 		sh ./$1.sh >$1.log 2>$1.err &&
 	test $(wc -l <$1.err) -lt 400
 }
@@ -278,7 +280,7 @@ test_expect_success ROOT_SETPRIV 'a guest (broker.guest_group) may read but not 
 '
 
 test_expect_success 'a client message that is not a request is dropped' '
-	bgn start --size=1 sh -c "bgn-test-garbage \$BGN_URI; bgn ping --count=1 0" \
+	bgn start --size=1 $LOGS sh -c "bgn-test-garbage \$BGN_URI; bgn ping --count=1 0" \
 		>garbage.out 2>garbage.err &&
 	grep "^reply from rank 0" garbage.out &&
 	test $(grep -c "dropped malformed message from client" garbage.err) -le 5
