@@ -4,6 +4,7 @@
 # sudo) on Debian 12.  Packages already present are left alone, so a second
 # run costs one dpkg query.
 #
+# python3-zmq: the rogue overlay peer of the attack tests (t1400).
 # Launchers the tests run for real: mpich (PMI-1, mpiexec), openmpi-bin
 # (PMIx, mpirun.openmpi), a one-node Slurm (munge, slurmctld, slurmd,
 # slurm-client; the tests start the daemons themselves), systemd's
@@ -17,7 +18,7 @@ build-essential autoconf automake libtool pkg-config make
 libzmq3-dev libczmq-dev libjansson-dev uuid-dev
 sharness libcmocka-dev mpich
 clang-14 libclang-rt-14-dev
-python3 nftables iproute2 gnuplot-nox graphviz procps psmisc
+python3 python3-zmq nftables iproute2 gnuplot-nox graphviz procps psmisc
 libpmix-dev libsystemd-dev openmpi-bin
 munge slurmctld slurmd slurm-client
 systemd systemd-container

@@ -166,4 +166,40 @@ test_expect_success 'a shutdown sent to a stopped broker fails; after SIGCONT it
 	grep "dropped a message from rank 0 sent to this broker before it rejoined" stall.dmesg2
 '
 
+# ---- leaving and coming back ---------------------------------------------------
+
+test_expect_success 'a broker that left with overlay-disconnect is restarted and rejoins' '
+	cat >leave.sh <<-\EOT &&
+	bgn overlay-disconnect 5 >leave.out || exit 1
+	bgn fault restart 5 || exit 1
+	bgn overlay-status --wait=full --summary --timeout=20s >leave.full || exit 1
+	bgn --rank 3 ping --count=1 --timeout=5s 5 >leave.ping || exit 1
+	bgn dmesg -r 0 >leave.dmesg0
+	EOT
+	bgn start --size=8 --keep-going $FAST sh ./leave.sh >leave.start.out \
+		2>leave.start.err &&
+	grep "^rank 5 disconnected" leave.out &&
+	grep "^full$" leave.full &&
+	grep "^reply from rank 5" leave.ping &&
+	test_must_fail grep -i "not authorized" leave.dmesg0 leave.start.err
+'
+
+test_expect_success 'restarts with a pause between bind and start: every link comes back' '
+	cat >race.sh <<-\EOT &&
+	for r in 3 5 9 12 3 7 14 5; do
+		bgn fault restart $r || exit 1
+		sleep 0.3
+	done
+	bgn overlay-status --wait=full --summary --timeout=30s >race.full
+	bgn overlay-status --all >race.all
+	bgn --rank 3 ping --count=1 --timeout=5s 14 >race.ping || exit 1
+	EOT
+	BGN_OVERLAY_TEST_START_DELAY=0.5 \
+		bgn start --size=16 --keep-going $FAST sh ./race.sh >race.out 2>race.err &&
+	grep "^full$" race.full &&
+	grep "^all brokers agree$" race.all &&
+	test_must_fail grep "brokers with a problem" race.all &&
+	grep "^reply from rank 14" race.ping
+'
+
 test_done

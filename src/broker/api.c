@@ -17,6 +17,7 @@
 #include <czmq.h>
 
 #include "src/common/libutil/monotime.h"
+#include "access.h"
 #include "broker.h"
 
 /* Ends the reactor from a timer, so the handler that asked for the stop
@@ -98,6 +99,9 @@ static int api_deliver (bgn_broker_t *b, msg_t *msg,
 static int api_send (bgn_broker_t *b, msg_t *msg)
 {
     struct bgn_msg_info info = { .source = b->rank };
+    /* A module's request is the broker's own: the owner's. */
+    if (msg_get_type (msg) == MSGTYPE_REQUEST)
+        access_stamp_self (b->access, msg);
     if (!(msg_get_flags (msg) & MSGFLAG_ROUTE))
         msg_route_enable (msg);
     return broker_route (b, msg, &info);

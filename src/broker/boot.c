@@ -22,6 +22,7 @@
 
 #include "src/common/libconf/conf.h"
 #include "src/common/libpmi/pmi_client.h"
+#include "src/common/libconf/keys.h"
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
 #if HAVE_PMIX
@@ -44,6 +45,8 @@ struct boot {
     json_t *entries;         /* bootstrap.hosts (a reference) */
     char hostname[256];      /* ours, as matched */
     char pubkey[41];         /* shared cert's public key, "" without CURVE */
+    char (*pubkeys)[41];     /* per-host keys (bootstrap.curve_keys): rank
+                                -> public key, or NULL */
     char instance[37];       /* derived instance id */
 };
 
@@ -191,6 +194,8 @@ static int static_instance (struct boot *b)
         zdigest_update (d, (const byte *)ep, strlen (ep) + 1);
     }
     zdigest_update (d, (const byte *)b->pubkey, strlen (b->pubkey) + 1);
+    for (uint32_t r = 0; b->pubkeys && r < b->size; r++)
+        zdigest_update (d, (const byte *)b->pubkeys[r], 41);
     h = zdigest_data (d);
     memcpy (u, h, 16);
     zdigest_destroy (&d);
@@ -204,11 +209,35 @@ static int static_instance (struct boot *b)
     return 0;
 }
 
+/* Per-host keys: every rank's public key from DIR/HOST.cert, after the
+ * checks "bgn config check" makes (libconf/keys.h). */
+static int static_keys (struct boot *b, json_t *conf, const char *dir,
+                        char *errbuf, size_t errlen)
+{
+    char path[4096];
+
+    if (conf_check_keys (conf, b->hostname, errbuf, errlen) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(b->pubkeys = calloc (b->size, sizeof (*b->pubkeys))))
+        return errset (errbuf, errlen, ENOMEM, "out of memory");
+    for (uint32_t r = 0; r < b->size; r++) {
+        if (conf_key_path (dir, hostlist_nth (b->hosts, (int)r), path,
+                           sizeof (path)) < 0
+            || conf_read_pubkey (path, b->pubkeys[r], errbuf, errlen) < 0) {
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    return 0;   /* b->pubkey stays "": the instance id covers them all */
+}
+
 static int static_create (struct boot *b, json_t *conf, const char *confname,
                           char *errbuf, size_t errlen)
 {
     const char *cfgname = confname ? confname : "the config";
-    const char *want = "", *cert = "";
+    const char *want = "", *cert = "", *keys = "";
     json_t *e;
     size_t i;
     int idx, curve = 1;
@@ -276,15 +305,20 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
                        b->hostname, cfgname);
     b->rank = (uint32_t)idx;
 
-    /* The shared certificate. */
+    /* The shared certificate, or per-host keys. */
     conf_get_bool (conf, "overlay.curve", &curve);
     conf_get_string (conf, "bootstrap.curve_cert", &cert);
-    if (curve) {
+    conf_get_string (conf, "bootstrap.curve_keys", &keys);
+    if (curve && *keys) {
+        if (static_keys (b, conf, keys, errbuf, errlen) < 0)
+            return -1;
+    }
+    else if (curve) {
         if (!*cert)
             return errset (errbuf, errlen, EINVAL,
                            "%s: a static bootstrap with overlay.curve = true "
                            "needs bootstrap.curve_cert (make one with: bgn "
-                           "keygen PATH)", cfgname);
+                           "keygen PATH) or bootstrap.curve_keys", cfgname);
         if (check_cert (cert, b->pubkey, errbuf, errlen) < 0)
             return -1;
     }
@@ -442,6 +476,7 @@ void boot_destroy (struct boot **bp)
         zhashx_destroy (&(*bp)->local);
         hostlist_destroy (&(*bp)->hosts);
         free ((*bp)->entry);
+        free ((*bp)->pubkeys);
         free (*bp);
         *bp = NULL;
     }
@@ -534,6 +569,8 @@ static int static_get (struct boot *b, uint32_t rank, const char *key,
         return 0;
     }
     if (!strcmp (key, "pubkey")) {
+        if (b->pubkeys)
+            return copy_out (b->pubkeys[rank], buf, len, k, errbuf, errlen);
         if (!*b->pubkey)
             return errset (errbuf, errlen, ENOENT,
                            "no bootstrap.curve_cert, so no public key");

@@ -9,8 +9,10 @@
 #if HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +26,8 @@
 
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/ratelimit.h"
+#include "access.h"
 #include "broker.h"
 #include "notify.h"
 #include "src/common/libutil/monotime.h"
@@ -172,6 +176,40 @@ static char *default_module_path (void)
     return path;
 }
 
+/* broker.guest_group: members of this group may connect as guests
+ * (access.h): the run directory becomes 0710 and the socket 0660, both
+ * of that group.  -1 if the group does not exist. */
+static int guest_group (struct bgn_broker *b)
+{
+    const char *name = NULL;
+    struct group *gr;
+
+    b->guest_gid = -1;
+    if (conf_get_string (b->conf, "broker.guest_group", &name) < 0 || !*name)
+        return 0;
+    if (!(gr = getgrnam (name))) {
+        logger_log (b->log, LOG_ERR, "broker.guest_group: no group '%s'",
+                    name);
+        return -1;
+    }
+    b->guest_gid = (long)gr->gr_gid;
+    return 0;
+}
+
+/* Let the guest group into the run directory (and no one else). */
+static int open_rundir (struct bgn_broker *b)
+{
+    if (b->guest_gid < 0)
+        return 0;
+    if (chown (b->rundir, (uid_t)-1, (gid_t)b->guest_gid) < 0
+        || chmod (b->rundir, 0710) < 0) {
+        logger_log (b->log, LOG_ERR, "rundir %s: cannot give group %ld "
+                    "access: %s", b->rundir, b->guest_gid, strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int setup_rundir (struct bgn_broker *b, const char *dir)
 {
     const char *cfg = NULL;
@@ -196,11 +234,15 @@ static int setup_rundir (struct bgn_broker *b, const char *dir)
                         strerror (errno));
             return -1;
         }
-        if (stat (b->rundir, &st) < 0 || !S_ISDIR (st.st_mode)
-            || st.st_uid != getuid () || (st.st_mode & 077)) {
+        /* lstat: a symlink planted at the path is refused, not followed
+         * to a directory someone else chose. */
+        if (lstat (b->rundir, &st) < 0 || !S_ISDIR (st.st_mode)
+            || st.st_uid != getuid ()
+            || (st.st_mode & 077 & ~(b->guest_gid >= 0 ? 010 : 0))) {
             logger_log (b->log, LOG_ERR,
-                        "rundir %s must be a directory owned by uid %d "
-                        "with mode 0700", b->rundir, (int)getuid ());
+                        "rundir %s must be a directory (not a symlink) "
+                        "owned by uid %d with mode 0700", b->rundir,
+                        (int)getuid ());
             return -1;
         }
     }
@@ -214,7 +256,10 @@ static int setup_rundir (struct bgn_broker *b, const char *dir)
             return -1;
         }
         b->rundir_created = 1;
+        b->rundir_temporary = 1;
     }
+    if (open_rundir (b) < 0)
+        return -1;
     if (snprintf (b->local_path, sizeof (b->local_path), "%s/local",
                   b->rundir) >= 100)
         goto toolong;
@@ -424,6 +469,24 @@ static int start_notify (struct bgn_broker *b)
     return 0;
 }
 
+/* A temporary run directory (mkdtemp, no --rundir) dies with its broker,
+ * whatever the modules left there (the overlay's key pair).  A given run
+ * directory keeps its files, and is removed only if empty: a broker
+ * restarted on it reuses its key pair, so its peers still trust it. */
+static void remove_own_rundir (struct bgn_broker *b)
+{
+    DIR *d = opendir (b->rundir);
+    struct dirent *e;
+
+    if (d) {
+        while ((e = readdir (d)))
+            if (e->d_type == DT_REG || e->d_type == DT_SOCK)
+                unlinkat (dirfd (d), e->d_name, 0);
+        closedir (d);
+    }
+    rmdir (b->rundir);
+}
+
 static void broker_cleanup (struct bgn_broker *b)
 {
     notify_destroy (&b->notify);
@@ -434,7 +497,9 @@ static void broker_cleanup (struct bgn_broker *b)
         zmq_close (b->local);
         unlink (b->local_path);
     }
-    if (b->rundir_created)
+    if (b->rundir_temporary)
+        remove_own_rundir (b);
+    else if (b->rundir_created)
         rmdir (b->rundir);
     if (b->sigfd > 0)
         close (b->sigfd);
@@ -442,6 +507,9 @@ static void broker_cleanup (struct bgn_broker *b)
     zhashx_destroy (&b->subscriptions);
     zhashx_destroy (&b->timers);
     service_registry_destroy (&b->services);
+    access_destroy (&b->access);
+    ratelimit_destroy (&b->deny_rl);
+    ratelimit_destroy (&b->client_rl);
     boot_destroy (&b->boot);
     json_decref (b->conf);
     logger_destroy (&b->log);
@@ -480,8 +548,11 @@ int main (int argc, char **argv)
     b->services = service_registry_create ();
     b->subscriptions = zhashx_new ();
     b->loop = zloop_new ();
+    b->access = access_create ((uint32_t)geteuid ());
+    b->deny_rl = ratelimit_create (5, 60.);
+    b->client_rl = ratelimit_create (5, 60.);
     if (!b->log || !b->services || !b->subscriptions || !b->loop
-        || api_init (b) < 0)
+        || !b->access || !b->deny_rl || !b->client_rl || api_init (b) < 0)
         goto done;
     zhashx_set_destructor (b->subscriptions,
                            (zhashx_destructor_fn *)zlistx_destroy);
@@ -505,6 +576,10 @@ int main (int argc, char **argv)
         snprintf (b->hostname, sizeof (b->hostname), "%s",
                   boot_hostname (b->boot));
     logger_set_rank (b->log, b->rank);
+    if (guest_group (b) < 0) {
+        rc = EXIT_CONFIG;
+        goto done;
+    }
     if (setup_rundir (b, opts.rundir) < 0 || dispatch_setup_local (b) < 0
         || builtins_register (b) < 0 || setup_instance_id (b) < 0
         || load_overlay (b, &opts) < 0 || load_modules (b, &opts) < 0

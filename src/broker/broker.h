@@ -30,6 +30,8 @@ struct bgn_broker {
     char instance_id[64];
     char rundir[PATH_MAX];
     int rundir_created;
+    int rundir_temporary;         /* made by mkdtemp: removed with its files */
+    long guest_gid;              /* broker.guest_group, or -1 */
     char local_uri[PATH_MAX + 8];
     char local_path[PATH_MAX];
     double start_time;
@@ -55,6 +57,11 @@ struct bgn_broker {
     uint64_t client_drops;       /* malformed from clients */
     uint64_t client_send_drops;  /* could not deliver to a client */
     uint64_t route_drops;        /* responses/events with nowhere to go */
+    uint64_t access_denied;      /* requests refused for their role */
+
+    struct access *access;       /* credentials and roles (access.h) */
+    struct ratelimit *deny_rl;   /* warnings about refused requests */
+    struct ratelimit *client_rl; /* warnings about malformed client input */
 
     int exit_code;
     int stopping;

@@ -23,7 +23,10 @@
 #include <unistd.h>
 #include <czmq.h>
 
+#include "src/common/libutil/monotime.h"
+#include "src/common/libutil/ratelimit.h"
 #include "src/common/libzmqutil/multipart.h"
+#include "access.h"
 #include "broker.h"
 
 /* A route frame naming a broker is a decimal rank; client ids are uuids. */
@@ -70,13 +73,16 @@ drop:
 static void local_malformed (struct bgn_broker *b, const char *client,
                              const char *reason)
 {
+    char more[64];
+    unsigned long suppressed;
+
     b->client_drops++;
-    /* Logged once, then every 1000th, so a broken client cannot flood. */
-    if (b->client_drops == 1 || b->client_drops % 1000 == 0)
+    /* Rate-limited, so a broken client cannot flood the log. */
+    if (ratelimit_check (b->client_rl, monotime_now (), &suppressed))
         logger_log (b->log, LOG_WARNING,
-                    "dropped malformed message from client %.8s: %s "
-                    "(%llu dropped so far)", client, reason,
-                    (unsigned long long)b->client_drops);
+                    "dropped malformed message from client %.8s: %s%s",
+                    client, reason,
+                    ratelimit_suffix (more, sizeof (more), suppressed));
 }
 
 static void local_handle_one (struct bgn_broker *b, zmq_msg_t *frames, int n)
@@ -96,6 +102,18 @@ static void local_handle_one (struct bgn_broker *b, zmq_msg_t *frames, int n)
         return;
     }
     b->client_rx++;
+    if (msg_get_type (msg) != MSGTYPE_REQUEST) {
+        /* Clients ask; only brokers answer or publish. */
+        local_malformed (b, client, "clients may only send requests");
+        msg_destroy (&msg);
+        return;
+    }
+    /* Who sent it is the kernel's word, never the message's. */
+    if (access_stamp (b->access, msg, &frames[n - 1]) < 0) {
+        local_malformed (b, client, "connection without credentials");
+        msg_destroy (&msg);
+        return;
+    }
     if (msg_get_flags (msg) & MSGFLAG_ROUTE) {
         /* Clients do not route; a stack from one is forged or broken. */
         local_malformed (b, client, "client message carries a route stack");
@@ -167,10 +185,37 @@ static int request_fail (struct bgn_broker *b, msg_t *req, int errnum,
     return -1;
 }
 
+/* A request its sender's role does not allow: EPERM, and a warning
+ * (rate-limited: a guest looping on a refused call must not flood). */
+static int request_deny (struct bgn_broker *b, msg_t *req,
+                         const struct bgn_msg_info *info, const char *why)
+{
+    char who[64], via[48] = "", more[64];
+    unsigned long suppressed;
+
+    b->access_denied++;
+    if (info && info->from_overlay)
+        snprintf (via, sizeof (via), " of rank %u", (unsigned)info->source);
+    if (ratelimit_check (b->deny_rl, monotime_now (), &suppressed))
+        logger_log (b->log, LOG_WARNING, "refused %s from %s%s: %s%s",
+                    msg_get_topic (req), access_describe (req, who,
+                                                          sizeof (who)),
+                    via, why,
+                    ratelimit_suffix (more, sizeof (more), suppressed));
+    return request_fail (b, req, EPERM, why);
+}
+
+/* A message meets its service here: requests are checked against their
+ * sender's role first (responses are answers to our own requests). */
 static int call_service (struct bgn_broker *b, msg_t *msg,
                          const struct bgn_msg_info *info,
                          bgn_service_f fn, void *arg)
 {
+    const char *why;
+
+    if (msg_get_type (msg) == MSGTYPE_REQUEST
+        && (why = access_check (b->access, msg)))
+        return request_deny (b, msg, info, why);
     fn (b, msg, info, arg);
     msg_destroy (&msg);
     return 0;
@@ -374,13 +419,26 @@ int dispatch_setup_local (struct bgn_broker *b)
     /* Linger briefly so a final response (broker.shutdown) gets out. */
     int linger = 1000;
     zmq_setsockopt (b->local, ZMQ_LINGER, &linger, sizeof (linger));
+    int64_t maxmsg = ZMQUTIL_MAX_MSG_SIZE;
+    zmq_setsockopt (b->local, ZMQ_MAXMSGSIZE, &maxmsg, sizeof (maxmsg));
     unlink (b->local_path);
     if (zmq_bind (b->local, b->local_uri) < 0) {
         logger_log (b->log, LOG_ERR, "bind %s: %s", b->local_uri,
                     zmq_strerror (errno));
         return -1;
     }
-    chmod (b->local_path, 0600);
+    /* Owner only; with broker.guest_group, that group too (as guests:
+     * the role comes from the kernel's credentials, access.h). */
+    if (b->guest_gid >= 0) {
+        if (chown (b->local_path, (uid_t)-1, (gid_t)b->guest_gid) < 0
+            || chmod (b->local_path, 0660) < 0) {
+            logger_log (b->log, LOG_ERR, "%s: %s", b->local_path,
+                        strerror (errno));
+            return -1;
+        }
+    }
+    else
+        chmod (b->local_path, 0600);
     item.socket = b->local;
     item.events = ZMQ_POLLIN;
     return zloop_poller (b->loop, &item, local_readable, b);

@@ -15,6 +15,7 @@
 #include "src/common/libutil/hostlist.h"
 #include "src/common/libutil/hostmap.h"
 #include "src/common/libutil/monotime.h"
+#include "access.h"
 #include "broker.h"
 #include "hosts.h"
 
@@ -153,6 +154,7 @@ static int send_own (struct hosts *h, const char *topic, uint32_t rank,
     zlistx_add_end (h->pending, p);
     msg_set_matchtag (msg, p->tag);
     msg_route_enable (msg);
+    access_stamp_self (h->b->access, msg);   /* the broker's own: owner */
     broker_route (h->b, msg, &info);
     return 0;
 }

@@ -32,6 +32,7 @@
 #include <jansson.h>
 
 #include "src/common/libconf/conf.h"
+#include "src/common/libconf/keys.h"
 #include "src/common/libtoml/toml.h"
 #include "src/common/libutil/hostlist.h"
 
@@ -205,6 +206,21 @@ static void check_duplicates (struct host_check *hc, const hostlist_t *hl)
     }
 }
 
+/* Per-host keys (bootstrap.curve_keys, libconf/keys.h): every listed
+ * host's public key, and this host's secret.  1 if they are in use. */
+static int check_keys (struct host_check *hc)
+{
+    const char *dir = "";
+    char err[1024];
+
+    conf_get_string (hc->conf, "bootstrap.curve_keys", &dir);
+    if (!*dir)
+        return 0;
+    if (conf_check_keys (hc->conf, hc->host, err, sizeof (err)) < 0)
+        problem (hc, "%s", err);
+    return 1;
+}
+
 static void check_cert (struct host_check *hc)
 {
     const char *path = "";
@@ -218,6 +234,8 @@ static void check_cert (struct host_check *hc)
     conf_get_bool (hc->conf, "overlay.curve", &curve);
     conf_get_string (hc->conf, "bootstrap.curve_cert", &path);
     if (!curve)
+        return;
+    if (check_keys (hc))   /* per-host keys instead */
         return;
     if (!*path) {
         problem (hc, "bootstrap.curve_cert is not set: a static bootstrap "

@@ -665,6 +665,7 @@ static int io_request (void *ctx, msg_t *msg)
     struct sbroker *b = ctx;
     struct bgn_msg_info info = { .source = b->rank };
 
+    msg_set_rolemask (msg, MSG_ROLE_OWNER);   /* as the broker stamps a module's */
     msg_route_enable (msg);
     route_request (b, msg, &info);
     return 0;
@@ -1048,6 +1049,7 @@ static void client_send (struct simnet *s, struct sbroker *b,
     if (!req)
         return;
     msg_set_matchtag (req, tag);
+    msg_set_rolemask (req, MSG_ROLE_OWNER);   /* the instance owner's client */
     msg_route_enable (req);
     msg_route_push (req, b->clientid);
     route_request (b, req, &info);

@@ -105,6 +105,8 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         goto zerror;
     zmq_setsockopt (h->sock, ZMQ_ROUTING_ID, h->id, strlen (h->id));
     zmq_setsockopt (h->sock, ZMQ_LINGER, &linger, sizeof (linger));
+    int64_t maxmsg = ZMQUTIL_MAX_MSG_SIZE;
+    zmq_setsockopt (h->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof (maxmsg));
     if (zmq_connect (h->sock, endpoint) < 0)
         goto zerror;
     return h;

@@ -66,6 +66,17 @@ enum {
     MSGFLAG_ALL        = 0x7f,
 };
 
+/* Roles (rolemask bits, as in Flux).  The broker stamps userid and
+ * rolemask on every message a local client sends (from the kernel's
+ * credentials of the connection, never from the message); a service
+ * checks the rolemask.  OWNER: the instance owner (and root) may do
+ * anything; USER: a guest, who may only read (status, ping, lookup).
+ * A message with no role bit set may do nothing that needs one. */
+#define MSG_ROLE_NONE    0u
+#define MSG_ROLE_OWNER   0x1u
+#define MSG_ROLE_USER    0x2u
+#define MSG_USERID_UNKNOWN 0xffffffffu
+
 #define NODEID_ANY      0xffffffffu  /* request: any broker with the service */
 #define NODEID_UPSTREAM 0xfffffffeu  /* request: toward rank 0, not here */
 

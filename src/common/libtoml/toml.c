@@ -62,7 +62,8 @@ struct parser {
     const unsigned char *s;
     size_t len;
     size_t pos;
-    int depth;
+    int depth;              /* containers around what is parsed now */
+    int table_depth;        /* of the table the last [header] opened */
     int failed;
     struct toml_error *err;
     json_t *root;
@@ -687,19 +688,23 @@ nomem:
 }
 
 /* key = simple-key *( ws '.' ws simple-key ); trailing ws skipped. */
+/* Every part of a dotted key (or header) is one more level of nesting
+ * below p->depth: bounded like arrays, so a key 100,000 parts deep is an
+ * error here, not a stack overflow in whoever walks the result. */
 static int parse_key (struct parser *p, struct keypath *k)
 {
-    if (parse_simple_key (p, k) < 0)
-        return -1;
-    skip_ws (p);
-    while (peek (p) == '.') {
-        p->pos++;
-        skip_ws (p);
+    for (;;) {
+        if (p->depth + k->n > TOML_MAX_DEPTH)
+            return fail_at (p, p->pos, "nesting deeper than %d levels",
+                            TOML_MAX_DEPTH);
         if (parse_simple_key (p, k) < 0)
             return -1;
         skip_ws (p);
+        if (peek (p) != '.')
+            return 0;
+        p->pos++;
+        skip_ws (p);
     }
-    return 0;
 }
 
 /* --- numbers and date-times ---------------------------------------------- */
@@ -1142,7 +1147,11 @@ static int parse_inline_table (struct parser *p, json_t **out)
             }
             p->pos++;
             skip_ws (p);
-            if (parse_value (p, &v) < 0) {
+            int saved = p->depth, rc;
+            p->depth += k.n - 1;   /* dotted keys nest too */
+            rc = parse_value (p, &v);
+            p->depth = saved;
+            if (rc < 0) {
                 keypath_free (&k);
                 goto error;
             }
@@ -1305,8 +1314,15 @@ static int parse_header (struct parser *p)
 
     p->pos += aot ? 2 : 1;
     skip_ws (p);
+    p->depth = aot;   /* an array of tables is one level more */
     if (parse_key (p, &k) < 0)
         goto error;
+    p->depth = 0;
+    if (k.n + aot > TOML_MAX_DEPTH) {
+        fail_at (p, p->pos, "nesting deeper than %d levels", TOML_MAX_DEPTH);
+        goto error;
+    }
+    p->table_depth = k.n + aot;
     if (peek (p) != ']' || (aot && peek_at (p, 1) != ']')) {
         fail_unexpected (p, p->pos, aot ? "']]' to close header"
                                         : "']' to close header");
@@ -1418,6 +1434,8 @@ static int parse_keyval (struct parser *p)
 {
     struct keypath k = { 0 };
     json_t *v;
+    int rc;
+    p->depth = p->table_depth;
     if (parse_key (p, &k) < 0)
         goto error;
     if (peek (p) != '=') {
@@ -1426,7 +1444,10 @@ static int parse_keyval (struct parser *p)
     }
     p->pos++;
     skip_ws (p);
-    if (parse_value (p, &v) < 0)
+    p->depth = p->table_depth + k.n - 1;   /* its dotted parts nest */
+    rc = parse_value (p, &v);
+    p->depth = 0;
+    if (rc < 0)
         goto error;
     if (insert_kv (p, p->cur, &k, v) < 0)
         goto error;
@@ -1531,6 +1552,11 @@ json_t *toml_parse_file (const char *path, struct toml_error *err)
         if (n == 0)
             break;
         b.len += (size_t)n;
+        /* A config is small; /dev/zero or a runaway file is not one. */
+        if (b.len > TOML_MAX_FILE) {
+            errno = EFBIG;
+            goto close_err;
+        }
     }
     close (fd);
     o = toml_parse (b.data, b.len, err);

@@ -29,7 +29,9 @@
  *   table             JSON object
  *
  * Input must be UTF-8; a leading byte-order mark is skipped.  Nesting of
- * arrays and inline tables is limited to TOML_MAX_DEPTH levels.
+ * arrays, inline tables, table headers and dotted keys together is
+ * limited to TOML_MAX_DEPTH levels, so nothing that walks the result
+ * recursively can run out of stack.
  *
  * No global state: the functions are reentrant and thread-safe.
  */
@@ -40,6 +42,7 @@
 #include <stddef.h>
 
 #define TOML_MAX_DEPTH 128
+#define TOML_MAX_FILE (4 * 1024 * 1024)   /* bytes toml_parse_file reads */
 
 /* Where and why parsing failed.  line and col are 1-based; col counts
  * characters (code points), not bytes.  Both are 0 for errors not tied to
@@ -59,8 +62,9 @@ struct toml_error {
 json_t *toml_parse (const char *text, size_t len, struct toml_error *err);
 
 /* Read and parse the file at 'path'.  As toml_parse(), and in addition
- * NULL with errno from open/read (ENOENT, EACCES, EISDIR...), line/col 0
- * and strerror() in err->msg.
+ * NULL with errno from open/read (ENOENT, EACCES, EISDIR...) or EFBIG
+ * for a file longer than TOML_MAX_FILE (so -c /dev/zero fails fast),
+ * line/col 0 and strerror() in err->msg.
  */
 json_t *toml_parse_file (const char *path, struct toml_error *err);
 

@@ -17,6 +17,11 @@
  * routing id and the overlay's envelope. */
 #define ZMQUTIL_MAX_PARTS (MSG_MAX_FRAMES + 2)
 
+/* The most bytes one message may have on any bgn socket (ZMQ_MAXMSGSIZE:
+ * a larger one closes the connection), so no peer or client can make a
+ * reader buffer without bound. */
+#define ZMQUTIL_MAX_MSG_SIZE (64LL * 1024 * 1024)
+
 /* Read the next message from sock without blocking, into parts[0..n-1]
  * (initialised here; the caller closes them).  Returns n (>= 1), 0 if
  * nothing was ready, -2 if the message had more than max parts (it was

@@ -230,6 +230,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
         ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
                  (unsigned)rank, (unsigned long long)f->inc);
         bgn_router_set_down (ov->router, rank, false);
+        route_release (ov, rank);
         note (ov, OVL_NOTE_UNFENCED, rank, f->inc);
         if (ov->rank == 0)
             mark (ov->fence.members, rank);
@@ -250,6 +251,10 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
 
     if (rank >= ov->size || inc >= FENCE_INC_MAX) {
         ov->fence.bad_records++;
+        ovl_log_limited (ov, LOG_WARNING, "refused a bad fence record: rank "
+                         "%u incarnation %llu (ranks < %u, incarnations "
+                         "< 2^53)", (unsigned)rank, (unsigned long long)inc,
+                         (unsigned)ov->size);
         return 0;
     }
     if (rank == ov->rank) {

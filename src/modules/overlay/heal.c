@@ -257,6 +257,8 @@ struct peer *heal_contact_response (struct overlay *ov, const msg_t *rsp)
                         &endpoint, "pubkey", &pubkey, "lost", &lost) < 0
         || rank < 0 || (uint32_t)rank >= ov->size)
         goto done;   /* the contact entry expires with a later heal round */
+    if (!idmap_get (ov->heal.contacts, (uint32_t)rank))
+        goto done;   /* we asked no such rank: unsolicited, dropped */
     idmap_delete (ov->heal.contacts, (uint32_t)rank);
     if (peers_lookup (ov->peers, rank)
         || !(p = peers_insert (ov->peers, ov->rank, rank, ovl_now (ov))))

@@ -213,8 +213,8 @@ void hello_recv (struct overlay *ov, struct peer *p,
         goto done;
     }
     if ((why = key_problem) || (why = hello_check (ov, p, o, &inc))) {
-        ovl_log (ov, LOG_ERR, "peer %u: hello refused: %s",
-                 (unsigned)p->rank, why);
+        ovl_log_limited (ov, LOG_ERR, "peer %u: hello refused: %s",
+                         (unsigned)p->rank, why);
         if (env->kind == ENV_HELLO)
             send_nak (ov, p, why, 0, 0);
         else if (p->connector && p->endpoint[0]) {

@@ -17,6 +17,7 @@
 #endif
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,8 @@
 #include <unistd.h>
 
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/ratelimit.h"
+#include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
 #include "overlay.h"
 #include "sock.h"
@@ -40,6 +43,7 @@ struct module {
     int wake_timer;              /* broker timer id, -1 when none */
     double wake_at;
     uint64_t rng;
+    ratelimit_t *refusals;       /* warnings about refused contacts */
 };
 
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
@@ -63,7 +67,7 @@ static int io_connect (void *ctx, uint32_t rank, const char *endpoint,
 static void io_disconnect (void *ctx, uint32_t rank, const char *endpoint)
 {
     struct module *m = ctx;
-    sock_disconnect (m->sock, endpoint);
+    sock_disconnect (m->sock, rank, endpoint);
 }
 
 static int io_authorize (void *ctx, const char *pubkey)
@@ -195,9 +199,16 @@ static void sock_event (void *arg, enum ovl_sock_event ev,
     overlay_sock_event (m->ov, ev, endpoint, detail);
 }
 
+static long sock_rank_of_key (void *arg, const char *user_id)
+{
+    struct module *m = arg;
+    return m->curve ? curve_rank_of (m->curve, user_id) : CURVE_KEY_SHARED;
+}
+
 static const struct sock_ops sock_ops = {
     .message = sock_message,
     .event = sock_event,
+    .rank_of_key = sock_rank_of_key,
 };
 
 /* ---- the broker's overlay ops and services ----------------------------- */
@@ -234,10 +245,47 @@ static const struct bgn_overlay_ops overlay_ops = {
     .publish = ops_publish,
 };
 
+/* overlay.contact asks us to admit a substitute's key: only the key the
+ * bootstrap gave the asking rank (or the shared key) is admitted, so a
+ * contact cannot smuggle a fresh key in under some rank's name. */
+static const char *contact_problem (struct module *m, const msg_t *req)
+{
+    const char *payload = msg_get_payload (req, NULL);
+    const char *pubkey = "", *known;
+    json_t *o;
+    int rank = -1;
+    const char *why = NULL;
+
+    if (!m->curve || msg_get_type (req) != MSGTYPE_REQUEST
+        || strcmp (msg_get_topic (req), "overlay.contact") != 0)
+        return NULL;
+    if (!payload || !(o = json_loads (payload, 0, NULL)))
+        return NULL;   /* the core answers EPROTO */
+    if (json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey", &pubkey) == 0
+        && rank >= 0) {
+        known = curve_key_of (m->curve, (uint32_t)rank);
+        if (!known || strcmp (known, pubkey) != 0)
+            why = "the key is not the one the asking rank holds";
+    }
+    json_decref (o);
+    return why;
+}
+
 static void overlay_service_cb (bgn_broker_t *b, const msg_t *req,
                                 const struct bgn_msg_info *info, void *arg)
 {
     struct module *m = arg;
+    const char *why;
+    char more[64];
+    unsigned long suppressed;
+
+    if ((why = contact_problem (m, req))) {
+        if (ratelimit_check (m->refusals, monotime_now (), &suppressed))
+            mlog (m, LOG_WARNING, "refused overlay.contact: %s%s", why,
+                  ratelimit_suffix (more, sizeof (more), suppressed));
+        m->api->respond_error (b, req, EPERM, why);
+        return;
+    }
     overlay_service (m->ov, req, info);
 }
 
@@ -308,11 +356,40 @@ static int expand_bind (struct module *m, const char *tmpl, char *out,
     return 0;
 }
 
+/* Is the host part of a tcp:// endpoint a loopback address? */
+static bool loopback_host (const char *uri)
+{
+    const char *h = uri + 6;   /* after "tcp://" */
+
+    if (!strncmp (h, "127.", 4) || !strncmp (h, "localhost:", 10)
+        || !strncmp (h, "[::1]:", 6) || !strncmp (h, "lo:", 3))
+        return true;
+    return false;
+}
+
+/* Without CURVE nothing authenticates a peer: anyone who reaches the
+ * port can be any rank.  So a bind others can reach needs the config to
+ * say so (overlay.insecure = true). */
+static int insecure_bind (struct module *m, const char *uri)
+{
+    if (m->cfg.curve || m->cfg.insecure || strncmp (uri, "tcp://", 6) != 0
+        || loopback_host (uri))
+        return 0;
+    mlog (m, LOG_ERR, "overlay.curve is off and overlay.bind %s is not a "
+          "loopback address: anyone who reaches it could pose as any rank; "
+          "bind 127.0.0.1, turn CURVE on, or set overlay.insecure = true",
+          uri);
+    errno = EPERM;
+    return -1;
+}
+
 static int setup_socket (struct module *m)
 {
     struct sock_settings set = {
         .rank = m->api->rank (m->b),
+        .size = m->api->size (m->b),
         .sndhwm = m->cfg.sndhwm,
+        .maxmsgsize = ZMQUTIL_MAX_MSG_SIZE,
         .curve_public = m->curve ? curve_public (m->curve) : NULL,
         .curve_secret = m->curve ? curve_secret (m->curve) : NULL,
     };
@@ -323,6 +400,8 @@ static int setup_socket (struct module *m)
         errno = EINVAL;
         return -1;
     }
+    if (insecure_bind (m, uri) < 0)
+        return -1;
     if (!(m->sock = sock_create (m->api->loop (m->b), &set, &sock_ops, m)))
         return -1;
     if (sock_bind (m->sock, uri, m->endpoint, sizeof (m->endpoint)) < 0) {
@@ -334,11 +413,22 @@ static int setup_socket (struct module *m)
 
 static int setup_curve (struct module *m)
 {
-    char err[512] = "";
+    char err[512] = "", own[1024];
+    const char *cert = m->cfg.curve_cert;
 
     if (!m->cfg.curve)
         return 0;
-    if (!(m->curve = curve_create (m->cfg.curve_cert, m->api->rundir (m->b),
+    /* per-host keys: this host's pair is DIR/HOST.cert (libconf/keys.h) */
+    if (m->cfg.curve_keys[0]) {
+        if (snprintf (own, sizeof (own), "%s/%s.cert", m->cfg.curve_keys,
+                      m->api->hostname (m->b)) >= (int)sizeof (own)) {
+            mlog (m, LOG_ERR, "bootstrap.curve_keys: path too long");
+            errno = ENAMETOOLONG;
+            return -1;
+        }
+        cert = own;
+    }
+    if (!(m->curve = curve_create (cert, m->api->rundir (m->b),
                                    err, sizeof (err)))) {
         mlog (m, LOG_ERR, "%s", err);
         return -1;
@@ -372,13 +462,14 @@ static int setup_core (struct module *m)
     return 0;
 }
 
-static void module_free (struct module *m, int orderly)
+static void module_free (struct module *m)
 {
     if (m->wake_timer >= 0)
         m->api->timer_stop (m->b, m->wake_timer);
     overlay_destroy (&m->ov);
     sock_destroy (&m->sock);
-    curve_destroy (&m->curve, orderly);
+    curve_destroy (&m->curve);
+    ratelimit_destroy (&m->refusals);
     free (m);
 }
 
@@ -393,6 +484,10 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     m->b = b;
     m->wake_timer = -1;
     m->wake_at = INFINITY;
+    if (!(m->refusals = ratelimit_create (5, 60.))) {
+        free (m);
+        return -1;
+    }
     ovconf_defaults (&m->cfg);
     ovconf_read (api->config (b), &m->cfg);
     if (getenv ("BGN_OVERLAY_TEST_LOOP"))
@@ -412,8 +507,27 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     return 0;
 error:
     api->log (b, LOG_ERR, "overlay: set-up failed: %s", strerror (errno));
-    module_free (m, 0);
+    module_free (m);
     return -1;
+}
+
+/* Every rank's public key, from the bootstrap, so that a connection is
+ * bound to the rank whose key it holds (sock.h) and a contact request is
+ * checked against the asking rank's key.  One bootstrap get per rank. */
+static int learn_keys (struct module *m)
+{
+    char pubkey[64];
+    uint32_t size = m->api->size (m->b);
+
+    for (uint32_t r = 0; r < size; r++) {
+        if (m->api->boot_get (m->b, r, "pubkey", pubkey, sizeof (pubkey)) < 0
+            || curve_bind (m->curve, r, pubkey) < 0) {
+            mlog (m, LOG_ERR, "public key of rank %u: %s", (unsigned)r,
+                  strerror (errno));
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* After the bootstrap barrier: learn the peers' endpoints and keys,
@@ -423,7 +537,15 @@ static int overlay_start_cb (void *state)
     struct module *m = state;
     char endpoint[256], pubkey[64] = "";
 
+    /* Tests widen the window between the bind (at load) and the keys
+     * being known, where a restarted broker used to refuse neighbours
+     * that reconnected early (t2200). */
+    if (getenv ("BGN_OVERLAY_TEST_START_DELAY"))
+        usleep ((useconds_t)(1e6 * strtod (getenv
+                                 ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
+    if (m->curve && learn_keys (m) < 0)
+        return -1;
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,
@@ -435,6 +557,9 @@ static int overlay_start_cb (void *state)
         if (overlay_set_peer (m->ov, rank, endpoint, pubkey) < 0)
             return -1;
     }
+    /* the keys to admit are known: answer handshakes from now on */
+    if (m->curve && curve_start (m->curve, m->api->loop (m->b)) < 0)
+        return -1;
     return sock_start (m->sock);
 }
 
@@ -452,7 +577,7 @@ static void overlay_unload (void *state)
     if (!m)
         return;
     overlay_leave (m->ov);
-    module_free (m, 1);
+    module_free (m);
 }
 
 const struct bgn_module bgn_module_entry = {

@@ -50,6 +50,7 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_int (conf, "overlay.backlog", &cfg->backlog_max);
     copy_int (conf, "overlay.event_buffer", &cfg->event_buffer);
     conf_get_bool (conf, "overlay.curve", &cfg->curve);
+    conf_get_bool (conf, "overlay.insecure", &cfg->insecure);
     conf_get_duration (conf, "overlay.keepalive_interval",
                        &cfg->keepalive_interval);
     conf_get_duration (conf, "overlay.peer_timeout", &cfg->peer_timeout);
@@ -59,6 +60,8 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_string (conf, "overlay.bind", cfg->bind, sizeof (cfg->bind));
     copy_string (conf, "bootstrap.curve_cert", cfg->curve_cert,
                  sizeof (cfg->curve_cert));
+    copy_string (conf, "bootstrap.curve_keys", cfg->curve_keys,
+                 sizeof (cfg->curve_keys));
 }
 
 int ovconf_ttl (const struct ovl_config *cfg, struct bgn_topo *topo)

@@ -24,8 +24,10 @@ struct ovl_config {
     int backlog_max;            /* overlay.backlog, per peer */
     int event_buffer;           /* overlay.event_buffer */
     int curve;                  /* overlay.curve */
+    int insecure;               /* overlay.insecure: CURVE off off-host */
     char bind[512];             /* overlay.bind, "" for the default */
     char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
+    char curve_keys[512];       /* bootstrap.curve_keys: per-host keys */
     double rpc_timeout;         /* broker.rpc_timeout, s */
     double fence_window;        /* fence reports and batches gather this
                                    long before they go, s */

@@ -12,10 +12,12 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "evglue.h"
 #include "fence.h"
@@ -38,6 +40,21 @@ void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
     va_start (ap, fmt);
     ov->io->log (ov->ctx, level, fmt, ap);
     va_end (ap);
+}
+
+void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
+{
+    char line[512], more[64];
+    unsigned long suppressed;
+    va_list ap;
+
+    if (!ratelimit_check (ov->drop_warnings, ovl_now (ov), &suppressed))
+        return;
+    va_start (ap, fmt);
+    vsnprintf (line, sizeof (line), fmt, ap);
+    va_end (ap);
+    ovl_log (ov, level, "%s%s", line,
+             ratelimit_suffix (more, sizeof (more), suppressed));
 }
 
 /* ---- settling: cross-part reactions, deferred ------------------------ */
@@ -136,7 +153,8 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
               bgn_topo_name (ov->topo));
     ov->diameter = bgn_topo_diameter (ov->topo);
     ov->ttl = ovconf_ttl (cfg, ov->topo);
-    if (!(ov->timers = timerq_create (wakeup_notify, ov))
+    if (!(ov->drop_warnings = ratelimit_create (10, 60.))
+        || !(ov->timers = timerq_create (wakeup_notify, ov))
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
@@ -173,6 +191,7 @@ void overlay_destroy (struct overlay **ovp)
     if (ov->topo != ov->cfg.topo)
         bgn_topo_destroy (&ov->topo);
     timerq_destroy (&ov->timers);
+    ratelimit_destroy (&ov->drop_warnings);
     free (ov);
     *ovp = NULL;
     errno = saved;
@@ -294,8 +313,8 @@ static void deliver_local (struct overlay *ov, const struct envelope *env,
 
     if (!msg) {
         ov->c.malformed_drops++;
-        ovl_log (ov, LOG_WARNING, "dropped malformed message from rank %u: %s",
-                 (unsigned)env->source, reason);
+        ovl_log_limited (ov, LOG_WARNING, "dropped malformed message from "
+                         "rank %u: %s", (unsigned)env->source, reason);
         return;
     }
     if (tracker_response (ov, msg)) {
@@ -434,12 +453,10 @@ static struct peer *sender (struct overlay *ov, const void *id, size_t idlen)
 
     if (!p) {
         ov->c.unknown_peer_drops++;
-        if (ov->c.unknown_peer_drops == 1
-            || ov->c.unknown_peer_drops % 1000 == 0)
-            ovl_log (ov, LOG_WARNING, "dropped message from unknown peer "
-                     "'%.*s' (%llu so far)", (int)(idlen > 16 ? 16 : idlen),
-                     (const char *)id,
-                     (unsigned long long)ov->c.unknown_peer_drops);
+        ovl_log_limited (ov, LOG_WARNING, "dropped message from unknown peer "
+                         "'%.*s' (%llu so far)", (int)(idlen > 16 ? 16 : idlen),
+                         (const char *)id,
+                         (unsigned long long)ov->c.unknown_peer_drops);
     }
     return p;
 }
@@ -491,7 +508,8 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     if (envelope_decode (frame_data (frames[0]), frame_size (frames[0]), &env,
                          &why) < 0) {
         ov->c.malformed_drops++;
-        ovl_log (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank, why);
+        ovl_log_limited (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank,
+                         why);
         return;
     }
     p->rx_msgs++;
@@ -556,8 +574,8 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
     case OVL_SOCK_AUTH_FAILED:
     case OVL_SOCK_HANDSHAKE_FAILED:
         ov->c.auth_failures++;
-        ovl_log (ov, LOG_WARNING, "%s: %s", endpoint,
-                 detail ? detail : "handshake failed");
+        ovl_log_limited (ov, LOG_WARNING, "%s: %s", endpoint,
+                         detail ? detail : "handshake failed");
         hello_handshake_failed (ov, endpoint);
         break;
     case OVL_SOCK_HANDSHAKE_LOST:
@@ -578,6 +596,7 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     struct envelope env = { .kind = ENV_DATA, .dest = dest };
     uint64_t key = 0;
     int n, rc = -1, saved;
+    bool is_response, down;
 
     if (dest == ov->rank || (dest >= ov->size && dest < NODEID_UPSTREAM)) {
         errno = EHOSTUNREACH;
@@ -592,8 +611,10 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
         errno = EHOSTUNREACH;
         goto done;
     }
-    /* known down: fail at once rather than queue */
-    if (!onward && bgn_router_is_down (ov->router, dest < ov->size ? dest : 0)) {
+    is_response = msg_get_type (*msgp) == MSGTYPE_RESPONSE;
+    down = bgn_router_is_down (ov->router, dest < ov->size ? dest : 0);
+    /* known down: fail a request at once rather than queue it */
+    if (!onward && down && !is_response) {
         errno = EHOSTUNREACH;
         goto done;
     }
@@ -601,16 +622,19 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
         goto done;
     if (!onward)
         key = tracker_add (ov, *msgp, dest);
-    if (route_out (ov, &env, frames, n, -1) < 0) {
-        saved = errno;
-        frame_decref_all (frames, n);
-        ov->c.no_route_drops++;
-        tracker_forget (ov, key);   /* the broker answers it itself */
-        errno = saved;
+    /* a response to a fenced rank waits a while for its rejoin */
+    if ((down && is_response && dest < ov->size
+         && route_hold (ov, &env, frames, n) == 0)
+        || route_out (ov, &env, frames, n, -1) == 0) {
+        msg_destroy (msgp);
+        rc = 0;
         goto done;
     }
-    msg_destroy (msgp);
-    rc = 0;
+    saved = errno;
+    frame_decref_all (frames, n);
+    ov->c.no_route_drops++;
+    tracker_forget (ov, key);   /* the broker answers it itself */
+    errno = saved;
 done:
     saved = errno;
     leave (ov);
@@ -724,20 +748,27 @@ static void answer_contact (struct overlay *ov, const msg_t *rsp)
         hello_send (ov, p);   /* greet the substitute we connected to */
 }
 
+/* roles: who may call the method (rolemask bits, message.h).  Whatever
+ * changes state or shows message contents is the owner's; a guest may
+ * read status and ping.  The broker checks the same rule before a
+ * request gets here (src/broker/access.c); this is the core's own guard. */
+#define ANYONE (MSG_ROLE_OWNER | MSG_ROLE_USER)
+#define OWNER MSG_ROLE_OWNER
 static const struct {
     const char *topic;
+    uint32_t roles;
     void (*request) (struct overlay *ov, const msg_t *req,
                      const struct bgn_msg_info *info);
     void (*response) (struct overlay *ov, const msg_t *rsp);
 } methods[] = {
-    { "overlay.status", method_status, NULL },
-    { "overlay.status-all", method_gather, NULL },
-    { "overlay.gather", method_gather, answer_gather },
-    { "overlay.trace", method_trace, NULL },
-    { "overlay.ready", method_ready, answer_ready },
-    { "overlay.contact", method_contact, answer_contact },
-    { "overlay.disconnect", method_disconnect, NULL },
-    { "overlay.ping", method_ping, NULL },
+    { "overlay.status", ANYONE, method_status, NULL },
+    { "overlay.status-all", ANYONE, method_gather, NULL },
+    { "overlay.gather", OWNER, method_gather, answer_gather },
+    { "overlay.trace", OWNER, method_trace, NULL },
+    { "overlay.ready", OWNER, method_ready, answer_ready },
+    { "overlay.contact", OWNER, method_contact, answer_contact },
+    { "overlay.disconnect", OWNER, method_disconnect, NULL },
+    { "overlay.ping", ANYONE, method_ping, NULL },
 };
 
 void overlay_service (struct overlay *ov, const msg_t *msg,
@@ -752,7 +783,11 @@ void overlay_service (struct overlay *ov, const msg_t *msg,
     for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
         if (strcmp (topic, methods[i].topic) != 0)
             continue;
-        if (type == MSGTYPE_REQUEST)
+        if (type == MSGTYPE_REQUEST
+            && !(msg_get_rolemask (msg) & methods[i].roles))
+            ov->io->respond_error (ov->ctx, msg, EPERM,
+                                   "the owner role is needed");
+        else if (type == MSGTYPE_REQUEST)
             methods[i].request (ov, msg, info);
         else if (methods[i].response)
             methods[i].response (ov, msg);

@@ -81,10 +81,12 @@ struct ovl_counters {
     uint64_t auth_failures;
     uint64_t redials;
     uint64_t never_joined;
+    uint64_t held_expired;      /* responses held for a fenced rank, dropped */
 };
 
 struct route_state {
     struct ovtimer *retry;        /* backlogs waiting for a peer */
+    struct backlog held;          /* responses to ranks fenced here */
 };
 
 struct fence_state {
@@ -185,10 +187,16 @@ struct overlay {
     struct status_state status;
     struct evlayer *events;
     struct ovl_counters c;
+    struct ratelimit *drop_warnings;   /* ovl_log_limited's budget */
 };
 
 /* Log through the io (printf-style). */
 void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* The same for what a peer can make happen again and again (drops of
+ * malformed or unknown traffic): one budget for all of them, a few lines
+ * a minute, then " (N similar messages suppressed)". */
+void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
 static inline double ovl_now (struct overlay *ov)

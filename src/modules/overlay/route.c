@@ -22,7 +22,11 @@ int route_init (struct overlay *ov)
 
 void route_fini (struct overlay *ov)
 {
+    struct pending *pd;
+
     ovtimer_destroy (&ov->route.retry);
+    while ((pd = backlog_pop (&ov->route.held)))
+        pending_destroy (&pd);
 }
 
 int route_ttl_step (struct envelope *env)
@@ -109,9 +113,66 @@ void route_fail_request (struct overlay *ov, struct frame **body, int n,
     msg_destroy (&msg);
 }
 
+#define HELD_MAX 1024
+
+int route_hold (struct overlay *ov, const struct envelope *env,
+                struct frame **frames, int n)
+{
+    struct pending *pd;
+
+    if (ov->route.held.count >= HELD_MAX) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    if (!(pd = pending_create (env, n, ovl_now (ov))))
+        return -1;
+    for (int i = 0; i < n; i++) {
+        pd->frames[i] = frames[i];
+        frames[i] = NULL;
+    }
+    backlog_push (&ov->route.held, pd);
+    return 0;
+}
+
+void route_release (struct overlay *ov, uint32_t rank)
+{
+    struct backlog keep = { 0 };
+    struct pending *pd;
+
+    while ((pd = backlog_pop (&ov->route.held))) {
+        if (pd->env.dest != rank) {
+            backlog_push (&keep, pd);
+            continue;
+        }
+        if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
+            pd->nframes = 0;
+        else
+            ov->c.no_route_drops++;
+        pending_destroy (&pd);
+    }
+    ov->route.held = keep;
+}
+
+/* Held responses whose rank stayed fenced a peer timeout: it is dead. */
+static void expire_held (struct overlay *ov, double now)
+{
+    struct pending *pd;
+
+    while ((pd = backlog_first (&ov->route.held))
+           && now - pd->queued > ov->cfg.peer_timeout) {
+        pd = backlog_pop (&ov->route.held);
+        ov->c.held_expired++;
+        ovl_log (ov, LOG_DEBUG, "response to rank %u dropped: it stayed "
+                 "down %.0fs", (unsigned)pd->env.dest, now - pd->queued);
+        pending_destroy (&pd);
+    }
+}
+
 void route_expire (struct overlay *ov, double now)
 {
     double limit = ov->cfg.peer_timeout;
+
+    expire_held (ov, now);
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];

@@ -80,6 +80,15 @@ int route_out (struct overlay *ov, struct envelope *env,
  * cannot duplicate it). */
 void route_flush (struct overlay *ov);
 
+/* A response to a rank fenced here waits for its unfence, a while: a rank
+ * that rejoined may send requests that overtake the news of its rejoin
+ * (the unfence travels a tree, the request the shortest path).  Frames
+ * are taken (0), or left with the caller (-1, ENOBUFS: too many held). */
+int route_hold (struct overlay *ov, const struct envelope *env,
+                struct frame **frames, int n);
+/* rank was unfenced: send what was held for it. */
+void route_release (struct overlay *ov, uint32_t rank);
+
 /* p is leaving the table: route what waits for it another way. */
 void route_requeue (struct overlay *ov, struct peer *p);
 

@@ -16,10 +16,16 @@
 
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
+#include "curve.h"
+#include "envelope.h"
 #include "sock.h"
 
 #define RECV_BUDGET 1024       /* messages per readable callback */
 #define ZERO_COPY_MIN 1024     /* bytes: smaller frames are copied */
+#define MAX_ID 255             /* bytes in a ZeroMQ routing id */
+
+/* Routing ids are kept as hex text (generated ones start with a NUL). */
+typedef char idhex_t[2 * MAX_ID + 1];
 
 struct sock {
     zloop_t *loop;
@@ -29,8 +35,80 @@ struct sock {
     void *arg;
     int curve;
     int polling;
+    uint32_t size;
+    uint64_t rng;
+    zhashx_t *out_ids;          /* our connections: id hex -> rank */
+    zhashx_t *out_rank;         /* rank -> id hex of our newest one */
+    zhashx_t *in_ids;           /* bound accepted ones: id hex -> rank */
+    zhashx_t *in_rank;          /* rank -> id hex of its bound one */
+    struct {                    /* a HELLO on an unbound connection */
+        int active;
+        uint32_t rank;
+        idhex_t id;
+        int acked;
+    } pending;
     char bound[512];           /* the endpoint bound, to unbind at the end */
 };
+
+static void to_hex (const void *data, size_t len, char *out)
+{
+    static const char digits[] = "0123456789abcdef";
+    const uint8_t *b = data;
+
+    if (len > MAX_ID)
+        len = MAX_ID;
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+static size_t from_hex (const char *hex, uint8_t *out)
+{
+    size_t n = 0;
+
+    for (; hex[0] && hex[1] && n < MAX_ID; hex += 2) {
+        int hi = hex[0] <= '9' ? hex[0] - '0' : hex[0] - 'a' + 10;
+        int lo = hex[1] <= '9' ? hex[1] - '0' : hex[1] - 'a' + 10;
+        out[n++] = (uint8_t)(hi << 4 | lo);
+    }
+    return n;
+}
+
+static zhashx_t *string_hash (void)
+{
+    zhashx_t *h = zhashx_new ();
+
+    if (h) {
+        zhashx_set_destructor (h, (zhashx_destructor_fn *)zstr_free);
+        zhashx_set_duplicator (h, (zhashx_duplicator_fn *)strdup);
+    }
+    return h;
+}
+
+/* xorshift64* seeded from the kernel: routing ids no peer can guess. */
+static uint64_t next_random (struct sock *s)
+{
+    s->rng ^= s->rng >> 12;
+    s->rng ^= s->rng << 25;
+    s->rng ^= s->rng >> 27;
+    return s->rng * 2685821657736338717ULL;
+}
+
+static uint64_t seed (void)
+{
+    uint64_t v = 0;
+    FILE *f = fopen ("/dev/urandom", "r");
+
+    if (f) {
+        if (fread (&v, sizeof (v), 1, f) != 1)
+            v = 0;
+        fclose (f);
+    }
+    return v ^ (uint64_t)zclock_usecs () ^ ((uint64_t)getpid () << 32)
+           ^ 0x9e3779b97f4a7c15ULL;
+}
 
 static const int monitored = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
                              | ZMQ_EVENT_DISCONNECTED
@@ -43,20 +121,25 @@ struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
 {
     struct sock *s = calloc (1, sizeof (*s));
     int one = 1, linger = 0;
-    char id[16];
 
     if (!s)
         return NULL;
     s->loop = loop;
     s->ops = ops;
     s->arg = arg;
+    s->size = set->size;
+    s->rng = seed ();
+    if (!(s->out_ids = string_hash ()) || !(s->out_rank = string_hash ())
+        || !(s->in_ids = string_hash ()) || !(s->in_rank = string_hash ()))
+        goto error;
     if (!(s->zsock = zmq_socket (zsys_init (), ZMQ_ROUTER)))
         goto error;
-    snprintf (id, sizeof (id), "%u", (unsigned)set->rank);
-    zmq_setsockopt (s->zsock, ZMQ_ROUTING_ID, id, strlen (id));
+    /* No ZMQ_ROUTING_ID and no ROUTER_HANDOVER: see sock.h. */
     zmq_setsockopt (s->zsock, ZMQ_ROUTER_MANDATORY, &one, sizeof (one));
-    zmq_setsockopt (s->zsock, ZMQ_ROUTER_HANDOVER, &one, sizeof (one));
     zmq_setsockopt (s->zsock, ZMQ_LINGER, &linger, sizeof (linger));
+    if (set->maxmsgsize > 0)
+        zmq_setsockopt (s->zsock, ZMQ_MAXMSGSIZE, &set->maxmsgsize,
+                        sizeof (int64_t));
     zmq_setsockopt (s->zsock, ZMQ_SNDHWM, &set->sndhwm, sizeof (int));
     zmq_setsockopt (s->zsock, ZMQ_RCVHWM, &set->sndhwm, sizeof (int));
     if (set->curve_public) {
@@ -98,6 +181,10 @@ void sock_destroy (struct sock **sp)
     }
     if (s->zsock)
         zmq_close (s->zsock);
+    zhashx_destroy (&s->out_ids);
+    zhashx_destroy (&s->out_rank);
+    zhashx_destroy (&s->in_ids);
+    zhashx_destroy (&s->in_rank);
     free (s);
     *sp = NULL;
     errno = saved;
@@ -169,23 +256,107 @@ static struct frame *wrap (zmq_msg_t *part)
     return f;
 }
 
+/* Bind accepted connection 'id' to 'rank' (replacing the rank's old
+ * one, which is then unbound). */
+static void bind_in (struct sock *s, uint32_t rank, const char *id)
+{
+    char r[16];
+    const char *old;
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if ((old = zhashx_lookup (s->in_rank, r)) && strcmp (old, id) != 0)
+        zhashx_delete (s->in_ids, old);
+    zhashx_update (s->in_rank, r, (void *)id);
+    zhashx_update (s->in_ids, id, r);
+}
+
+/* The rank a HELLO on an unbound connection claims, or -1. */
+static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
+{
+    struct envelope env;
+    const char *why;
+
+    if (n < 2 || envelope_decode (zmq_msg_data (&parts[1]),
+                                  zmq_msg_size (&parts[1]), &env, &why) < 0
+        || env.kind != ENV_HELLO || env.source >= s->size)
+        return -1;
+    return (long)env.source;
+}
+
+/* Handle a message of an accepted connection not bound yet as from
+ * 'rank': what the core sends that rank meanwhile goes back to it, and an
+ * admission (HELLO_ACK) binds it (sock_send).  Not for a rank we connect
+ * to ourselves: that rank never connects to us. */
+static long pending (struct sock *s, long rank, const char *id)
+{
+    char r[16];
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if (zhashx_lookup (s->out_rank, r))
+        return -1;
+    s->pending.active = 1;
+    s->pending.rank = (uint32_t)rank;
+    s->pending.acked = 0;
+    snprintf (s->pending.id, sizeof (s->pending.id), "%s", id);
+    return rank;
+}
+
+/* Which rank sent this (see sock.h)?  -1: nobody we know. */
+static long identify (struct sock *s, zmq_msg_t *parts, int n,
+                      const char *id, const char *user_id)
+{
+    const char *r;
+    long rank;
+
+    if ((r = zhashx_lookup (s->out_ids, id)))
+        return strtol (r, NULL, 10);
+    rank = s->curve && s->ops->rank_of_key
+               ? s->ops->rank_of_key (s->arg, user_id) : CURVE_KEY_SHARED;
+    if (rank == CURVE_KEY_UNKNOWN || rank >= (long)s->size)
+        return -1;
+    if ((r = zhashx_lookup (s->in_ids, id))) {
+        long bound = strtol (r, NULL, 10);
+        /* a key names one rank for good */
+        return rank >= 0 && bound != rank ? -1 : bound;
+    }
+    if (rank >= 0)
+        return pending (s, rank, id);    /* the key says who */
+    if ((rank = hello_claim (s, parts, n)) >= 0)
+        return pending (s, rank, id);    /* only a hello may claim */
+    return -1;
+}
+
 static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
 {
     struct frame *frames[ZMQUTIL_MAX_PARTS];
     const char *user_id = NULL;
+    idhex_t id;
+    char name[16];
+    long rank;
     int nf = 0;
 
     if (n >= 2 && s->curve)
         user_id = zmq_msg_gets (&parts[1], "User-Id");
+    to_hex (zmq_msg_data (&parts[0]), zmq_msg_size (&parts[0]), id);
+    rank = identify (s, parts, n, id, user_id);
     for (int i = 1; i < n; i++) {
         if (!(frames[nf] = wrap (&parts[i]))) {
             frame_decref_all (frames, nf);
+            s->pending.active = 0;
             return;
         }
         nf++;
     }
-    s->ops->message (s->arg, zmq_msg_data (&parts[0]), zmq_msg_size (&parts[0]),
-                     frames, nf, user_id);
+    if (rank < 0) {
+        /* nobody: the core counts an unknown peer (never a rank id) */
+        s->ops->message (s->arg, "?", 1, frames, nf, user_id);
+        return;
+    }
+    snprintf (name, sizeof (name), "%u", (unsigned)rank);
+    s->ops->message (s->arg, name, strlen (name), frames, nf, user_id);
+    if (s->pending.active && s->pending.acked)
+        bind_in (s, s->pending.rank, s->pending.id);
+    s->pending.active = 0;
 }
 
 static int readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
@@ -262,20 +433,37 @@ int sock_start (struct sock *s)
 int sock_connect (struct sock *s, uint32_t rank, const char *endpoint,
                   const char *pubkey)
 {
-    char id[16];
+    char id[48], r[16];
+    idhex_t hex;
 
-    snprintf (id, sizeof (id), "%u", (unsigned)rank);
+    /* A fresh id no peer can guess, per connection (sock.h). */
+    snprintf (id, sizeof (id), "c%u.%016llx", (unsigned)rank,
+              (unsigned long long)next_random (s));
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
     /* Options are copied at connect time: the peer's key makes this
      * connection a CURVE client (the bind stays a server). */
     if (s->curve)
         zmq_setsockopt (s->zsock, ZMQ_CURVE_SERVERKEY, pubkey, 40);
     zmq_setsockopt (s->zsock, ZMQ_CONNECT_ROUTING_ID, id, strlen (id));
-    return zmq_connect (s->zsock, endpoint);
+    if (zmq_connect (s->zsock, endpoint) < 0)
+        return -1;
+    to_hex (id, strlen (id), hex);
+    zhashx_update (s->out_ids, hex, r);
+    zhashx_update (s->out_rank, r, hex);
+    return 0;
 }
 
-void sock_disconnect (struct sock *s, const char *endpoint)
+void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint)
 {
+    char r[16];
+    const char *hex;
+
     zmq_disconnect (s->zsock, endpoint);
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if ((hex = zhashx_lookup (s->out_rank, r))) {
+        zhashx_delete (s->out_ids, hex);
+        zhashx_delete (s->out_rank, r);
+    }
 }
 
 static void release_ref (void *data, void *hint)
@@ -306,17 +494,41 @@ static void send_frame (struct sock *s, struct frame **fp, int more)
     frame_decref (fp);
 }
 
+/* The routing id that reaches 'rank' now (sock.h), as hex, or NULL. */
+static const char *route_id (struct sock *s, uint32_t rank)
+{
+    char r[16];
+    const char *hex;
+
+    if (s->pending.active && s->pending.rank == rank)
+        return s->pending.id;
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if ((hex = zhashx_lookup (s->out_rank, r)))
+        return hex;
+    return zhashx_lookup (s->in_rank, r);
+}
+
 int sock_send (struct sock *s, uint32_t rank, const uint8_t *env,
                size_t envlen, struct frame **body, int n)
 {
-    char id[16];
-    int len = snprintf (id, sizeof (id), "%u", (unsigned)rank);
+    uint8_t id[MAX_ID];
+    const char *hex = route_id (s, rank);
+    size_t len;
 
+    if (!hex) {
+        errno = EHOSTUNREACH;
+        return -1;
+    }
+    len = from_hex (hex, id);
     /* With ROUTER_MANDATORY and DONTWAIT the identity part is accepted
      * or refused for the whole message: once it is in, the rest cannot
      * fail. */
     if (zmq_send (s->zsock, id, len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;
+    /* The core admitted the connection whose HELLO it is handling. */
+    if (s->pending.active && s->pending.rank == rank && envlen >= 3
+        && env[2] == ENV_HELLO_ACK)
+        s->pending.acked = 1;
     zmq_send (s->zsock, env, envlen, n > 0 ? ZMQ_SNDMORE : 0);
     for (int i = 0; i < n; i++)
         send_frame (s, &body[i], i < n - 1);

@@ -1,11 +1,31 @@
 /* sock.h: the overlay's one ZeroMQ ROUTER socket.
  *
  * It binds one endpoint and connects to the peers this broker is
- * responsible for, with socket identities that are ranks in decimal,
- * ROUTER_MANDATORY (a send to a peer with no connection fails at once
- * with EHOSTUNREACH) and ROUTER_HANDOVER (a restarted peer takes its
- * identity back).  With CURVE the socket is a server for connections
- * peers make and a client, with the peer's key, for each it makes.
+ * responsible for, with ROUTER_MANDATORY (a send to a peer with no
+ * connection fails at once with EHOSTUNREACH).  With CURVE the socket is
+ * a server for connections peers make and a client, with the peer's key,
+ * for each it makes.
+ *
+ * Who is who: ZeroMQ routing ids are never taken from the wire.  A
+ * connection this socket makes gets a fresh random routing id, so no
+ * peer can claim it (libzmq aborts on a duplicate connect id, and
+ * ROUTER_HANDOVER would let any claimant take a link over: both are
+ * gone).  A connection a peer made to us keeps the id libzmq generated
+ * and speaks for one rank:
+ *   - the rank whose CURVE key it holds, when the key belongs to exactly
+ *     one rank (per-broker or per-host keys): a connection can only ever
+ *     be the rank whose key it holds;
+ *   - otherwise (one shared certificate, or CURVE off) the rank its HELLO
+ *     claims: any holder of the shared key can be any rank.
+ * A rank this socket connects to itself never connects to us: an
+ * accepted connection naming it is nobody.
+ * It becomes the route to that rank only when the core admits its HELLO
+ * (answers HELLO_ACK), so a refused or silent connection takes nothing
+ * over.  Messages go up named by the decimal rank, so the core sees
+ * canonical ids only; a message nobody can be named for goes up as "?"
+ * (an unknown peer to the core).  While the core handles a message from
+ * a connection not yet bound, what it sends to that rank (the ACK, or a
+ * refusal) goes to that connection.
  *
  * What arrives is reported upward through sock_ops: each message as
  * [routing id][frames] with the CURVE key that authenticated it, and the
@@ -32,11 +52,17 @@ struct sock_ops {
                      struct frame **frames, int n, const char *user_id);
     void (*event) (void *arg, enum ovl_sock_event ev, const char *endpoint,
                    const char *detail);
+    /* The rank holding CURVE key 'user_id': >= 0, or CURVE_KEY_SHARED /
+     * CURVE_KEY_UNKNOWN (curve.h).  NULL without CURVE. */
+    long (*rank_of_key) (void *arg, const char *user_id);
 };
 
 struct sock_settings {
     uint32_t rank;
+    uint32_t size;               /* ranks in the instance */
     int sndhwm;                  /* send and receive high-water marks */
+    int64_t maxmsgsize;          /* bytes; a larger message drops the
+                                    connection (ZMQ_MAXMSGSIZE) */
     const char *curve_public;    /* NULL: no CURVE */
     const char *curve_secret;
 };
@@ -61,7 +87,7 @@ int sock_start (struct sock *s);
 /* The io ops (io.h) on this socket. */
 int sock_connect (struct sock *s, uint32_t rank, const char *endpoint,
                   const char *pubkey);
-void sock_disconnect (struct sock *s, const char *endpoint);
+void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint);
 int sock_send (struct sock *s, uint32_t rank, const uint8_t *env,
                size_t envlen, struct frame **body, int n);
 

@@ -143,7 +143,7 @@ static const char *const summed[] = {
     "no_route_drops", "backlog_overflows", "backlog_expired", "forwarded",
     "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
     "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
-    "fences_seen", "views_sent", "bad_records", NULL,
+    "fences_seen", "views_sent", "bad_records", "held_expired", NULL,
 };
 
 static json_t *own_counters (struct overlay *ov)
@@ -159,7 +159,7 @@ static json_t *own_counters (struct overlay *ov)
         rer += p->reroutes;
     }
     return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I s:I s:I s:I}",
+                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
                       "ttl_drops", (json_int_t)ov->c.ttl_drops,
                       "unknown_peer_drops",
                       (json_int_t)ov->c.unknown_peer_drops,
@@ -182,7 +182,8 @@ static json_t *own_counters (struct overlay *ov)
                       "tracker_failed", (json_int_t)ov->tracker.failed,
                       "fences_seen", (json_int_t)ov->fence.seen,
                       "views_sent", (json_int_t)ov->fence.views_sent,
-                      "bad_records", (json_int_t)ov->fence.bad_records);
+                      "bad_records", (json_int_t)ov->fence.bad_records,
+                      "held_expired", (json_int_t)ov->c.held_expired);
 }
 
 json_t *status_json (struct overlay *ov)

@@ -313,6 +313,65 @@ static void test_encoding_and_limits (void)
     json_decref (o);
     free (deep);
 
+    /* headers and dotted keys count too (jansson would recurse on them) */
+    {
+        size_t len = 4096;
+        char *h = malloc (len);
+        char *d;
+        strcpy (h, "[a");
+        for (i = 0; i < n; i++)
+            strcat (h, ".a");
+        strcat (h, "]\nx = 1\n");
+        o = toml_parse (h, strlen (h), &err);
+        ok (o == NULL && strstr (err.msg, "nesting"),
+            "a header %zu keys deep is rejected: %s", n + 1, err.msg);
+        strcpy (h, "[[a");
+        for (i = 0; i < n; i++)
+            strcat (h, ".a");
+        strcat (h, "]]\n");
+        o = toml_parse (h, strlen (h), &err);
+        ok (o == NULL && strstr (err.msg, "nesting"),
+            "an array-of-tables header that deep is rejected");
+        d = h;
+        strcpy (d, "a");
+        for (i = 0; i < n; i++)
+            strcat (d, ".a");
+        strcat (d, " = 1\n");
+        o = toml_parse (d, strlen (d), &err);
+        ok (o == NULL && strstr (err.msg, "nesting"),
+            "a dotted key that deep is rejected");
+        /* 64 header levels + 64 dotted + 64 arrays: over 128 together */
+        strcpy (h, "[a");
+        for (i = 1; i < 64; i++)
+            strcat (h, ".a");
+        strcat (h, "]\nb");
+        for (i = 1; i < 64; i++)
+            strcat (h, ".b");
+        strcat (h, " = ");
+        for (i = 0; i < 64; i++)
+            strcat (h, "[");
+        for (i = 0; i < 64; i++)
+            strcat (h, "]");
+        o = toml_parse (h, strlen (h), &err);
+        ok (o == NULL && strstr (err.msg, "nesting"),
+            "header, dotted key and arrays add up: %s", err.msg);
+        strcpy (h, "[a");
+        for (i = 1; i < 60; i++)
+            strcat (h, ".a");
+        strcat (h, "]\nb");
+        for (i = 1; i < 60; i++)
+            strcat (h, ".b");
+        strcat (h, " = [[1]]\n");
+        o = toml_parse (h, strlen (h), &err);
+        ok (o != NULL, "120 levels in all are fine");
+        json_decref (o);
+        free (h);
+    }
+    errno = 0;
+    o = toml_parse_file ("/dev/zero", &err);
+    ok (o == NULL && errno == EFBIG, "/dev/zero is refused as too big: %s",
+        err.msg);
+
     o = toml_parse ("a = {b = {c = {}}}", 18, NULL);
     ok (o != NULL, "NULL err pointer allowed");
     json_decref (o);

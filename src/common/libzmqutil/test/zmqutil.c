@@ -4,7 +4,6 @@
 #include <czmq.h>
 
 #include "src/common/libtap/tap.h"
-#include "src/common/libzmqutil/certstore.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
 
@@ -130,22 +129,6 @@ static void check_monitor (void *ctx)
     zmq_close (server);
 }
 
-static void check_certstore (void)
-{
-    zcertstore_t *store = zcertstore_new (NULL);
-    zcert_t *cert = zcert_new ();
-    const char *key = zcert_public_txt (cert);
-
-    ok (zmqutil_certstore_add (store, key) == 0, "a key is added");
-    ok (zcertstore_lookup (store, key) != NULL, "and found");
-    ok (zmqutil_certstore_add (store, key) == 0, "adding it again is fine");
-    errno = 0;
-    ok (zmqutil_certstore_add (store, "short") < 0 && errno == EINVAL,
-        "a bad key is EINVAL");
-    zcert_destroy (&cert);
-    zcertstore_destroy (&store);
-}
-
 int main (void)
 {
     plan (NO_PLAN);
@@ -153,7 +136,6 @@ int main (void)
     void *ctx = zsys_init ();
     check_multipart (ctx);
     check_monitor (ctx);
-    check_certstore ();
     zsys_shutdown ();
     done_testing ();
 }

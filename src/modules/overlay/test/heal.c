@@ -80,6 +80,7 @@ static void check_accept (void)
     msg_t *req = msg_request_create ("overlay.contact", 0,
                                      "{\"rank\":20,\"pubkey\":\"\","
                                      "\"lost\":19}");
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
 
     fake_start (f);
     fake_all_up (f);
@@ -93,9 +94,17 @@ static void check_accept (void)
         "and expects 20 to connect as a substitute");
     msg_destroy (&req);
     req = msg_request_create ("overlay.contact", 0, "{\"rank\":0}");
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
     overlay_service (f->ov, req, NULL);
     ok (fake_last_answer (f)->errnum == EPROTO,
         "a contact request from ourselves is refused");
+    msg_destroy (&req);
+    req = msg_request_create ("overlay.contact", 0,
+                              "{\"rank\":21,\"pubkey\":\"\",\"lost\":19}");
+    msg_set_rolemask (req, MSG_ROLE_USER);
+    overlay_service (f->ov, req, NULL);
+    ok (fake_last_answer (f)->errnum == EPERM && !fake_peer (f, 21),
+        "a contact request without the owner role is refused (EPERM)");
     msg_destroy (&req);
     fake_destroy (&f);
 }
@@ -109,6 +118,7 @@ static void check_abandoned (void)
                                      "{\"rank\":20,\"pubkey\":\"\","
                                      "\"lost\":19}");
 
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
     f->cfg.peer_timeout = 2.0;
     fake_start (f);
     fake_all_up (f);
@@ -129,6 +139,7 @@ static void check_abandoned (void)
     /* greeted in time, it stays */
     req = msg_request_create ("overlay.contact", 0,
                               "{\"rank\":21,\"pubkey\":\"\",\"lost\":19}");
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
     overlay_service (f->ov, req, NULL);
     msg_destroy (&req);
     fake_hello (f, 21, ENV_HELLO, 2021);

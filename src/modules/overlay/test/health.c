@@ -21,6 +21,7 @@ static void ready_from (struct fake *f, uint32_t r)
     snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":1}",
               (unsigned)r);
     msg_t *req = msg_request_create ("overlay.ready", 0, payload);
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
     overlay_service (f->ov, req, NULL);
     msg_destroy (&req);
 }

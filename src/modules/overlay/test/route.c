@@ -184,6 +184,45 @@ static void check_suspect (void)
     fake_destroy (&f);
 }
 
+static int respond_to (struct fake *f, uint32_t dest)
+{
+    msg_t *req = request (dest, 9);
+    msg_t *rsp = msg_response_create (req, "{}");
+    int rc = overlay_send (f->ov, &rsp, dest, NULL);
+    msg_destroy (&rsp);
+    msg_destroy (&req);
+    return rc;
+}
+
+/* A rank that rejoined may send a request that overtakes the news of its
+ * rejoin: the response waits for the unfence, a peer timeout at most. */
+static void check_held (void)
+{
+    struct fake *f = rank0 ();
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
+    ok (fence_is_fenced (f->ov, 5), "rank 5 is fenced here");
+    fake_clear (f);
+    ok (send_to (f, 5, 1) < 0 && errno == EHOSTUNREACH,
+        "a request to it still fails at once");
+    ok (respond_to (f, 5) == 0 && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "a response to it is taken and held, not sent");
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, false);
+    struct sent *s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5,
+        "when 5 rejoins, the held response leaves toward it (via %u)",
+        s ? s->to : 0);
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, true);
+    fake_clear (f);
+    ok (respond_to (f, 5) == 0, "another response waits");
+    fake_advance_alive (f, f->cfg.peer_timeout + 1.0);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && f->ov->c.held_expired == 1,
+        "and is dropped (counted) when 5 stays down a peer timeout");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -192,5 +231,6 @@ int main (void)
     check_backlog ();
     check_unreachable ();
     check_detour ();
+    check_held ();
     done_testing ();
 }

@@ -53,6 +53,7 @@ static void answer_error (struct fake *f, msg_t *req, int errnum)
 static void ask (struct fake *f, const char *topic, const char *payload)
 {
     msg_t *req = msg_request_create (topic, f->rank, payload);
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
     overlay_service (f->ov, req, NULL);
     msg_destroy (&req);
 }

@@ -1,0 +1,57 @@
+/* access.h: who a request comes from, and what it may do.
+ *
+ * The broker never believes the userid and rolemask a local client puts
+ * in its messages.  It reads the peer's credentials that the kernel gave
+ * the connection (SO_PEERCRED on the ipc socket; libzmq 4.3 exposes them
+ * as the "Peer-Address" metadata of every message, "...:UID:GID:PID") and
+ * stamps them on the message: the instance owner (the broker's own uid)
+ * and root get MSG_ROLE_OWNER, any other user MSG_ROLE_USER (a guest).
+ * Requests the broker or a module sends itself are the owner's.
+ * Requests from other brokers keep the role their origin stamped (the
+ * overlay's peers are authenticated brokers: doc/overlay-protocol.md,
+ * "Security").
+ *
+ * Every request is checked before its service sees it: the owner may call
+ * anything; a guest (or a request with no role) only the read-only
+ * methods listed in access.c (status, ping, lookup and info).  A refusal
+ * is an EPERM response and a warning in the log, rate-limited.
+ */
+#ifndef BGN_BROKER_ACCESS_H
+#define BGN_BROKER_ACCESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <zmq.h>
+
+#include "src/common/libmsg/message.h"
+
+struct access;
+
+/* Access rules for a broker run by 'owner' (uid).  NULL on ENOMEM. */
+struct access *access_create (uint32_t owner);
+void access_destroy (struct access **ap);
+
+/* Stamp userid and rolemask on 'msg' from the credentials of the
+ * connection 'frame' (any part of the message) arrived on.  -1 with
+ * EPERM if the connection carries no credentials (the message must then
+ * be dropped). */
+int access_stamp (struct access *a, msg_t *msg, zmq_msg_t *frame);
+
+/* Stamp a request the broker itself (or a module) sends: the owner's. */
+void access_stamp_self (struct access *a, msg_t *msg);
+
+/* May this request reach its service?  NULL if so, else why not (for
+ * an EPERM response). */
+const char *access_check (const struct access *a, const msg_t *req);
+
+/* The userid and role, in words, for a log line ("uid 1000 (guest)"). */
+const char *access_describe (const msg_t *msg, char *buf, size_t len);
+
+/* Is 'topic' one a guest may call?  (Exposed for the unit test.) */
+bool access_guest_topic (const char *topic);
+
+/* Parse libzmq's "Peer-Address" of an ipc connection: 0, or -1 with
+ * EINVAL if it carries no credentials. */
+int access_parse_peer (const char *peer, uint32_t *uid, uint32_t *gid);
+
+#endif

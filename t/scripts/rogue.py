@@ -1,0 +1,250 @@
+#!/usr/bin/env python3
+"""rogue.py: a misbehaving overlay peer, for the attack tests (t1400).
+
+It speaks the overlay's wire protocol (doc/overlay-protocol.md) from a
+ZeroMQ DEALER socket, with pyzmq, and runs a list of steps against one
+broker's overlay endpoint:
+
+  rogue.py ENDPOINT [--server-key KEY] [--cert FILE] [--id ID] STEP...
+
+  --server-key KEY  the broker's CURVE public key (CURVE on)
+  --cert FILE       our key pair: a czmq certificate (FILE and
+                    FILE_secret), e.g. a broker's rundir/overlay.cert;
+                    without it a fresh key pair
+  --id ID           the routing id we announce (a rank's, say)
+
+Steps (each prints one line saying what came back, "-" for nothing):
+
+  hello:RANK:INSTANCE[:INC]   say HELLO as RANK; prints the answer's kind;
+                              after an ACK, DATA and control steps speak
+                              as RANK with the incarnations agreed
+  request:TOPIC:NODEID:ROLES[:JSON]
+                              a request as overlay DATA (route stack
+                              [RANK], rolemask ROLES); prints
+                              "errnum=N" of the response or "-"
+  response:TOPIC:DEST[:JSON]  a response to a request nobody made, routed
+                              to rank DEST
+  fence:RANK:INC              a fence record (RANK down as INC) in a VIEW
+  unfence:RANK:INC            a record "RANK alive as INC" in a VIEW
+  event:SEQ                   an EVENT with sequence number SEQ
+  garbage:N                   N messages with broken envelopes
+  silent:SECONDS              say nothing for a while (stay connected)
+  wait:SECONDS                read and drop for a while
+
+Exit status 0 unless the socket could not be set up.
+"""
+import json
+import re
+import struct
+import sys
+import time
+
+import zmq
+
+ENV_FMT = "!BBBBBBHIIQQ"   # magic ver kind ttl hops flags rsvd src dst inc inc
+# keep in step with ENV_VERSION in src/modules/overlay/envelope.h
+ENV_MAGIC, ENV_VERSION = 0xb6, 2
+KINDS = {1: "DATA", 2: "HELLO", 3: "HELLO_ACK", 4: "HELLO_NAK",
+         5: "KEEPALIVE", 6: "GOODBYE", 7: "REPORT", 8: "BATCH", 9: "EVENT",
+         10: "EVCTL", 11: "LINK", 12: "VIEW"}
+KIND = {v: k for k, v in KINDS.items()}
+MSG_MAGIC = 0x8e
+REQUEST, RESPONSE, EVENT = 1, 2, 4
+F_TOPIC, F_PAYLOAD, F_ROUTE = 1, 2, 8
+NODEID_ANY = 0xffffffff
+
+
+def envelope(kind, src, dst, sinc, rinc, ttl=16, flags=0):
+    return struct.pack(ENV_FMT, ENV_MAGIC, ENV_VERSION, KIND[kind], ttl, 0,
+                       flags, 0, src, dst, sinc, rinc)
+
+
+def decode_env(frame):
+    if len(frame) != 32:
+        return None
+    f = struct.unpack(ENV_FMT, frame)
+    return {"kind": KINDS.get(f[2], str(f[2])), "src": f[7], "dst": f[8],
+            "sinc": f[9], "rinc": f[10]}
+
+
+def broker_msg(mtype, topic, payload, route, roles=0, aux1=0, aux2=1):
+    """Frames of a Flux-style broker message (src/common/libmsg)."""
+    flags, frames = F_TOPIC, []
+    if route is not None:
+        flags |= F_ROUTE
+        frames += [r.encode() for r in route] + [b""]
+    frames.append(topic.encode())
+    if payload is not None:
+        flags |= F_PAYLOAD
+        frames.append(payload.encode())
+    frames.append(struct.pack("!BBBBIIII", MSG_MAGIC, 1, mtype, flags, 0,
+                              roles, aux1, aux2))
+    return frames
+
+
+def load_cert(path):
+    keys = {}
+    for name in (path, path + "_secret"):
+        with open(name) as f:
+            for m in re.finditer(r'(public|secret)-key\s*=\s*"([^"]{40})"',
+                                 f.read()):
+                keys[m.group(1)] = m.group(2)
+    return keys["public"].encode(), keys["secret"].encode()
+
+
+class Rogue:
+    def __init__(self, endpoint, server_key, cert, ident):
+        self.ctx = zmq.Context()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        # a broker that went away must not hang the rogue (and the test)
+        self.sock.setsockopt(zmq.SNDTIMEO, 3000)
+        if ident:
+            self.sock.setsockopt(zmq.ROUTING_ID, ident.encode())
+        if server_key:
+            pub, sec = load_cert(cert) if cert else zmq.curve_keypair()
+            self.sock.curve_publickey = pub
+            self.sock.curve_secretkey = sec
+            self.sock.curve_serverkey = server_key.encode()
+        self.sock.connect(endpoint)
+        self.rank, self.inc, self.peer_inc, self.peer = 0, 1, 0, 0
+
+    def send(self, env, body=()):
+        self.sock.send_multipart([env] + list(body))
+
+    def recv(self, timeout, want=None):
+        """Messages until timeout; the first whose kind is in want."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not self.sock.poll(int(left * 1000)):
+                return None
+            parts = self.sock.recv_multipart()
+            env = decode_env(parts[0]) if parts else None
+            if env and (want is None or env["kind"] in want):
+                return env, parts[1:]
+
+    def hello(self, rank, instance, inc=None):
+        self.rank = int(rank)
+        self.inc = int(inc) if inc else int(time.time() * 1e6)
+        body = json.dumps({"version": ENV_VERSION, "rank": self.rank,
+                           "instance": instance, "incarnation": self.inc,
+                           "hostname": "rogue", "topology": "bgn"})
+        self.send(envelope("HELLO", self.rank, 0, self.inc, 0),
+                  [body.encode()])
+        got = self.recv(3, ("HELLO_ACK", "HELLO_NAK"))
+        if not got:
+            return "-"
+        env, body = got
+        if env["kind"] == "HELLO_ACK":
+            self.peer_inc = env["sinc"]
+            self.peer = env["src"]
+            return "HELLO_ACK"
+        reason = json.loads(body[0]).get("reason", "?") if body else "?"
+        return "HELLO_NAK " + reason
+
+    def data(self, dest, frames):
+        self.send(envelope("DATA", self.rank, dest, self.inc, self.peer_inc),
+                  frames)
+
+    def request(self, topic, nodeid, roles, payload=None):
+        nodeid = NODEID_ANY if nodeid == "any" else int(nodeid)
+        self.data(nodeid if nodeid != NODEID_ANY else NODEID_ANY,
+                  broker_msg(REQUEST, topic, payload, [str(self.rank)],
+                             int(roles, 0), aux1=nodeid))
+        got = self.recv(5, ("DATA",))
+        if not got:
+            return "-"
+        proto = got[1][-1]
+        errnum = struct.unpack("!BBBBIIII", proto)[6]
+        return "errnum=%d" % errnum
+
+    def response(self, topic, dest, payload=None):
+        self.data(int(dest), broker_msg(RESPONSE, topic, payload,
+                                        [str(dest)]))
+        return "sent"
+
+    def flood(self, fenced, rank, inc):
+        """One fence record (doc/overlay-protocol.md 3.4) in a VIEW, the
+        kind any admitted peer may send: version 1, root 0, one reason,
+        one record."""
+        reason = b"rogue"
+        body = (struct.pack("!BIH", 1, 0, 1) + bytes([len(reason)]) + reason
+                + struct.pack("!IIQBB", 1, int(rank), int(inc),
+                              1 if fenced else 0, 0))
+        self.send(envelope("VIEW", self.rank, self.peer, self.inc,
+                           self.peer_inc), [body])
+        return "sent"
+
+    def event(self, seq):
+        ev = broker_msg(EVENT, "rogue.event", "{}", None, 0, aux1=int(seq),
+                        aux2=self.rank)
+        self.send(envelope("EVENT", self.rank, self.peer, self.inc,
+                           self.peer_inc), ev)
+        return "sent"
+
+    def garbage(self, n):
+        for i in range(int(n)):
+            self.sock.send_multipart([b"\x11" * (i % 40), b"junk"])
+        return "sent %s" % n
+
+    def run(self, step):
+        name, _, rest = step.partition(":")
+        # the last field may be JSON with colons of its own
+        nfields = {"request": 4, "response": 3}.get(name, 3)
+        args = rest.split(":", nfields - 1) if rest else []
+        if name == "hello":
+            return self.hello(*args)
+        if name == "request":
+            topic, nodeid, roles = args[:3]
+            return self.request(topic, nodeid, roles,
+                                args[3] if len(args) > 3 else None)
+        if name == "response":
+            return self.response(args[0], args[1],
+                                 args[2] if len(args) > 2 else None)
+        if name in ("fence", "unfence"):
+            return self.flood(name == "fence", args[0], args[1])
+        if name == "event":
+            return self.event(args[0])
+        if name == "garbage":
+            return self.garbage(args[0])
+        if name == "silent":
+            time.sleep(float(args[0]))
+            return "slept"
+        if name == "wait":
+            self.recv(float(args[0]), ("nothing",))
+            return "waited"
+        raise SystemExit("rogue: unknown step " + step)
+
+
+def main(argv):
+    endpoint, server_key, cert, ident, steps = None, None, None, None, []
+    it = iter(argv)
+    for a in it:
+        if a == "--server-key":
+            server_key = next(it)
+        elif a == "--cert":
+            cert = next(it)
+        elif a == "--id":
+            ident = next(it)
+        elif endpoint is None:
+            endpoint = a
+        else:
+            steps.append(a)
+    if not endpoint:
+        print(__doc__, file=sys.stderr)
+        return 1
+    r = Rogue(endpoint, server_key, cert, ident)
+    for step in steps:
+        try:
+            got = r.run(step)
+        except zmq.Again:
+            got = "broker gone"
+        print("%s -> %s" % (step.split(":", 1)[0], got), flush=True)
+    r.sock.close()
+    r.ctx.term()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
