@@ -9,7 +9,12 @@
  *   broker.subscribe    {"topic": PREFIX}: events for the calling client
  *   broker.unsubscribe  {"topic": PREFIX}
  *   event.pub           {"topic": T, "payload": {...}}: publish an event;
- *                       rank 0 assigns the sequence number
+ *                       rank 0 assigns the sequence number, answered
+ *                       {"seq": S} once the event's batch has left
+ *
+ * and the delivery of event batches from the overlay to subscribed
+ * clients (broker_deliver_batch), each client getting a batch of just the
+ * events whose topics it asked for.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -22,6 +27,7 @@
 #include <jansson.h>
 
 #include "broker.h"
+#include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/monotime.h"
 
 /* Respond with a jansson object (stolen). */
@@ -240,6 +246,17 @@ static void event_pub_cb (bgn_broker_t *b, const msg_t *req,
             publisher = (uint32_t)r;
     }
     msg_set_matchtag (ev, publisher);
+    if (b->ovl && b->ovl->publish_req) {
+        /* answered by the overlay once the event has left */
+        int rc = b->ovl->publish_req (b->ovl_state, ev, req);
+        ev = NULL;
+        if (rc < 0)
+            broker_respond_error (b, req, errno,
+                                  errno == EAGAIN ? "rank 0 cannot take "
+                                  "events now (learning the sequence, or "
+                                  "too many waiting); retry" : NULL);
+        goto done;
+    }
     if (b->ovl && b->ovl->publish) {
         int64_t seq = b->ovl->publish (b->ovl_state, ev);
         ev = NULL;
@@ -263,6 +280,94 @@ done:
 nomem:
     broker_respond_error (b, req, ENOMEM, NULL);
     goto done;
+}
+
+/* Does the topic (len bytes) start with one of the client's prefixes? */
+static int wants (zlistx_t *subs, const char *topic, size_t len)
+{
+    for (const char *p = zlistx_first (subs); p; p = zlistx_next (subs)) {
+        size_t n = strlen (p);
+        if (n <= len && !memcmp (topic, p, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* Send a batch as one message to a local client (dropped and counted when
+ * its queue is full; a client that went away loses its subscriptions). */
+static void send_batch (struct bgn_broker *b, const char *client,
+                        const void *data, size_t len)
+{
+    if (zmq_send (b->local, client, strlen (client),
+                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (b->local, data, len, ZMQ_DONTWAIT) < 0) {
+        if (errno == EHOSTUNREACH)
+            zhashx_delete (b->subscriptions, client);
+        b->client_send_drops++;
+        logger_log (b->log, LOG_DEBUG, "dropped an event batch for client "
+                    "%.8s: %s", client, zmq_strerror (errno));
+        return;
+    }
+    b->client_tx++;
+}
+
+/* The part of a checked batch that a client wants, to it. */
+static void deliver_to (struct bgn_broker *b, const char *client,
+                        zlistx_t *subs, const uint8_t *data, size_t len,
+                        const struct evbatch_hdr *h)
+{
+    struct evbatch_writer w;
+    struct evbatch_rec rec;
+    size_t off = 0;
+    unsigned n = 0;
+
+    while (evbatch_next (data, len, &off, &rec))
+        n += wants (subs, rec.topic, rec.topic_len);
+    if (n == h->count) {
+        send_batch (b, client, data, len);
+        return;
+    }
+    if (n == 0)
+        return;
+    evbatch_writer_init (&w, h->epoch);
+    off = 0;
+    while (evbatch_next (data, len, &off, &rec))
+        if (wants (subs, rec.topic, rec.topic_len)
+            && evbatch_add_rec (&w, &rec) < 0)
+            break;
+    if (w.count == n && evbatch_seal (&w) == 0)
+        send_batch (b, client, w.buf, w.len);
+    evbatch_writer_free (&w);
+}
+
+int broker_deliver_batch (struct bgn_broker *b, const void *batch,
+                          size_t len)
+{
+    struct evbatch_hdr h;
+    zlistx_t *targets;
+    zlistx_t *subs;
+    char why[128];
+
+    if (evbatch_check (batch, len, &h, why, sizeof (why)) < 0) {
+        b->route_drops++;
+        logger_log (b->log, LOG_WARNING, "dropped an event batch: %s", why);
+        return -1;
+    }
+    if (zhashx_size (b->subscriptions) == 0)
+        return 0;
+    /* Collect first: sending may drop a client from the hash. */
+    if (!(targets = zlistx_new ()))
+        return -1;
+    zlistx_set_destructor (targets, (zlistx_destructor_fn *)zstr_free);
+    zlistx_set_duplicator (targets, (zlistx_duplicator_fn *)strdup);
+    for (subs = zhashx_first (b->subscriptions); subs;
+         subs = zhashx_next (b->subscriptions))
+        zlistx_add_end (targets, (void *)zhashx_cursor (b->subscriptions));
+    for (const char *c = zlistx_first (targets); c; c = zlistx_next (targets))
+        if ((subs = zhashx_lookup (b->subscriptions, c)))
+            deliver_to (b, c, subs, batch, len, &h);
+    zlistx_destroy (&targets);
+    return 0;
 }
 
 static void broker_service_cb (bgn_broker_t *b, const msg_t *req,

@@ -2,9 +2,10 @@
  *
  * Events are numbered by rank 0 and multicast to every broker, which
  * delivers them in sequence order, once each, to its subscribed clients.
- * pub is an RPC to rank 0 (so a publisher hears about a failure); sub
- * subscribes to topic prefixes on the local broker and prints events as
- * they come.
+ * pub sends RPCs to rank 0 without waiting for each answer (so a
+ * publisher still hears about every failure, and goes as fast as the
+ * events drain); sub subscribes to topic prefixes on the local broker and
+ * prints events as they come.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,20 +13,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/monotime.h"
 #include "cmd.h"
 
 static void usage (FILE *f)
 {
     fprintf (f,
 "Usage: bgn event pub [--count=N] [--verbose] TOPIC [JSON]\n"
+"       bgn event pub [--verbose] -\n"
 "       bgn event sub [--count=N] [--json] [--timeout=T] [--ready=FILE]\n"
 "                     PREFIX...\n"
 "pub publishes an event (JSON: an object payload) and, with --count,\n"
-"N of them, each payload getting a field \"i\" (0..N-1).  It fails if rank\n"
-"0 cannot be reached.\n"
+"N of them, each payload getting a field \"i\" (0..N-1); with \"-\" it\n"
+"publishes one event per line of standard input, \"TOPIC [JSON]\" (blank\n"
+"lines are skipped).  Publishing does not wait for each seq before\n"
+"sending the next (at most 256 wait at a time); pub exits 1 if an event\n"
+"could not be published (rank 0 unreachable, a bad line).\n"
 "sub prints every event whose topic starts with a PREFIX, one per line:\n"
 "  seq=12 topic=job.start from=3 {\"id\":7}\n"
 "or, with --json, one object per line with seq, topic, payload and\n"
@@ -36,17 +43,164 @@ static void usage (FILE *f)
 "  -j, --json         sub: JSON output\n"
 "  -t, --timeout=T    sub: exit 1 if no event comes for T\n"
 "  -r, --ready=FILE   sub: create FILE once subscribed (for scripts)\n"
-"  -v, --verbose      pub: print each event's seq\n"
+"  -v, --verbose      pub: print each event's seq, in publishing order\n"
 "  -h, --help         this text\n");
+}
+
+/* Publishes sent and not answered yet, in order: what to print or retry. */
+struct item {
+    char *topic;
+    char *payload;
+    double since;           /* first sent */
+};
+
+struct publisher {
+    bgn_t *h;
+    int verbose;
+    struct item *q;         /* a ring as long as the window */
+    int head, len, cap;
+};
+
+#define RETRY_FOR 10.0      /* s: how long an event refused with EAGAIN is
+                               retried (rank 0 restarting or too busy) */
+
+static int pub_send (struct publisher *p, char *topic, char *payload,
+                     double since)
+{
+    if (bgn_event_publish_async (p->h, topic, payload) < 0) {
+        fprintf (stderr, "bgn event pub: %s: %s\n", topic, strerror (errno));
+        free (topic);
+        free (payload);
+        return -1;
+    }
+    p->q[(p->head + p->len++) % p->cap] = (struct item){ topic, payload,
+                                                         since };
+    return 0;
+}
+
+/* Collect the oldest answer (waiting up to 'timeout'); 1 if none was
+ * ready yet, -1 if the event failed for good. */
+static int pub_collect (struct publisher *p, double timeout)
+{
+    struct item it;
+    uint32_t seq = 0;
+    const char *why;
+
+    int rc = bgn_event_publish_get (p->h, &seq, timeout);
+    if (rc < 0 && errno == EINPROGRESS)
+        return 1;
+    int err = rc < 0 ? errno : 0;
+    it = p->q[p->head];
+    p->head = (p->head + 1) % p->cap;
+    p->len--;
+    if (!err) {
+        if (p->verbose)
+            printf ("seq=%u\n", (unsigned)seq);
+        free (it.topic);
+        free (it.payload);
+        return 0;
+    }
+    if (err == EAGAIN && monotime_now () - it.since < RETRY_FOR) {
+        /* refused for now: send it again after a pause (it goes after
+         * the ones already out) */
+        usleep (10000);
+        return pub_send (p, it.topic, it.payload, it.since);
+    }
+    why = bgn_event_publish_error (p->h);
+    fprintf (stderr, "bgn event pub: %s: %s%s%s%s\n", it.topic,
+             strerror (err), why ? " (" : "", why ? why : "", why ? ")" : "");
+    free (it.topic);
+    free (it.payload);
+    return -1;
+}
+
+/* Send one event (topic and payload taken), collecting what is ready. */
+static int pub_one (struct publisher *p, char *topic, char *payload)
+{
+    int rc;
+
+    while (p->len >= p->cap)
+        if (pub_collect (p, -1) < 0)
+            return -1;
+    if (pub_send (p, topic, payload, monotime_now ()) < 0)
+        return -1;
+    while (p->len > 0 && (rc = pub_collect (p, 0)) != 1)
+        if (rc < 0)
+            return -1;
+    return 0;
+}
+
+static int pub_finish (struct publisher *p, int rc)
+{
+    while (p->len > 0)
+        if (pub_collect (p, -1) < 0)
+            rc = 1;
+    free (p->q);
+    bgn_close (&p->h);
+    return rc;
+}
+
+static void pub_init (struct publisher *p, int verbose)
+{
+    p->h = cmd_open ("event");
+    p->verbose = verbose;
+    p->cap = BGN_PUBLISH_WINDOW;
+    p->head = p->len = 0;
+    if (!(p->q = calloc (p->cap, sizeof (*p->q))))
+        cmd_die ("event", "out of memory");
+}
+
+/* "TOPIC [JSON]" lines from stdin. */
+static int publish_stdin (int verbose)
+{
+    struct publisher p;
+    char *line = NULL;
+    size_t size = 0;
+    long lineno = 0;
+    int rc = 0;
+
+    pub_init (&p, verbose);
+    while (getline (&line, &size, stdin) >= 0) {
+        char *topic = line, *payload, *end;
+        json_t *o;
+        lineno++;
+        line[strcspn (line, "\n")] = '\0';
+        topic += strspn (topic, " \t");
+        if (!*topic)
+            continue;
+        end = topic + strcspn (topic, " \t");
+        payload = *end ? end + 1 + strspn (end + 1, " \t") : end;
+        *end = '\0';
+        if (*payload && (!(o = json_loads (payload, 0, NULL))
+                         || !json_is_object (o))) {
+            if (o)
+                json_decref (o);
+            fprintf (stderr, "bgn event pub: stdin:%ld: the payload is not "
+                     "a JSON object\n", lineno);
+            rc = 1;
+            break;
+        }
+        if (*payload)
+            json_decref (o);
+        if (pub_one (&p, strdup (topic), *payload ? strdup (payload) : NULL)
+            < 0) {
+            rc = 1;
+            break;
+        }
+    }
+    free (line);
+    return pub_finish (&p, rc);
 }
 
 static int publish (int argc, char **argv, long count, int verbose)
 {
     const char *topic, *payload = NULL;
     json_t *base = NULL;
-    bgn_t *h;
+    struct publisher p;
     int rc = 0;
 
+    if (argc == 1 && !strcmp (argv[0], "-") && count == 0)
+        return publish_stdin (verbose);
     if (argc < 1 || argc > 2) {
         usage (stderr);
         return 1;
@@ -60,9 +214,8 @@ static int publish (int argc, char **argv, long count, int verbose)
             return 1;
         }
     }
-    h = cmd_open ("event");
+    pub_init (&p, verbose);
     for (long i = 0; i < (count > 0 ? count : 1); i++) {
-        uint32_t seq = 0;
         char *s = NULL;
         if (count > 0) {
             json_t *o = base ? json_deep_copy (base) : json_object ();
@@ -70,32 +223,21 @@ static int publish (int argc, char **argv, long count, int verbose)
             s = json_dumps (o, JSON_COMPACT);
             json_decref (o);
         }
-        if (bgn_event_publish (h, topic, s ? s : payload, &seq) < 0) {
-            fprintf (stderr, "bgn event pub: %s: %s\n", topic,
-                     strerror (errno));
-            free (s);
+        else if (payload)
+            s = strdup (payload);
+        if (pub_one (&p, strdup (topic), s) < 0) {
             rc = 1;
             break;
         }
-        if (verbose)
-            printf ("seq=%u\n", (unsigned)seq);
-        free (s);
     }
     json_decref (base);
-    bgn_close (&h);
-    return rc;
+    return pub_finish (&p, rc);
 }
 
-static void print_event (const msg_t *ev, int json)
+static void print_event (const struct bgn_event *ev, int json)
 {
-    uint32_t seq = 0;
-    const char *topic = msg_get_topic (ev);
-    const char *payload = msg_get_payload (ev, NULL);
-    unsigned publisher = msg_get_matchtag (ev);
-
-    msg_get_seq (ev, &seq);
-    if (!strcmp (topic, "event.lost")) {
-        json_t *o = payload ? json_loads (payload, 0, NULL) : NULL;
+    if (!strcmp (ev->topic, "event.lost")) {
+        json_t *o = ev->payload ? json_loads (ev->payload, 0, NULL) : NULL;
         json_int_t a = 0, b = 0;
         if (o)
             json_unpack (o, "{s:I s:I}", "from", &a, "to", &b);
@@ -109,24 +251,25 @@ static void print_event (const msg_t *ev, int json)
         return;
     }
     if (json) {
-        json_t *p = payload ? json_loads (payload, 0, NULL) : NULL;
-        json_t *o = json_pack ("{s:I s:s s:o s:i}", "seq", (json_int_t)seq,
-                               "topic", topic,
+        json_t *p = ev->payload ? json_loads (ev->payload, 0, NULL) : NULL;
+        json_t *o = json_pack ("{s:I s:s s:o s:i}", "seq", (json_int_t)ev->seq,
+                               "topic", ev->topic,
                                "payload", p ? p : json_object (),
-                               "publisher", (int)publisher);
+                               "publisher", (int)ev->publisher);
         char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
         printf ("%s\n", s ? s : "{}");
         free (s);
         json_decref (o);
     }
     else
-        printf ("seq=%u topic=%s from=%u %s\n", (unsigned)seq, topic,
-                publisher, payload ? payload : "{}");
+        printf ("seq=%u topic=%s from=%u %s\n", (unsigned)ev->seq, ev->topic,
+                (unsigned)ev->publisher, ev->payload ? ev->payload : "{}");
 }
 
 static int subscribe (int argc, char **argv, long count, int json,
                       double timeout, const char *ready)
 {
+    struct bgn_event ev;
     bgn_t *h;
     long got = 0;
 
@@ -149,19 +292,22 @@ static int subscribe (int argc, char **argv, long count, int json,
             fclose (f);
     }
     while (count == 0 || got < count) {
-        msg_t *ev = bgn_event_recv (h, timeout > 0 ? timeout : -1);
-        if (!ev) {
-            fprintf (stderr, "bgn event sub: %s after %ld events\n",
-                     strerror (errno), got);
-            bgn_close (&h);
-            return 1;
+        /* Output goes out whenever we would wait, not line by line. */
+        if (bgn_event_next (h, &ev, 0) < 0) {
+            fflush (stdout);
+            if (errno != ETIMEDOUT
+                || bgn_event_next (h, &ev, timeout > 0 ? timeout : -1) < 0) {
+                fprintf (stderr, "bgn event sub: %s after %ld events\n",
+                         strerror (errno), got);
+                bgn_close (&h);
+                return 1;
+            }
         }
-        print_event (ev, json);
-        fflush (stdout);
-        if (strcmp (msg_get_topic (ev), "event.lost") != 0)
+        print_event (&ev, json);
+        if (strcmp (ev.topic, "event.lost") != 0)
             got++;
-        msg_destroy (&ev);
     }
+    fflush (stdout);
     bgn_close (&h);
     return 0;
 }

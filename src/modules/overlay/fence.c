@@ -117,7 +117,7 @@ static void membership_event (struct overlay *ov, const char *topic,
     payload = o ? json_dumps (o, JSON_COMPACT) : NULL;
     if (payload && (ev = msg_event_create (topic, payload))) {
         msg_set_matchtag (ev, 0);
-        evlayer_publish (ov->events, ev);
+        evlayer_publish (ov->events, ev, NULL);
     }
     free (payload);
     json_decref (o);

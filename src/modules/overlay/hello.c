@@ -23,7 +23,8 @@ static json_t *hello_payload (struct overlay *ov)
                       "hostname", ov->hostname,
                       "topology", ov->topo_spec,
                       "seq", (json_int_t)(ov->events
-                                          ? evlayer_last (ov->events) : 0));
+                                          ? evlayer_hello_seq (ov->events)
+                                          : 0));
 }
 
 static void send_payload (struct overlay *ov, struct peer *p, int kind)
@@ -133,7 +134,7 @@ static void admit (struct overlay *ov, struct peer *p,
         send_payload (ov, p, ENV_HELLO_ACK);
     live_set_state (ov, p, PEER_UP);
     fence_send_view (ov, p);
-    evlayer_seq_hint (ov->events, p->hello_seq);
+    evlayer_seq_hint (ov->events, p->rank, p->hello_seq);
     /* Alive as a newer incarnation: lift any fence everywhere. */
     hello_unfence (ov, p->rank, inc, -1);
     if (p->substitute)

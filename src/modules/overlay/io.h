@@ -61,6 +61,11 @@ struct ovl_io {
                           const char *errstr);
     /* Ask the broker to shut down with this exit code. */
     void (*stop) (void *ctx, int exit_code);
+
+    /* Hand a batch of events (src/common/libmsg/evbatch.h, checked) to
+     * the broker's subscribers: 'len' bytes at 'batch', borrowed.  May be
+     * NULL: the core then delivers each event as a message. */
+    int (*deliver_events) (void *ctx, const void *batch, size_t len);
 };
 
 #endif

@@ -64,7 +64,7 @@ struct peer {
     bool refused;            /* it refused our hello: stop saying it */
     bool unreachable;        /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
-    uint32_t hello_seq;      /* last event seq it had delivered */
+    uint32_t hello_seq;      /* highest event seq it knew of */
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands
                                 in for (-1 if it connected to us) */
