@@ -103,7 +103,7 @@ struct evlayer {
     double w_opened;
     struct outbatch *outq;
     int nout, capout;
-    size_t queued_bytes;
+    size_t queued_bytes, queued_max;
     double last_flush, last_sync, armed;
 
     /* repair */
@@ -125,7 +125,8 @@ struct evlayer {
     /* counters */
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
-        early_drops, evictions, published, refused_full, congestion_waits;
+        early_drops, evictions, published, refused_full, congestion_waits,
+        batches_sent;
 };
 
 void evlayer_config_defaults (struct evlayer_config *cfg)
@@ -824,6 +825,7 @@ static void send_one (struct evlayer *ev)
     deliver (ev, &h);
     ring_add (ev, &h);
     ev->sent_seq = ob.last;
+    ev->batches_sent++;
     ev->queued_bytes -= ob.bytes < ev->queued_bytes ? ob.bytes
                                                     : ev->queued_bytes;
     for (int i = 0; i < ob.ntok; i++)
@@ -921,6 +923,8 @@ int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token)
     ev->next_seq = seq;
     ev->published++;
     ev->queued_bytes += size;
+    if (ev->queued_bytes > ev->queued_max)
+        ev->queued_max = ev->queued_bytes;
     if (ev->w.count == 1)
         ev->w_opened = ev->now;
     if (token)
@@ -1161,9 +1165,12 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "buffered_bytes", (json_int_t)ev->ring.bytes,
                            "repairing", ev->rep.active);
     if (o && ev->rank == 0) {
-        json_t *r = json_pack ("{s:I s:I s:I s:I s:b s:I}",
+        json_t *r = json_pack ("{s:I s:I s:I s:I s:I s:I s:b s:I}",
                                "published", (json_int_t)ev->published,
+                               "batches_sent", (json_int_t)ev->batches_sent,
                                "queued_bytes", (json_int_t)ev->queued_bytes,
+                               "queued_bytes_max",
+                               (json_int_t)ev->queued_max,
                                "refused_full", (json_int_t)ev->refused_full,
                                "congestion_waits",
                                (json_int_t)ev->congestion_waits,
