@@ -30,9 +30,10 @@ static void usage (FILE *f)
 "pub publishes an event (JSON: an object payload) and, with --count,\n"
 "N of them, each payload getting a field \"i\" (0..N-1); with \"-\" it\n"
 "publishes one event per line of standard input, \"TOPIC [JSON]\" (blank\n"
-"lines are skipped).  Publishing does not wait for each seq before\n"
-"sending the next (at most 256 wait at a time); pub exits 1 if an event\n"
-"could not be published (rank 0 unreachable, a bad line).\n"
+"lines are skipped).  pub does not wait for each seq before sending the\n"
+"next (up to 64 events per request, at most 256 unanswered), retries\n"
+"events rank 0 refuses for now (EAGAIN), and exits 1 if an event could\n"
+"not be published (rank 0 unreachable, a bad line).\n"
 "sub prints every event whose topic starts with a PREFIX, one per line:\n"
 "  seq=12 topic=job.start from=3 {\"id\":7}\n"
 "or, with --json, one object per line with seq, topic, payload and\n"
@@ -54,28 +55,55 @@ struct item {
     double since;           /* first sent */
 };
 
+#define GROUP 64            /* events per request at most */
+
 struct publisher {
     bgn_t *h;
     int verbose;
     struct item *q;         /* a ring as long as the window */
     int head, len, cap;
+    char *topics[GROUP];    /* the group being gathered (owned) */
+    char *payloads[GROUP];
+    int n;
+    struct item *retry;     /* refused for now (EAGAIN): to send again */
+    int nretry;
+    double retry_at;
 };
 
 #define RETRY_FOR 10.0      /* s: how long an event refused with EAGAIN is
                                retried (rank 0 restarting or too busy) */
 
-static int pub_send (struct publisher *p, char *topic, char *payload,
-                     double since)
+static void item_free (struct item *it)
 {
-    if (bgn_event_publish_async (p->h, topic, payload) < 0) {
-        fprintf (stderr, "bgn event pub: %s: %s\n", topic, strerror (errno));
-        free (topic);
-        free (payload);
+    free (it->topic);
+    free (it->payload);
+}
+
+/* Send n events (taken) as one request; they wait in q for answers. */
+static int pub_send (struct publisher *p, char **topics, char **payloads,
+                     int n, double since)
+{
+    if (bgn_event_publish_many (p->h, n, (const char *const *)topics,
+                                (const char *const *)payloads) < 0) {
+        fprintf (stderr, "bgn event pub: %s: %s\n", topics[0],
+                 strerror (errno));
+        for (int i = 0; i < n; i++)
+            item_free (&(struct item){ topics[i], payloads[i], 0 });
         return -1;
     }
-    p->q[(p->head + p->len++) % p->cap] = (struct item){ topic, payload,
-                                                         since };
+    for (int i = 0; i < n; i++)
+        p->q[(p->head + p->len++) % p->cap] =
+            (struct item){ topics[i], payloads[i], since };
     return 0;
+}
+
+/* Send the gathered group as one request. */
+static int pub_flush (struct publisher *p)
+{
+    int n = p->n;
+
+    p->n = 0;
+    return n ? pub_send (p, p->topics, p->payloads, n, monotime_now ()) : 0;
 }
 
 /* Collect the oldest answer (waiting up to 'timeout'); 1 if none was
@@ -86,6 +114,8 @@ static int pub_collect (struct publisher *p, double timeout)
     uint32_t seq = 0;
     const char *why;
 
+    if (p->len == 0)
+        return 1;
     int rc = bgn_event_publish_get (p->h, &seq, timeout);
     if (rc < 0 && errno == EINPROGRESS)
         return 1;
@@ -96,99 +126,202 @@ static int pub_collect (struct publisher *p, double timeout)
     if (!err) {
         if (p->verbose)
             printf ("seq=%u\n", (unsigned)seq);
-        free (it.topic);
-        free (it.payload);
+        item_free (&it);
         return 0;
     }
     if (err == EAGAIN && monotime_now () - it.since < RETRY_FOR) {
-        /* refused for now: send it again after a pause (it goes after
-         * the ones already out) */
-        usleep (10000);
-        return pub_send (p, it.topic, it.payload, it.since);
+        /* refused for now: sent again after a pause (after the ones
+         * already out) */
+        if (p->nretry == 0)
+            p->retry_at = monotime_now () + 0.01;
+        p->retry[p->nretry++] = it;
+        return 0;
     }
     why = bgn_event_publish_error (p->h);
     fprintf (stderr, "bgn event pub: %s: %s%s%s%s\n", it.topic,
              strerror (err), why ? " (" : "", why ? why : "", why ? ")" : "");
-    free (it.topic);
-    free (it.payload);
+    item_free (&it);
     return -1;
 }
 
-/* Send one event (topic and payload taken), collecting what is ready. */
-static int pub_one (struct publisher *p, char *topic, char *payload)
+/* Send the refused events again, in order, after their pause, one per
+ * request (a group may be what did not fit). */
+static int pub_resend (struct publisher *p)
+{
+    int n = p->nretry;
+
+    if (n == 0)
+        return 0;
+    double d = p->retry_at - monotime_now ();
+    if (d > 0)
+        usleep ((useconds_t)(d * 1e6));
+    p->nretry = 0;
+    for (int i = 0; i < n; i++) {
+        struct item *it = &p->retry[i];
+        if (pub_send (p, &it->topic, &it->payload, 1, it->since) < 0) {
+            while (++i < n)
+                item_free (&p->retry[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Collect every answer that is already there; send refused ones again
+ * once nothing older is out, or their pause is over. */
+static int pub_reap (struct publisher *p)
 {
     int rc;
 
-    while (p->len >= p->cap)
-        if (pub_collect (p, -1) < 0)
-            return -1;
-    if (pub_send (p, topic, payload, monotime_now ()) < 0)
-        return -1;
     while (p->len > 0 && (rc = pub_collect (p, 0)) != 1)
         if (rc < 0)
             return -1;
+    if (p->nretry > 0
+        && (p->len == 0 || monotime_now () >= p->retry_at))
+        return pub_resend (p);
     return 0;
+}
+
+/* Wait for answers until k more events fit in the window. */
+static int pub_room (struct publisher *p, int k)
+{
+    while (p->len + p->nretry + k > p->cap) {
+        if (p->len > 0 ? pub_collect (p, -1) < 0 : pub_resend (p) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Add one event (topic and payload taken) to the group; a full group
+ * goes out. */
+static int pub_add (struct publisher *p, char *topic, char *payload)
+{
+    p->topics[p->n] = topic;
+    p->payloads[p->n] = payload;
+    if (++p->n < GROUP)
+        return 0;
+    if (pub_room (p, p->n) < 0)
+        return -1;
+    return pub_flush (p) < 0 ? -1 : pub_reap (p);
+}
+
+/* Send what is gathered now (no more input is ready). */
+static int pub_push (struct publisher *p)
+{
+    if (pub_room (p, p->n) < 0)
+        return -1;
+    return pub_flush (p) < 0 ? -1 : pub_reap (p);
 }
 
 static int pub_finish (struct publisher *p, int rc)
 {
-    while (p->len > 0)
-        if (pub_collect (p, -1) < 0)
+    if (rc == 0 && pub_push (p) < 0)
+        rc = 1;
+    for (int i = 0; i < p->n; i++)
+        item_free (&(struct item){ p->topics[i], p->payloads[i], 0 });
+    p->n = 0;
+    while (p->len > 0 || p->nretry > 0) {
+        if (p->len > 0 && pub_collect (p, -1) < 0)
             rc = 1;
+        if (p->len == 0 && pub_resend (p) < 0)
+            rc = 1;
+    }
     free (p->q);
+    free (p->retry);
     bgn_close (&p->h);
     return rc;
 }
 
 static void pub_init (struct publisher *p, int verbose)
 {
+    memset (p, 0, sizeof (*p));
     p->h = cmd_open ("event");
     p->verbose = verbose;
     p->cap = BGN_PUBLISH_WINDOW;
-    p->head = p->len = 0;
-    if (!(p->q = calloc (p->cap, sizeof (*p->q))))
+    if (!(p->q = calloc (p->cap, sizeof (*p->q)))
+        || !(p->retry = calloc (p->cap, sizeof (*p->retry))))
         cmd_die ("event", "out of memory");
 }
 
-/* "TOPIC [JSON]" lines from stdin. */
+/* One "TOPIC [JSON]" line (NUL-terminated, no newline): 1 if blank. */
+static int parse_line (char *line, char **topic, char **payload)
+{
+    char *t = line + strspn (line, " \t"), *end, *pl;
+    json_t *o;
+
+    if (!*t)
+        return 1;
+    end = t + strcspn (t, " \t");
+    pl = *end ? end + 1 + strspn (end + 1, " \t") : end;
+    *end = '\0';
+    if (*pl) {
+        if (!(o = json_loads (pl, 0, NULL)) || !json_is_object (o)) {
+            json_decref (o);
+            return -1;
+        }
+        json_decref (o);
+    }
+    *topic = strdup (t);
+    *payload = *pl ? strdup (pl) : NULL;
+    return 0;
+}
+
+/* "TOPIC [JSON]" lines from stdin: what one read() brings goes out in
+ * requests of up to GROUP events. */
 static int publish_stdin (int verbose)
 {
     struct publisher p;
-    char *line = NULL;
-    size_t size = 0;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
     long lineno = 0;
-    int rc = 0;
+    int rc = 0, eof = 0;
 
     pub_init (&p, verbose);
-    while (getline (&line, &size, stdin) >= 0) {
-        char *topic = line, *payload, *end;
-        json_t *o;
-        lineno++;
-        line[strcspn (line, "\n")] = '\0';
-        topic += strspn (topic, " \t");
-        if (!*topic)
+    while (!eof && rc == 0) {
+        if (cap - len < 65536) {
+            char *nb = realloc (buf, cap + 65536);
+            if (!nb)
+                cmd_die ("event", "out of memory");
+            buf = nb;
+            cap += 65536;
+        }
+        ssize_t r = read (STDIN_FILENO, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
             continue;
-        end = topic + strcspn (topic, " \t");
-        payload = *end ? end + 1 + strspn (end + 1, " \t") : end;
-        *end = '\0';
-        if (*payload && (!(o = json_loads (payload, 0, NULL))
-                         || !json_is_object (o))) {
-            if (o)
-                json_decref (o);
-            fprintf (stderr, "bgn event pub: stdin:%ld: the payload is not "
-                     "a JSON object\n", lineno);
-            rc = 1;
-            break;
+        if (r <= 0) {
+            eof = 1;
+            if (len > 0)
+                buf[len++] = '\n';  /* a last line without newline */
         }
-        if (*payload)
-            json_decref (o);
-        if (pub_one (&p, strdup (topic), *payload ? strdup (payload) : NULL)
-            < 0) {
-            rc = 1;
-            break;
+        else
+            len += (size_t)r;
+        size_t start = 0;
+        char *nl;
+        while ((nl = memchr (buf + start, '\n', len - start))) {
+            char *topic, *payload;
+            *nl = '\0';
+            lineno++;
+            int k = parse_line (buf + start, &topic, &payload);
+            start = nl + 1 - buf;
+            if (k == 1)
+                continue;
+            if (k < 0) {
+                fprintf (stderr, "bgn event pub: stdin:%ld: the payload is "
+                         "not a JSON object\n", lineno);
+                rc = 1;
+                break;
+            }
+            if (pub_add (&p, topic, payload) < 0) {
+                rc = 1;
+                break;
+            }
         }
+        memmove (buf, buf + start, len - start);
+        len -= start;
+        if (rc == 0 && pub_push (&p) < 0)
+            rc = 1;
     }
-    free (line);
+    free (buf);
     return pub_finish (&p, rc);
 }
 
@@ -225,7 +358,7 @@ static int publish (int argc, char **argv, long count, int verbose)
         }
         else if (payload)
             s = strdup (payload);
-        if (pub_one (&p, strdup (topic), s) < 0) {
+        if (pub_add (&p, strdup (topic), s) < 0) {
             rc = 1;
             break;
         }

@@ -43,7 +43,8 @@ struct bgn_handle {
     /* asynchronous publishes, oldest first: a ring */
     bgn_rpc_t **pubq;
     int pubhead, publen, pubcap;
-    int pub_unanswered;
+    int pub_events;            /* events in pubq not collected */
+    int pub_unanswered;        /* ... whose request is not answered */
     int window;
     char *pub_errstr;
 };
@@ -59,6 +60,10 @@ struct bgn_rpc {
     char *errstr;
     int publish;               /* in the handle's publish FIFO */
     int answered;
+    int count;                 /* events it published */
+    int taken;                 /* answers bgn_event_publish_get gave */
+    int timed_out;             /* its deadline passed unanswered */
+    uint32_t first;            /* their first seq */
 };
 
 static void msg_destructor (void **item)
@@ -249,7 +254,7 @@ static void dispatch (bgn_t *h, msg_t *msg)
         if ((rpc = zhashx_lookup (h->rpcs, key))) {
             if (rpc->publish && !rpc->answered) {
                 rpc->answered = 1;
-                h->pub_unanswered--;
+                h->pub_unanswered -= rpc->count;
             }
             zlistx_add_end (rpc->responses, msg);
             return;
@@ -716,7 +721,7 @@ int bgn_event_set_window (bgn_t *h, int window)
 
 int bgn_event_publish_pending (bgn_t *h)
 {
-    return h ? h->publen : 0;
+    return h ? h->pub_events : 0;
 }
 
 const char *bgn_event_publish_error (bgn_t *h)
@@ -729,7 +734,7 @@ static bgn_rpc_t *pub_at (bgn_t *h, int i)
     return h->pubq[(h->pubhead + i) % h->pubcap];
 }
 
-static int pub_push (bgn_t *h, bgn_rpc_t *rpc)
+static int pub_push (bgn_t *h, bgn_rpc_t *rpc, int count)
 {
     if (h->publen == h->pubcap) {
         int cap = h->pubcap ? h->pubcap * 2 : 64;
@@ -745,7 +750,9 @@ static int pub_push (bgn_t *h, bgn_rpc_t *rpc)
     }
     h->pubq[(h->pubhead + h->publen++) % h->pubcap] = rpc;
     rpc->publish = 1;
-    h->pub_unanswered++;
+    rpc->count = count;
+    h->pub_unanswered += count;
+    h->pub_events += count;
     return 0;
 }
 
@@ -754,7 +761,8 @@ static void pub_pop (bgn_t *h)
     bgn_rpc_t *rpc = pub_at (h, 0);
 
     if (!rpc->answered)
-        h->pub_unanswered--;
+        h->pub_unanswered -= rpc->count;
+    h->pub_events -= rpc->count - rpc->taken;
     h->pubhead = (h->pubhead + 1) % h->pubcap;
     h->publen--;
     bgn_rpc_destroy (&rpc);
@@ -792,29 +800,61 @@ static int json_topic (const char *topic, char *buf, size_t len)
     return 0;
 }
 
-int bgn_event_publish_async (bgn_t *h, const char *topic, const char *payload)
+/* Append s to the growing request text. */
+static int append (char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen (s);
+
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 256;
+        char *p;
+        while (c < *len + n + 1)
+            c *= 2;
+        if (!(p = realloc (*buf, c)))
+            return -1;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy (*buf + *len, s, n + 1);
+    *len += n;
+    return 0;
+}
+
+/* {"topic":T,"payload":P} of one event, appended; EINVAL if bad. */
+static int append_event (char **buf, size_t *len, size_t *cap,
+                         const char *topic, const char *payload)
 {
     char qtopic[2 * MSG_MAX_TOPIC + 4];
-    json_t *p = NULL;
-    msg_t *msg = NULL;
-    char *s = NULL;
-    bgn_rpc_t *rpc;
+    json_t *p;
 
-    if (!h || !topic || !*topic || strlen (topic) > MSG_MAX_TOPIC
-        || json_topic (topic, qtopic, sizeof (qtopic)) < 0) {
-        errno = EINVAL;
-        return -1;
-    }
+    if (!topic || !*topic || strlen (topic) > MSG_MAX_TOPIC
+        || json_topic (topic, qtopic, sizeof (qtopic)) < 0)
+        goto inval;
     if (payload) {
         if (!(p = json_loads (payload, 0, NULL)) || !json_is_object (p)) {
             json_decref (p);
-            errno = EINVAL;
-            return -1;
+            goto inval;
         }
         json_decref (p);
     }
-    /* A full window: wait (bounded) for the oldest answer. */
-    while (h->pub_unanswered >= h->window) {
+    if (append (buf, len, cap, "{\"topic\":") < 0
+        || append (buf, len, cap, qtopic) < 0
+        || append (buf, len, cap, ",\"payload\":") < 0
+        || append (buf, len, cap, payload ? payload : "{}") < 0
+        || append (buf, len, cap, "}") < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+/* Wait (bounded) until n more events fit in the window. */
+static int window_wait (bgn_t *h, int n)
+{
+    while (h->pub_unanswered > 0 && h->pub_unanswered + n > h->window) {
         bgn_rpc_t *old = oldest_unanswered (h);
         if (drain (h) < 0)
             return -1;
@@ -828,30 +868,61 @@ int bgn_event_publish_async (bgn_t *h, const char *topic, const char *payload)
             return -1;
         }
     }
-    if (asprintf (&s, "{\"topic\":%s,\"payload\":%s}", qtopic,
-                  payload ? payload : "{}") < 0) {
-        errno = ENOMEM;
-        return -1;
-    }
-    /* The payload was checked above: no second parse of the request. */
-    if (!(msg = msg_create (MSGTYPE_REQUEST))
-        || msg_set_topic (msg, "event.pub") < 0
-        || msg_set_payload (msg, s, strlen (s)) < 0
-        || msg_set_nodeid (msg, 0) < 0) {
-        free (s);
-        msg_destroy (&msg);
+    return 0;
+}
+
+int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
+                            const char *const *payloads)
+{
+    char *s = NULL;
+    size_t len = 0, cap = 0;
+    msg_t *msg = NULL;
+    bgn_rpc_t *rpc;
+
+    if (!h || n < 1 || n > BGN_PUBLISH_MANY_MAX || !topics) {
         errno = EINVAL;
         return -1;
+    }
+    if (append (&s, &len, &cap, n > 1 ? "{\"events\":[" : "") < 0)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        if ((i > 0 && append (&s, &len, &cap, ",") < 0)
+            || append_event (&s, &len, &cap, topics[i],
+                             payloads ? payloads[i] : NULL) < 0)
+            goto error;
+    }
+    if (n > 1 && append (&s, &len, &cap, "]}") < 0)
+        goto nomem;
+    if (window_wait (h, n) < 0)
+        goto error;
+    /* Checked piece by piece above: no second parse of the request. */
+    if (!(msg = msg_create (MSGTYPE_REQUEST))
+        || msg_set_topic (msg, "event.pub") < 0
+        || msg_set_payload (msg, s, len) < 0
+        || msg_set_nodeid (msg, 0) < 0) {
+        msg_destroy (&msg);
+        errno = EINVAL;
+        goto error;
     }
     free (s);
     if (!(rpc = rpc_send (h, msg, 0)))
         return -1;
-    if (pub_push (h, rpc) < 0) {
+    if (pub_push (h, rpc, n) < 0) {
         bgn_rpc_destroy (&rpc);
         errno = ENOMEM;
         return -1;
     }
     return 0;
+nomem:
+    errno = ENOMEM;
+error:
+    free (s);
+    return -1;
+}
+
+int bgn_event_publish_async (bgn_t *h, const char *topic, const char *payload)
+{
+    return bgn_event_publish_many (h, 1, &topic, &payload);
 }
 
 int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
@@ -859,7 +930,7 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
     const char *payload = NULL;
     bgn_rpc_t *rpc;
     double until;
-    int rc, saved;
+    int rc;
 
     if (!h) {
         errno = EINVAL;
@@ -884,23 +955,35 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
         if (rc < 0)
             return -1;
     }
-    free (h->pub_errstr);
-    h->pub_errstr = NULL;
+    if (rpc->taken == 0) {
+        free (h->pub_errstr);
+        h->pub_errstr = NULL;
+    }
     if (!rpc->answered) {
-        pub_pop (h);
+        /* no answer by its deadline: each of its events fails so */
+        rpc->answered = rpc->timed_out = 1;
+        h->pub_unanswered -= rpc->count;
+    }
+    /* The answer covers rpc->count events: one of them per call. */
+    if (rpc->timed_out) {
+        rc = -1;
         errno = ETIMEDOUT;
-        return -1;
     }
-    rc = bgn_rpc_get (rpc, &payload);
-    saved = errno;
-    if (rc == 0) {
+    else
+        rc = bgn_rpc_get (rpc, &payload);
+    if (rc == 0 && rpc->taken == 0) {
         const char *p = payload ? strstr (payload, "\"seq\":") : NULL;
-        if (seq)
-            *seq = p ? (uint32_t)strtoul (p + 6, NULL, 10) : 0;
+        rpc->first = p ? (uint32_t)strtoul (p + 6, NULL, 10) : 0;
     }
-    else if (bgn_rpc_error (rpc))
+    else if (rc < 0 && rpc->taken == 0 && bgn_rpc_error (rpc))
         h->pub_errstr = strdup (bgn_rpc_error (rpc));
-    pub_pop (h);
+    int saved = errno;
+    if (rc == 0 && seq)
+        *seq = rpc->first + (uint32_t)rpc->taken;
+    rpc->taken++;
+    h->pub_events--;
+    if (rpc->taken == rpc->count)
+        pub_pop (h);
     errno = saved;
     return rc;
 }

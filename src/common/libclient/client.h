@@ -27,6 +27,7 @@
 #define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
 #define BGN_EVENT_QUEUE_MAX 100000
 #define BGN_PUBLISH_WINDOW 256         /* unanswered asynchronous publishes */
+#define BGN_PUBLISH_MANY_MAX 1024      /* events in one publish request */
 
 typedef struct bgn_handle bgn_t;
 typedef struct bgn_rpc bgn_rpc_t;
@@ -115,6 +116,14 @@ int bgn_event_next (bgn_t *h, struct bgn_event *ev, double timeout);
  */
 int bgn_event_publish_async (bgn_t *h, const char *topic,
                              const char *payload);
+
+/* The same for n events (1..BGN_PUBLISH_MANY_MAX) in one request:
+ * topics[i] with payloads[i] (payloads, or an element, may be NULL).
+ * Rank 0 numbers them consecutively; each still gets its own answer from
+ * bgn_event_publish_get(), in order, and counts in the window.  All or
+ * none: one bad event fails the call (EINVAL) and nothing is sent. */
+int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
+                            const char *const *payloads);
 
 /* The answer to the oldest publish not yet collected: 0 and its seq, or
  * -1 with the error rank 0 (or the way to it) gave for it (EAGAIN: rank

@@ -86,13 +86,15 @@ struct bgn_overlay_ops {
      * broker, this one included.  Returns the seq, or -1 with errno
      * (EAGAIN: not ready yet).  May be NULL (events stay local). */
     int64_t (*publish) (void *state, msg_t *event);
-    /* Rank 0, asynchronous: number event (taken over in every case) into
-     * the next batch and answer the request 'req' (borrowed; the overlay
-     * keeps a copy) with {"seq": S} once the batch has left, so that a
-     * publisher waiting for its answers goes no faster than the events
-     * drain.  0, or -1 with errno and nothing answered (EAGAIN: not ready
-     * yet or too many events waiting).  May be NULL (publish is used). */
-    int (*publish_req) (void *state, msg_t *event, const msg_t *req);
+    /* Rank 0, asynchronous: number events[0..n-1] (taken over in every
+     * case, pointers set to NULL) consecutively into the next batches and
+     * answer the request 'req' (borrowed; the overlay keeps a copy) with
+     * {"seq": FIRST, "count": n} once they have left, so that a publisher
+     * waiting for its answers goes no faster than events drain.  All or
+     * none: 0, or -1 with errno and nothing published or answered
+     * (EAGAIN: not ready yet, or too many events waiting).  May be NULL
+     * (publish is used). */
+    int (*publish_req) (void *state, msg_t **events, int n, const msg_t *req);
 };
 
 struct bgn_broker_api {

@@ -873,30 +873,36 @@ void evlayer_flush (struct evlayer *ev, double now)
         arm (ev, due (ev));
 }
 
+int evlayer_room (struct evlayer *ev, size_t bytes)
+{
+    if (ev->rank != 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!ev->can_publish) {
+        errno = EAGAIN;
+        return -1;
+    }
+    if (ev->queued_bytes + bytes > ev->cfg.queue_bytes) {
+        ev->refused_full++;
+        warn_counted (ev, ev->refused_full, "publish refused: rank 0's queue "
+                      "is full (overlay.event_queue_bytes)", ev->sent_seq,
+                      ev->next_seq);
+        errno = EAGAIN;
+        return -1;
+    }
+    return 0;
+}
+
 int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token)
 {
     size_t size;
     uint32_t seq;
     double when;
 
-    if (ev->rank != 0) {
-        msg_destroy (&event);
-        errno = EINVAL;
-        return -1;
-    }
-    if (!ev->can_publish) {
-        msg_destroy (&event);
-        errno = EAGAIN;
-        return -1;
-    }
     size = evbatch_rec_size (event);
-    if (ev->queued_bytes + size > ev->cfg.queue_bytes) {
-        ev->refused_full++;
-        warn_counted (ev, ev->refused_full, "publish refused: rank 0's queue "
-                      "is full (overlay.event_queue_bytes)", ev->sent_seq,
-                      ev->next_seq);
+    if (evlayer_room (ev, size) < 0) {
         msg_destroy (&event);
-        errno = EAGAIN;
         return -1;
     }
     now_of (ev);

@@ -140,6 +140,10 @@ void evlayer_destroy (struct evlayer **evp);
  * called then). */
 int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token);
 
+/* Rank 0: could 'bytes' of events (evbatch_rec_size) be published now?
+ * 0, or -1 with errno as evlayer_publish (EAGAIN counted as refused). */
+int evlayer_room (struct evlayer *ev, size_t bytes);
+
 /* The flush timer (ops->arm): close the open batch if its time has come
  * and send what waits, unless the tree is congested. */
 void evlayer_flush (struct evlayer *ev, double now);

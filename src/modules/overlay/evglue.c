@@ -170,22 +170,29 @@ static uint32_t ev_repair_peer (void *arg, int i)
     return UINT32_MAX;
 }
 
-/* A publisher's request (token: our copy) gets its seq, or an error. */
+/* A publisher's request, answered when its last event has left. */
+struct pubtoken {
+    msg_t *req;             /* our copy */
+    uint32_t count;         /* events it published */
+};
+
 static void ev_published (void *arg, void *token, uint32_t seq, int errnum)
 {
     struct overlay *ov = arg;
-    msg_t *req = token;
-    char payload[32];
+    struct pubtoken *t = token;
+    char payload[64];
 
-    if (!req)
+    if (!t)
         return;
     if (errnum == 0) {
-        snprintf (payload, sizeof (payload), "{\"seq\":%u}", (unsigned)seq);
-        ov->io->respond (ov->ctx, req, payload);
+        snprintf (payload, sizeof (payload), "{\"seq\":%u,\"count\":%u}",
+                  (unsigned)(seq - t->count + 1), (unsigned)t->count);
+        ov->io->respond (ov->ctx, t->req, payload);
     }
     else if (errnum != ECANCELED)
-        ov->io->respond_error (ov->ctx, req, errnum, NULL);
-    msg_destroy (&req);
+        ov->io->respond_error (ov->ctx, t->req, errnum, NULL);
+    msg_destroy (&t->req);
+    free (t);
 }
 
 static void ev_arm (void *arg, double when)
@@ -261,21 +268,45 @@ void evglue_fini (struct overlay *ov)
     ovtimer_destroy (&ov->evflush);
 }
 
-int evglue_publish (struct overlay *ov, msg_t *event, const msg_t *req)
+static void destroy_all (msg_t **events, int n)
 {
-    msg_t *token = NULL;
+    for (int i = 0; i < n; i++)
+        msg_destroy (&events[i]);
+}
 
-    if (req && !(token = msg_copy (req))) {
-        msg_destroy (&event);
-        return -1;
-    }
-    if (evlayer_publish (ov->events, event, token) < 0) {
-        int saved = errno;
-        msg_destroy (&token);
-        errno = saved;
-        return -1;
+int evglue_publish (struct overlay *ov, msg_t **events, int n,
+                    const msg_t *req)
+{
+    struct pubtoken *t = NULL;
+    size_t bytes = 0;
+    int64_t seq = -1;
+
+    for (int i = 0; i < n; i++)
+        bytes += evbatch_rec_size (events[i]);
+    if (n < 1 || evlayer_room (ov->events, bytes) < 0)
+        goto error;
+    if (req && (!(t = calloc (1, sizeof (*t))) || !(t->req = msg_copy (req))))
+        goto nomem;
+    if (t)
+        t->count = (uint32_t)n;
+    /* Room was checked: only a bad event (no topic) can fail now. */
+    for (int i = 0; i < n; i++) {
+        seq = evlayer_publish (ov->events, events[i], i == n - 1 ? t : NULL);
+        events[i] = NULL;
+        if (seq < 0 && i == n - 1 && t) {
+            msg_destroy (&t->req);
+            free (t);
+            return -1;
+        }
     }
     return 0;
+nomem:
+    if (t)
+        free (t);
+    errno = ENOMEM;
+error:
+    destroy_all (events, n);
+    return -1;
 }
 
 static void recv_control (struct overlay *ov, struct peer *p,

@@ -23,10 +23,12 @@ struct peer;
 int evglue_init (struct overlay *ov);
 void evglue_fini (struct overlay *ov);
 
-/* Rank 0: publish event (taken) and answer req (borrowed; copied) with
- * its seq once its batch has left.  -1 with errno (EAGAIN: not ready or
- * the queue is full; nothing answered). */
-int evglue_publish (struct overlay *ov, msg_t *event, const msg_t *req);
+/* Rank 0: publish events[0..n-1] (taken, set to NULL) and answer req
+ * (borrowed; copied) with {"seq": FIRST, "count": n} once they have
+ * left.  All or none: -1 with errno (EAGAIN: not ready or the queue is
+ * full), nothing published or answered. */
+int evglue_publish (struct overlay *ov, msg_t **events, int n,
+                    const msg_t *req);
 
 /* An ENV_EVENT or ENV_EVCTL from peer p: for us, or routed on. */
 void evglue_recv (struct overlay *ov, struct peer *p, struct envelope *env,

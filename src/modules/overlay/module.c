@@ -234,10 +234,11 @@ static int64_t ops_publish (void *state, msg_t *event)
     return overlay_publish (m->ov, event);
 }
 
-static int ops_publish_req (void *state, msg_t *event, const msg_t *req)
+static int ops_publish_req (void *state, msg_t **events, int n,
+                            const msg_t *req)
 {
     struct module *m = state;
-    return overlay_publish_req (m->ov, event, req);
+    return overlay_publish_req (m->ov, events, n, req);
 }
 
 static const struct bgn_overlay_ops overlay_ops = {

@@ -621,12 +621,13 @@ int64_t overlay_publish (struct overlay *ov, msg_t *event)
     return seq;
 }
 
-int overlay_publish_req (struct overlay *ov, msg_t *event, const msg_t *req)
+int overlay_publish_req (struct overlay *ov, msg_t **events, int n,
+                         const msg_t *req)
 {
     int rc, saved;
 
     enter (ov);
-    rc = evglue_publish (ov, event, req);
+    rc = evglue_publish (ov, events, n, req);
     saved = errno;
     leave (ov);
     errno = saved;
