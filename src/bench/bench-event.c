@@ -55,6 +55,7 @@ struct opts {
     double rate;        /* paced events per second */
     int size;           /* raw: relays */
     int group;          /* bgn: events per publish request, flat out */
+    int subs;           /* bgn: subscribers on the last ranks only */
 };
 
 static void die (const char *fmt, const char *what)
@@ -124,6 +125,7 @@ static int count_ranks (const char *rundir)
 struct run {
     const char *rundir;
     int n;              /* brokers */
+    int nsubs;          /* subscribers: on the last nsubs ranks */
     long events;
     double rate;        /* 0: as fast as possible */
     int group;          /* events per request */
@@ -182,15 +184,15 @@ static void *publisher (void *arg)
  * everywhere, or -1.  tta[i] = when everyone had i - t_pub[i]. */
 static double collect (struct run *r, bgn_t **subs, double *tta, long *lost)
 {
-    long *got = calloc (r->n, sizeof (long));
+    long *got = calloc (r->nsubs, sizeof (long));
     int *cnt = calloc (r->events, sizeof (int));
-    int *ready = calloc (r->n, sizeof (int));
+    int *ready = calloc (r->nsubs, sizeof (int));
     long complete = 0;
     double last = -1, progress = monotime_now ();
     struct bgn_event ev;
 
     while (complete < r->events && !r->failed) {
-        int nr = bgn_poll (subs, r->n, 0.5, ready);
+        int nr = bgn_poll (subs, r->nsubs, 0.5, ready);
         if (nr < 0)
             die ("%s", "poll");
         if (nr == 0) {
@@ -199,7 +201,7 @@ static double collect (struct run *r, bgn_t **subs, double *tta, long *lost)
             continue;
         }
         progress = monotime_now ();
-        for (int s = 0; s < r->n; s++) {
+        for (int s = 0; s < r->nsubs; s++) {
             if (!ready[s])
                 continue;
             while (bgn_event_next (subs[s], &ev, 0) == 0) {
@@ -209,7 +211,7 @@ static double collect (struct run *r, bgn_t **subs, double *tta, long *lost)
                 if (i < 0 || i >= r->events)
                     continue;
                 got[s]++;
-                if (++cnt[i] == r->n) {
+                if (++cnt[i] == r->nsubs) {
                     double now = monotime_now (), sent;
                     __atomic_load (&r->t_pub[i], &sent, __ATOMIC_ACQUIRE);
                     tta[i] = now - sent;
@@ -220,7 +222,7 @@ static double collect (struct run *r, bgn_t **subs, double *tta, long *lost)
         }
     }
     *lost = 0;
-    for (int s = 0; s < r->n; s++)
+    for (int s = 0; s < r->nsubs; s++)
         *lost += r->events - got[s];
     free (got);
     free (cnt);
@@ -262,10 +264,11 @@ static int do_bgn (struct opts *o)
         return 1;
     }
     r.rundir = rundir;
-    if (!(subs = calloc (r.n, sizeof (*subs))))
+    r.nsubs = o->subs > 0 && o->subs < r.n ? o->subs : r.n;
+    if (!(subs = calloc (r.nsubs, sizeof (*subs))))
         return 1;
-    for (int i = 0; i < r.n; i++) {
-        subs[i] = open_rank (rundir, i);
+    for (int i = 0; i < r.nsubs; i++) {
+        subs[i] = open_rank (rundir, r.n - r.nsubs + i);
         if (bgn_event_subscribe (subs[i], "bench.") < 0)
             die ("%s", "subscribe");
     }
@@ -280,7 +283,7 @@ static int do_bgn (struct opts *o)
     printf ("size=%d events=%ld rate_eps=%.0f tta_p50_ms=%.3f "
             "tta_p99_ms=%.3f lost=%ld\n", r.n, o->events,
             secs > 0 ? o->events / secs : 0, p50, p99, lost + lost2);
-    for (int i = 0; i < r.n; i++)
+    for (int i = 0; i < r.nsubs; i++)
         bgn_close (&subs[i]);
     free (subs);
     return secs > 0 && !r.failed ? 0 : 1;
@@ -496,6 +499,7 @@ int main (int argc, char **argv)
         { "rate", required_argument, NULL, 'r' },
         { "size", required_argument, NULL, 'n' },
         { "group", required_argument, NULL, 'g' },
+        { "subs", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     struct opts o = { .events = 100000, .paced = 3000, .rate = 1000,
@@ -510,6 +514,7 @@ int main (int argc, char **argv)
         case 'r': o.rate = atof (optarg); break;
         case 'n': o.size = atoi (optarg); break;
         case 'g': o.group = atoi (optarg); break;
+        case 's': o.subs = atoi (optarg); break;
         default:
             goto usage;
         }
