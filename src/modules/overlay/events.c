@@ -35,6 +35,8 @@
 #define MAX_CHILDREN 256
 #define MAX_ANCESTORS 64
 #define LOG_EVERY 1000            /* repeated warnings: 1st, then every Nth */
+#define HELD_OVERHEAD 256         /* bytes a held batch costs beyond its
+                                     data: frame, transport message, entry */
 
 struct held {
     uint32_t first, last;
@@ -817,7 +819,7 @@ static void send_one (struct evlayer *ev)
 {
     struct outbatch ob = ev->outq[0];
     struct held h = { .first = ob.first, .last = ob.last, .count = ob.count,
-                      .bytes = ob.bytes, .f = ob.f };
+                      .bytes = ob.bytes + HELD_OVERHEAD, .f = ob.f };
 
     memmove (&ev->outq[0], &ev->outq[1], (ev->nout - 1) * sizeof (ob));
     ev->nout--;
@@ -826,8 +828,9 @@ static void send_one (struct evlayer *ev)
     ring_add (ev, &h);
     ev->sent_seq = ob.last;
     ev->batches_sent++;
-    ev->queued_bytes -= ob.bytes < ev->queued_bytes ? ob.bytes
-                                                    : ev->queued_bytes;
+    /* what publish counted: the records, not the header */
+    size_t recs = ob.bytes - EVBATCH_HDR_SIZE;
+    ev->queued_bytes -= recs < ev->queued_bytes ? recs : ev->queued_bytes;
     for (int i = 0; i < ob.ntok; i++)
         if (ev->ops->published)
             ev->ops->published (ev->arg, ob.tok[i].token, ob.tok[i].seq, 0);
@@ -952,7 +955,8 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                          const struct evbatch_hdr *h)
 {
     struct held hd = { .first = h->first, .last = h->last,
-                       .count = h->count, .bytes = frame_size (batch) };
+                       .count = h->count,
+                       .bytes = frame_size (batch) + HELD_OVERHEAD };
 
     now_of (ev);
     if (ev->rank == 0)
