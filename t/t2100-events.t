@@ -185,7 +185,7 @@ test_expect_success PYTHON3 'a publisher faster than rank 0 drains waits for its
 	"$PYTHON3" "$EVCHECK" --start 1 --no-lost --count bp.x=20000 bp.out &&
 	echo "queue high-water mark $(cat bp.max) bytes, $(cat bp.batches) batches" &&
 	test $(cat bp.refused) -eq 0 &&
-	test $(cat bp.max) -le $((256 * 64))
+	test $(cat bp.max) -le $((4096 * 64))
 '
 
 test_expect_success PYTHON3 'past event_queue_bytes rank 0 refuses (EAGAIN), pub retries, nothing is lost or doubled' '

@@ -183,7 +183,7 @@ if want c; then
     else
         echo "bgn: \`bgn start --size=N\` (default config, CURVE on), a subscriber on every"
         echo "broker (libclient, bgn_event_next), two publishers (rank 0 and rank N-1,"
-        echo "asynchronous, window 256) publishing alternately.  raw: N processes, a"
+        echo "asynchronous, window 4096) publishing alternately.  raw: N processes, a"
         echo "PULL socket each and a PUSH to each child in the same binomial tree"
         echo "(libbgn, root 0), every message forwarded with zmq_msg_copy; both"
         echo "publishers push to the root; an event counts as delivered when the"

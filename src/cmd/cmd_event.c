@@ -31,7 +31,7 @@ static void usage (FILE *f)
 "N of them, each payload getting a field \"i\" (0..N-1); with \"-\" it\n"
 "publishes one event per line of standard input, \"TOPIC [JSON]\" (blank\n"
 "lines are skipped).  pub does not wait for each seq before sending the\n"
-"next (up to 64 events per request, at most 256 unanswered), retries\n"
+"next (up to 64 events per request, at most 4096 unanswered), retries\n"
 "events rank 0 refuses for now (EAGAIN), and exits 1 if an event could\n"
 "not be published (rank 0 unreachable, a bad line).\n"
 "sub prints every event whose topic starts with a PREFIX, one per line:\n"

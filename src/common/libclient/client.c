@@ -45,6 +45,7 @@ struct bgn_handle {
     int pubhead, publen, pubcap;
     int pub_events;            /* events in pubq not collected */
     int pub_unanswered;        /* ... whose request is not answered */
+    int pub_requests;          /* requests not answered */
     int window;
     char *pub_errstr;
 };
@@ -255,6 +256,7 @@ static void dispatch (bgn_t *h, msg_t *msg)
             if (rpc->publish && !rpc->answered) {
                 rpc->answered = 1;
                 h->pub_unanswered -= rpc->count;
+                h->pub_requests--;
             }
             zlistx_add_end (rpc->responses, msg);
             return;
@@ -752,6 +754,7 @@ static int pub_push (bgn_t *h, bgn_rpc_t *rpc, int count)
     rpc->publish = 1;
     rpc->count = count;
     h->pub_unanswered += count;
+    h->pub_requests++;
     h->pub_events += count;
     return 0;
 }
@@ -760,8 +763,10 @@ static void pub_pop (bgn_t *h)
 {
     bgn_rpc_t *rpc = pub_at (h, 0);
 
-    if (!rpc->answered)
+    if (!rpc->answered) {
         h->pub_unanswered -= rpc->count;
+        h->pub_requests--;
+    }
     h->pub_events -= rpc->count - rpc->taken;
     h->pubhead = (h->pubhead + 1) % h->pubcap;
     h->publen--;
@@ -851,10 +856,15 @@ inval:
     return -1;
 }
 
-/* Wait (bounded) until n more events fit in the window. */
+/* Wait (bounded) until n more events, and one more request, fit in the
+ * window.  Requests are bounded too: the broker drops what does not fit
+ * in its queue toward us (ZeroMQ's high-water mark, 1000 messages), so
+ * never more answers may be on their way than that. */
 static int window_wait (bgn_t *h, int n)
 {
-    while (h->pub_unanswered > 0 && h->pub_unanswered + n > h->window) {
+    while (h->pub_unanswered > 0
+           && (h->pub_unanswered + n > h->window
+               || h->pub_requests >= BGN_PUBLISH_REQUESTS)) {
         bgn_rpc_t *old = oldest_unanswered (h);
         if (drain (h) < 0)
             return -1;
@@ -963,6 +973,7 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
         /* no answer by its deadline: each of its events fails so */
         rpc->answered = rpc->timed_out = 1;
         h->pub_unanswered -= rpc->count;
+        h->pub_requests--;
     }
     /* The answer covers rpc->count events: one of them per call. */
     if (rpc->timed_out) {

@@ -26,7 +26,8 @@
 
 #define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
 #define BGN_EVENT_QUEUE_MAX 100000
-#define BGN_PUBLISH_WINDOW 256         /* unanswered asynchronous publishes */
+#define BGN_PUBLISH_WINDOW 4096        /* unanswered asynchronous publishes */
+#define BGN_PUBLISH_REQUESTS 256       /* ... and requests carrying them */
 #define BGN_PUBLISH_MANY_MAX 1024      /* events in one publish request */
 
 typedef struct bgn_handle bgn_t;
@@ -106,10 +107,11 @@ int bgn_event_next (bgn_t *h, struct bgn_event *ev, double timeout);
 
 /* Asynchronous publishing: send without waiting for the seq.  Answers
  * come back in the order the publishes were sent and are collected with
- * bgn_event_publish_get().  At most 'window' publishes wait for their
- * answer at a time (bgn_event_set_window, default BGN_PUBLISH_WINDOW):
- * with that many out, publish_async first waits, up to the handle's
- * timeout, for the oldest to be answered (ETIMEDOUT if it is not).  Rank
+ * bgn_event_publish_get().  At most 'window' publishes (events) wait for
+ * their answer at a time (bgn_event_set_window, default
+ * BGN_PUBLISH_WINDOW), in at most BGN_PUBLISH_REQUESTS requests: past
+ * either, publish_async first waits, up to the handle's timeout, for the
+ * oldest to be answered (ETIMEDOUT if it is not).  Rank
  * 0 answers once an event's batch has left, so this wait is the
  * back-pressure that keeps a fast publisher at the rate events drain.
  * EINVAL: no topic, or a payload that is not a JSON object.
