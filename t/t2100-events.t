@@ -114,7 +114,8 @@ test_expect_success PYTHON3 'N=32: 50,000 events from 4 ranks while 3 brokers di
 	bgn fault kill 5 6 21
 	sleep 1
 	bgn fault restart 21
-	bgn --rank 21 event sub --timeout=5s --ready=rs.21b storm. overlay. >storm.21b 2>/dev/null &
+	for i in $(seq 100); do bgn --rank 21 overlay-status >/dev/null 2>&1 && break; sleep 0.05; done
+	bgn --rank 21 event sub --timeout=5s --ready=rs.21b storm. overlay. >storm.21b 2>storm.21b.err &
 	wait
 	EOT
 	bgn start --size=32 $FAST sh ./storm.sh &&
