@@ -45,10 +45,11 @@ struct held {
     struct frame *f;
 };
 
-/* Batches sorted by first seq, disjoint. */
+/* Batches sorted by first seq, disjoint: a ring of entries (a deque), so
+ * that the oldest drop out and the newest come in at no cost. */
 struct store {
     struct held *v;
-    int n, cap;
+    int head, n, cap;
     uint64_t events;
     size_t bytes;
 };
@@ -145,10 +146,15 @@ void evlayer_config_defaults (struct evlayer_config *cfg)
 
 /* ---- stores ------------------------------------------------------------ */
 
+static struct held *at (const struct store *s, int i)
+{
+    return &s->v[(s->head + i) % s->cap];
+}
+
 static void store_free (struct store *s)
 {
     for (int i = 0; i < s->n; i++)
-        frame_decref (&s->v[i].f);
+        frame_decref (&at (s, i)->f);
     free (s->v);
     memset (s, 0, sizeof (*s));
 }
@@ -160,7 +166,7 @@ static int store_lower (const struct store *s, uint32_t seq)
 
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (s->v[mid].last < seq)
+        if (at (s, mid)->last < seq)
             lo = mid + 1;
         else
             hi = mid;
@@ -173,35 +179,53 @@ static int store_overlaps (const struct store *s, uint32_t first,
                            uint32_t last)
 {
     int i = store_lower (s, first);
-    return i < s->n && s->v[i].first <= last;
+    return i < s->n && at (s, i)->first <= last;
 }
 
+static int store_grow (struct store *s)
+{
+    int cap = s->cap ? s->cap * 2 : 64;
+    struct held *v = malloc (cap * sizeof (*v));
+
+    if (!v)
+        return -1;
+    for (int i = 0; i < s->n; i++)
+        v[i] = *at (s, i);
+    free (s->v);
+    s->v = v;
+    s->cap = cap;
+    s->head = 0;
+    return 0;
+}
+
+/* In order; batches mostly come in last, a repair's now and then in the
+ * middle (then the entries after it move up by one). */
 static int store_insert (struct store *s, const struct held *h)
 {
     int i = store_lower (s, h->first);
 
-    if (s->n == s->cap) {
-        int cap = s->cap ? s->cap * 2 : 64;
-        struct held *v = realloc (s->v, cap * sizeof (*v));
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
-    memmove (&s->v[i + 1], &s->v[i], (s->n - i) * sizeof (*s->v));
-    s->v[i] = *h;
+    if (s->n == s->cap && store_grow (s) < 0)
+        return -1;
+    for (int j = s->n; j > i; j--)
+        *at (s, j) = *at (s, j - 1);
+    *at (s, i) = *h;
     s->n++;
     s->events += h->count;
     s->bytes += h->bytes;
     return 0;
 }
 
-/* Take out entry i; its frame reference goes to *out (or is dropped). */
+/* Take out entry i; its frame reference goes to *out (or is dropped).
+ * The first and the last go at no cost. */
 static void store_remove (struct store *s, int i, struct held *out)
 {
-    struct held h = s->v[i];
+    struct held h = *at (s, i);
 
-    memmove (&s->v[i], &s->v[i + 1], (s->n - i - 1) * sizeof (*s->v));
+    if (i == 0)
+        s->head = (s->head + 1) % s->cap;
+    else
+        for (int j = i; j < s->n - 1; j++)
+            *at (s, j) = *at (s, j + 1);
     s->n--;
     s->events -= h.count;
     s->bytes -= h.bytes;
@@ -248,7 +272,7 @@ static double now_of (struct evlayer *ev)
  * or the highest seq known. */
 static uint32_t gap_end (const struct evlayer *ev)
 {
-    return ev->early.n ? ev->early.v[0].first - 1 : ev->high;
+    return ev->early.n ? at (&ev->early, 0)->first - 1 : ev->high;
 }
 
 /* ---- the tree ------------------------------------------------------------ */
@@ -328,8 +352,8 @@ static void ring_add (struct evlayer *ev, struct held *h)
     while (ev->ring.n > 0
            && (ev->ring.events > (uint64_t)ev->cfg.buffer
                || ev->ring.bytes > ev->cfg.buffer_bytes)) {
-        if (ev->ring.v[0].last > ev->gone)
-            ev->gone = ev->ring.v[0].last;
+        if (at (&ev->ring, 0)->last > ev->gone)
+            ev->gone = at (&ev->ring, 0)->last;
         store_remove (&ev->ring, 0, NULL);
         ev->evictions++;
     }
@@ -340,7 +364,7 @@ static void drain_early (struct evlayer *ev)
 {
     struct held h;
 
-    while (ev->early.n > 0 && ev->early.v[0].first <= ev->last + 1) {
+    while (ev->early.n > 0 && at (&ev->early, 0)->first <= ev->last + 1) {
         store_remove (&ev->early, 0, &h);
         if (h.last > ev->last)
             deliver (ev, &h);
@@ -354,8 +378,8 @@ static void early_add (struct evlayer *ev, struct held *h)
 {
     while (store_full (&ev->early, &ev->cfg, h->count, h->bytes)
            && ev->early.n > 0
-           && ev->early.v[ev->early.n - 1].first > h->first) {
-        struct held *far = &ev->early.v[ev->early.n - 1];
+           && at (&ev->early, ev->early.n - 1)->first > h->first) {
+        struct held *far = at (&ev->early, ev->early.n - 1);
         ev->early_drops++;
         warn_counted (ev, ev->early_drops, "early-arrival buffer full, "
                       "dropped a batch (overlay.event_buffer*)", far->first,
@@ -525,7 +549,7 @@ static void serve_repair (struct evlayer *ev, uint32_t peer, json_t *o)
     to = (uint32_t)b;
     for (int k = 0; k < 2; k++) {
         for (int i = store_lower (st[k], from); i < st[k]->n; i++) {
-            struct held *h = &st[k]->v[i];
+            struct held *h = at (st[k], i);
             if (h->first > to || sent >= REPAIR_MAX_BATCHES
                 || bytes >= REPAIR_MAX_BYTES)
                 break;
