@@ -78,8 +78,9 @@ extern const struct bgn_broker_api broker_api;
 
 /* builtins.c: the broker's own services */
 int builtins_register (struct bgn_broker *b);
-/* A checked-on-arrival batch of events (evbatch.h) from the overlay, to
- * every subscribed client: the events it asked for.  -1 if malformed. */
+/* A batch of events (evbatch.h) the overlay checked when it arrived, to
+ * every subscribed client: the events it asked for.  -1 if it is not a
+ * batch at all. */
 int broker_deliver_batch (struct bgn_broker *b, const void *batch,
                           size_t len);
 

@@ -118,6 +118,21 @@ static const char *rec_problem (const uint8_t *p, const struct evbatch_rec *r)
     return NULL;
 }
 
+int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h)
+{
+    const uint8_t *p = data;
+
+    if (!evbatch_is_batch (data, len)) {
+        errno = EPROTO;
+        return -1;
+    }
+    h->count = get16 (p + 2);
+    h->first = get32 (p + 4);
+    h->last = get32 (p + 8);
+    h->epoch = get64 (p + 16);
+    return 0;
+}
+
 int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
                    char *errbuf, size_t errlen)
 {

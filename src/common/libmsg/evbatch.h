@@ -74,6 +74,10 @@ int evbatch_is_batch (const void *data, size_t len);
 int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
                    char *errbuf, size_t errlen);
 
+/* The header of a batch already checked (by whoever handed it over):
+ * only the size, magic and version are looked at.  0, or -1 with EPROTO. */
+int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h);
+
 /* Walk the records of a checked batch: *off starts at 0.  Returns 1 with
  * *rec filled, 0 at the end (or on a malformed record, which a checked
  * batch does not have). */

@@ -72,6 +72,12 @@ int main (void)
         && h.count == 5 && h.first == 100 && h.last == 104
         && h.epoch == 0x0102030405060708ull, "it checks: 5 events, 100..104, "
         "the epoch");
+    struct evbatch_hdr h2;
+    ok (evbatch_header (w.buf, w.len, &h2) == 0 && h2.count == 5
+        && h2.first == 100 && h2.last == 104 && h2.epoch == h.epoch
+        && evbatch_header (w.buf, 10, &h2) < 0 && errno == EPROTO,
+        "evbatch_header reads the header of a checked batch, refuses a "
+        "short one");
     while (evbatch_next (w.buf, w.len, &off, &rec)) {
         char topic[16];
         msg_t *m = evbatch_rec_msg (&rec);
