@@ -159,10 +159,10 @@ struct bgn_broker_api {
     /* Cancel a timer that has not fired (an id that fired is ignored). */
     void (*timer_stop) (bgn_broker_t *b, int id);
 
-    /* The overlay hands a batch of sequenced events (the format of
-     * src/common/libmsg/evbatch.h, already checked) to the broker, which
-     * passes to each subscribed client the events it asked for, a batch
-     * at a time.  'batch' is borrowed. */
+    /* The overlay hands a batch of sequenced events (the event batch
+     * format of doc/overlay-protocol.md, already checked) to the broker,
+     * which passes to each subscribed client the events it asked for, a
+     * batch at a time.  'batch' is borrowed. */
     int (*deliver_events) (bgn_broker_t *b, const void *batch, size_t len);
 };
 

@@ -861,14 +861,12 @@ static void send_one (struct evlayer *ev)
     free (ob.tok);
 }
 
-/* When the open batch is due: a window after the last flush (a lone
+/* When the open batch closes: a window after the last flush (a lone
  * event on an idle rank 0 goes at once), or now if it is full. */
-static double due (const struct evlayer *ev)
+static double open_due (const struct evlayer *ev)
 {
     double t;
 
-    if (ev->nout > 0)
-        return ev->now;
     if (ev->w.count == 0)
         return INFINITY;
     if (ev->w.len >= ev->cfg.batch_bytes)
@@ -877,27 +875,37 @@ static double due (const struct evlayer *ev)
     return t > ev->w_opened ? t : ev->w_opened;
 }
 
+/* When the flush should run: now if closed batches wait, else when the
+ * open one closes. */
+static double due (const struct evlayer *ev)
+{
+    return ev->nout > 0 ? ev->now : open_due (ev);
+}
+
 void evlayer_flush (struct evlayer *ev, double now)
 {
+    double next;
+
     ev->now = now;
     ev->armed = INFINITY;
     if (ev->rank != 0)
         return;
-    if (ev->w.count > 0 && due (ev) <= now && seal_open (ev) < 0)
+    if (open_due (ev) <= now && seal_open (ev) < 0)
         ev->ops->log (ev->arg, LOG_ERR, "events: out of memory closing a "
                       "batch");
     if (ev->nout > 0)
         ev->last_flush = now;
-    while (ev->nout > 0) {
-        if (congested (ev)) {
-            ev->congestion_waits++;
-            arm (ev, now + CONGESTION_RETRY);
-            return;
-        }
+    while (ev->nout > 0 && !congested (ev))
         send_one (ev);
+    next = open_due (ev);
+    if (ev->nout > 0) {
+        /* a live child's queue is full: hold what waits, look again soon */
+        ev->congestion_waits++;
+        if (now + CONGESTION_RETRY < next)
+            next = now + CONGESTION_RETRY;
     }
-    if (ev->w.count > 0)
-        arm (ev, due (ev));
+    if (!isinf (next))
+        arm (ev, next);
 }
 
 int evlayer_room (struct evlayer *ev, size_t bytes)
