@@ -201,6 +201,17 @@ static struct evlayer *node_layer (struct sim *s, int i)
     return evlayer_create (s->topo, i, &s->cfg, &ops, &s->node[i]);
 }
 
+/* Broker r (re)starts with s->cfg: empty buffers; a non-zero rank starts
+ * its sequence at 'seq', what its tree parent's hello says. */
+static void restart_layer (struct sim *s, int r, uint32_t seq)
+{
+    evlayer_destroy (&s->ev[r]);
+    s->ev[r] = node_layer (s, r);
+    if (r > 0)
+        evlayer_seq_hint (s->ev[r], bgn_topo_bcast_parent (s->topo, 0, r),
+                          seq);
+}
+
 static struct sim *sim_create (int buffer)
 {
     struct sim *s = calloc (1, sizeof (*s));
@@ -418,8 +429,7 @@ static void test_batching (void)
     /* byte bound */
     s = sim_create (256);
     s->cfg.batch_bytes = 600;
-    evlayer_destroy (&s->ev[0]);
-    s->ev[0] = node_layer (s, 0);
+    restart_layer (s, 0, 0);
     evlayer_set_ready (s->ev[0]);
     for (int i = 0; i < 100; i++)
         pub1 (s, "test.x", NULL);
@@ -472,13 +482,9 @@ static void test_loss (void)
     s->cut[12] = 1;
     publish (s, 4);
     s->cut[12] = 0;
-    for (int r = 8; r <= 15; r++) {         /* rejoined: empty buffers */
-        if (r > 8 && r < 13)
-            continue;
-        evlayer_destroy (&s->ev[r]);
-        s->ev[r] = node_layer (s, r);
-        evlayer_seq_hint (s->ev[r], bgn_topo_bcast_parent (s->topo, 0, r), 4);
-    }
+    for (int r = 8; r <= 15; r++)           /* rejoined: empty buffers */
+        if (r == 8 || r >= 13)
+            restart_layer (s, r, 4);
     s->cut[13] = 1;                         /* a peer that does not answer */
     publish (s, 1);
     for (int k = 0; k < 6; k++)             /* late answers, older requests */
@@ -504,12 +510,8 @@ static void test_loss (void)
     s->down[0] = 1;
     s->cut[11] = 1;                         /* hung, not fenced yet */
     for (int r = 1; r < N; r++)             /* nobody kept them */
-        if (r != 12 && r != 11) {
-            evlayer_destroy (&s->ev[r]);
-            s->ev[r] = node_layer (s, r);
-            evlayer_seq_hint (s->ev[r],
-                              bgn_topo_bcast_parent (s->topo, 0, r), 6);
-        }
+        if (r != 12 && r != 11)
+            restart_layer (s, r, 6);
     inject_ctl (s, 12, 8, 8, EV_CTL_SYNC,
                 "{\"seq\":6,\"epoch\":1000,\"gone\":0,\"base\":0}");
     for (int t = 0; t < 20; t++)
@@ -616,8 +618,7 @@ static void test_restart (void)
     /* a child down: its children are asked instead */
     s = sim_create (256);
     publish (s, 5);
-    evlayer_destroy (&s->ev[0]);
-    s->ev[0] = node_layer (s, 0);
+    restart_layer (s, 0, 0);
     s->down[8] = 1;
     nk = bgn_topo_bcast_children (s->topo, 0, 0, kids, 16);
     for (int i = 0; i < nk; i++)
@@ -636,8 +637,7 @@ static void test_restart (void)
     /* a child that never answers delays it only learn_timeout */
     s = sim_create (256);
     s->cfg.learn_timeout = 3;
-    evlayer_destroy (&s->ev[0]);
-    s->ev[0] = node_layer (s, 0);
+    restart_layer (s, 0, 0);
     s->cut[1] = 1;
     nk = bgn_topo_bcast_children (s->topo, 0, 0, kids, 16);
     for (int i = 0; i < nk; i++)
@@ -657,8 +657,7 @@ static void test_backpressure (void)
     int refused = 0, accepted = 0;
 
     s->cfg.queue_bytes = 4096;
-    evlayer_destroy (&s->ev[0]);
-    s->ev[0] = node_layer (s, 0);
+    restart_layer (s, 0, 0);
     evlayer_set_ready (s->ev[0]);
     s->congested = 1;
     for (int i = 0; i < 1000; i++) {
@@ -703,13 +702,8 @@ static void test_buffers (void)
 
     s = sim_create (256);
     s->cfg.buffer_bytes = 2000;
-    for (int i = 0; i < N; i++) {
-        evlayer_destroy (&s->ev[i]);
-        s->ev[i] = node_layer (s, i);
-        if (i > 0)
-            evlayer_seq_hint (s->ev[i], bgn_topo_bcast_parent (s->topo, 0, i),
-                              0);
-    }
+    for (int i = 0; i < N; i++)
+        restart_layer (s, i, 0);
     evlayer_set_ready (s->ev[0]);
     publish (s, 100);
     ok (stat (s->ev[4], "buffered_bytes") <= 2000
