@@ -216,5 +216,6 @@ const struct bgn_broker_api broker_api = {
     .now = api_now,
     .timer_start = api_timer_start,
     .timer_stop = api_timer_stop,
+    .deliver_events = broker_deliver_batch,
 };
 

@@ -90,5 +90,10 @@ extern const struct bgn_broker_api broker_api;
  * timer); builtins_destroy() frees them at shutdown. */
 int builtins_register (struct bgn_broker *b);
 void builtins_destroy (struct bgn_broker *b);
+/* A batch of events (evbatch.h) the overlay checked when it arrived, to
+ * every subscribed client: the events it asked for.  -1 if it is not a
+ * batch at all. */
+int broker_deliver_batch (struct bgn_broker *b, const void *batch,
+                          size_t len);
 
 #endif

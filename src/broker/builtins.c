@@ -14,13 +14,17 @@
  *                       {"after": SEQ, "clear": bool} ->
  *                       {"rank": R, "hostname": H, "suppressed": N,
  *                        "lines": [{"seq", "time", "level", "text"}]}
- *   event.pub           {"topic": T, "payload": {...}}: publish an event;
- *                       rank 0 assigns the sequence number
+ *   event.pub           {"topic": T, "payload": {...}}, or {"events":
+ *                       [such objects]}: publish; rank 0 numbers them
+ *                       consecutively and answers {"seq": FIRST, "count":
+ *                       N} once they have left in their batches
  *
  * Responses to requests the broker sends itself (hosts.c) also arrive at
  * the "broker" service and are handed back to their sender.  A periodic
  * timer drives hosts.c's retries and the logger's suppressed-line
- * reports.
+ * reports.  Also here: the delivery of event batches from the overlay to
+ * subscribed clients (broker_deliver_batch), each client getting a batch
+ * of just the events whose topics it asked for.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -37,6 +41,7 @@
 
 #include "broker.h"
 #include "hosts.h"
+#include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/monotime.h"
 
 #define TICK_MS 1000
@@ -222,67 +227,217 @@ nomem:
     json_decref (o);
 }
 
-static void event_pub_cb (bgn_broker_t *b, const msg_t *req,
-                          const struct bgn_msg_info *info, void *arg)
+/* The rank that published req: the one that injected it (bottom of the
+ * route stack, a decimal rank, under the client's id) or this one. */
+static uint32_t publisher_of (struct bgn_broker *b, const msg_t *req)
 {
-    const char *topic;
-    json_t *o, *payload = NULL;
-    msg_t *ev = NULL;
-    char *s = NULL;
-
-    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
-        return;
-    if (json_unpack (o, "{s:s s?o}", "topic", &topic, "payload", &payload) < 0
-        || (payload && !json_is_object (payload))) {
-        broker_respond_error (b, req, EPROTO,
-                              "need topic and an object payload");
-        goto done;
-    }
-    if (b->rank != 0) {
-        broker_respond_error (b, req, EHOSTUNREACH, "rank 0 is not reachable");
-        goto done;
-    }
-    if (payload && !(s = json_dumps (payload, JSON_COMPACT)))
-        goto nomem;
-    if (!(ev = msg_event_create (topic, s))) {
-        broker_respond_error (b, req, errno, "bad event topic");
-        goto done;
-    }
-    msg_set_userid (ev, msg_get_userid (req));
-    /* Events carry their publisher's rank in the matchtag field: the
-     * rank that injected the request (top of its stack), or this one. */
-    uint32_t publisher = b->rank;
     if (msg_route_count (req) >= 2) {
         const char *top = msg_route_first (req);
         char *end;
         unsigned long r = strtoul (top, &end, 10);
         if (*top && !*end)
-            publisher = (uint32_t)r;
+            return (uint32_t)r;
     }
+    return b->rank;
+}
+
+/* An event from {"topic": T, "payload"?: {...}} (NULL with the reason in
+ * *why).  Events carry their publisher's rank in the matchtag field. */
+static msg_t *event_from (const msg_t *req, uint32_t publisher, json_t *o,
+                          const char **why)
+{
+    const char *topic;
+    json_t *payload = NULL;
+    char *s = NULL;
+    msg_t *ev;
+
+    if (json_unpack (o, "{s:s s?o}", "topic", &topic, "payload", &payload) < 0
+        || (payload && !json_is_object (payload))) {
+        *why = "need topic and an object payload";
+        errno = EPROTO;
+        return NULL;
+    }
+    /* The payload was parsed already: no second check of its text. */
+    if ((payload && !(s = json_dumps (payload, JSON_COMPACT)))
+        || !(ev = msg_create (MSGTYPE_EVENT))) {
+        free (s);
+        *why = NULL;
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (msg_set_topic (ev, topic) < 0
+        || (s && msg_set_payload (ev, s, strlen (s)) < 0)) {
+        msg_destroy (&ev);
+        free (s);
+        *why = "bad event topic";
+        errno = EPROTO;
+        return NULL;
+    }
+    free (s);
+    msg_set_userid (ev, msg_get_userid (req));
     msg_set_matchtag (ev, publisher);
-    if (b->ovl && b->ovl->publish) {
-        int64_t seq = b->ovl->publish (b->ovl_state, ev);
-        ev = NULL;
-        if (seq < 0) {
-            broker_respond_error (b, req, errno,
-                                  errno == EAGAIN ? "rank 0 is still learning "
-                                  "the event sequence; retry" : NULL);
+    return ev;
+}
+
+#define PUB_MAX_EVENTS 1024     /* events in one event.pub request */
+
+static void event_pub_cb (bgn_broker_t *b, const msg_t *req,
+                          const struct bgn_msg_info *info, void *arg)
+{
+    msg_t *evs[PUB_MAX_EVENTS] = { NULL };
+    json_t *o, *list;
+    const char *why = NULL;
+    uint32_t publisher = publisher_of (b, req);
+    size_t n = 1;
+
+    if (msg_get_type (req) != MSGTYPE_REQUEST || !(o = request_object (b, req)))
+        return;
+    /* One event, or {"events": [{"topic", "payload"}, ...]}: numbered
+     * consecutively, answered {"seq": FIRST, "count": N}. */
+    if ((list = json_object_get (o, "events"))) {
+        n = json_is_array (list) ? json_array_size (list) : 0;
+        if (n < 1 || n > PUB_MAX_EVENTS) {
+            broker_respond_error (b, req, EPROTO, "events: an array of 1 to "
+                                  "1024 events");
             goto done;
         }
-        respond_json (b, req, json_pack ("{s:I}", "seq", (json_int_t)seq));
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(evs[i] = event_from (req, publisher,
+                                   list ? json_array_get (list, i) : o,
+                                   &why))) {
+            broker_respond_error (b, req, errno, why);
+            goto done;
+        }
+    }
+    if (b->rank != 0) {
+        broker_respond_error (b, req, EHOSTUNREACH, "rank 0 is not reachable");
         goto done;
     }
-    msg_set_seq (ev, ++b->event_seq);
-    broker_deliver_event (b, ev);
-    respond_json (b, req, json_pack ("{s:i}", "seq", (int)b->event_seq));
+    if (b->ovl && b->ovl->publish_req) {
+        /* answered by the overlay once the events have left */
+        int rc = b->ovl->publish_req (b->ovl_state, evs, (int)n, req);
+        if (rc < 0)
+            broker_respond_error (b, req, errno,
+                                  errno == EAGAIN ? "rank 0 cannot take "
+                                  "events now (learning the sequence, or "
+                                  "too many waiting); retry" : NULL);
+        goto done;
+    }
+    uint32_t first = 0;
+    for (size_t i = 0; i < n; i++) {
+        msg_t *ev = evs[i];
+        int64_t seq;
+        evs[i] = NULL;
+        if (b->ovl && b->ovl->publish) {
+            if ((seq = b->ovl->publish (b->ovl_state, ev)) < 0) {
+                broker_respond_error (b, req, errno, NULL);
+                goto done;
+            }
+        }
+        else {
+            msg_set_seq (ev, (uint32_t)(seq = ++b->event_seq));
+            broker_deliver_event (b, ev);
+            msg_destroy (&ev);
+        }
+        if (i == 0)
+            first = (uint32_t)seq;
+    }
+    respond_json (b, req, json_pack ("{s:I s:I}", "seq", (json_int_t)first,
+                                     "count", (json_int_t)n));
 done:
-    msg_destroy (&ev);
-    free (s);
+    for (size_t i = 0; i < n; i++)
+        msg_destroy (&evs[i]);
     json_decref (o);
-    return;
-nomem:
-    broker_respond_error (b, req, ENOMEM, NULL);
-    goto done;
+}
+
+/* Does the topic (len bytes) start with one of the client's prefixes? */
+static int wants (zlistx_t *subs, const char *topic, size_t len)
+{
+    for (const char *p = zlistx_first (subs); p; p = zlistx_next (subs)) {
+        size_t n = strlen (p);
+        if (n <= len && !memcmp (topic, p, n))
+            return 1;
+    }
+    return 0;
+}
+
+/* Send a batch as one message to a local client (dropped and counted when
+ * its queue is full; a client that went away loses its subscriptions). */
+static void send_batch (struct bgn_broker *b, const char *client,
+                        const void *data, size_t len)
+{
+    if (zmq_send (b->local, client, strlen (client),
+                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
+        || zmq_send (b->local, data, len, ZMQ_DONTWAIT) < 0) {
+        if (errno == EHOSTUNREACH)
+            zhashx_delete (b->subscriptions, client);
+        b->client_send_drops++;
+        logger_log (b->log, LOG_DEBUG, "dropped an event batch for client "
+                    "%.8s: %s", client, zmq_strerror (errno));
+        return;
+    }
+    b->client_tx++;
+}
+
+/* The part of a checked batch that a client wants, to it. */
+static void deliver_to (struct bgn_broker *b, const char *client,
+                        zlistx_t *subs, const uint8_t *data, size_t len,
+                        const struct evbatch_hdr *h)
+{
+    struct evbatch_writer w;
+    struct evbatch_rec rec;
+    size_t off = 0;
+    unsigned n = 0;
+
+    while (evbatch_next (data, len, &off, &rec))
+        n += wants (subs, rec.topic, rec.topic_len);
+    if (n == h->count) {
+        send_batch (b, client, data, len);
+        return;
+    }
+    if (n == 0)
+        return;
+    evbatch_writer_init (&w, h->epoch);
+    off = 0;
+    while (evbatch_next (data, len, &off, &rec))
+        if (wants (subs, rec.topic, rec.topic_len)
+            && evbatch_add_rec (&w, &rec) < 0)
+            break;
+    if (w.count == n && evbatch_seal (&w) == 0)
+        send_batch (b, client, w.buf, w.len);
+    evbatch_writer_free (&w);
+}
+
+int broker_deliver_batch (struct bgn_broker *b, const void *batch,
+                          size_t len)
+{
+    struct evbatch_hdr h;
+    zlistx_t *targets;
+    zlistx_t *subs;
+
+    /* The overlay checked it when it arrived (module.h). */
+    if (evbatch_header (batch, len, &h) < 0) {
+        b->route_drops++;
+        logger_log (b->log, LOG_WARNING, "dropped an event batch: not a "
+                    "batch");
+        return -1;
+    }
+    if (zhashx_size (b->subscriptions) == 0)
+        return 0;
+    /* Collect first: sending may drop a client from the hash. */
+    if (!(targets = zlistx_new ()))
+        return -1;
+    zlistx_set_destructor (targets, (zlistx_destructor_fn *)zstr_free);
+    zlistx_set_duplicator (targets, (zlistx_duplicator_fn *)strdup);
+    for (subs = zhashx_first (b->subscriptions); subs;
+         subs = zhashx_next (b->subscriptions))
+        zlistx_add_end (targets, (void *)zhashx_cursor (b->subscriptions));
+    for (const char *c = zlistx_first (targets); c; c = zlistx_next (targets))
+        if ((subs = zhashx_lookup (b->subscriptions, c)))
+            deliver_to (b, c, subs, batch, len, &h);
+    zlistx_destroy (&targets);
+    return 0;
 }
 
 static void hosts_cb (bgn_broker_t *b, const msg_t *req,

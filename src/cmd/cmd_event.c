@@ -2,9 +2,10 @@
  *
  * Events are numbered by rank 0 and multicast to every broker, which
  * delivers them in sequence order, once each, to its subscribed clients.
- * pub is an RPC to rank 0 (so a publisher hears about a failure); sub
- * subscribes to topic prefixes on the local broker and prints events as
- * they come.
+ * pub sends RPCs to rank 0 without waiting for each answer (so a
+ * publisher still hears about every failure, and goes as fast as the
+ * events drain); sub subscribes to topic prefixes on the local broker and
+ * prints events as they come.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -12,20 +13,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <jansson.h>
 
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/monotime.h"
 #include "cmd.h"
 
 static void usage (FILE *f)
 {
     fprintf (f,
 "Usage: bgn event pub [--count=N] [--verbose] TOPIC [JSON]\n"
+"       bgn event pub [--verbose] -\n"
 "       bgn event sub [--count=N] [--json] [--timeout=T] [--ready=FILE]\n"
 "                     PREFIX...\n"
 "pub publishes an event (JSON: an object payload) and, with --count,\n"
-"N of them, each payload getting a field \"i\" (0..N-1).  It fails if rank\n"
-"0 cannot be reached.\n"
+"N of them, each payload getting a field \"i\" (0..N-1); with \"-\" it\n"
+"publishes one event per line of standard input, \"TOPIC [JSON]\" (blank\n"
+"lines are skipped).  pub does not wait for each seq before sending the\n"
+"next (up to 64 events per request, at most 4096 unanswered), retries\n"
+"events rank 0 refuses for now (EAGAIN), and exits 1 if an event could\n"
+"not be published (rank 0 unreachable, a bad line).\n"
 "sub prints every event whose topic starts with a PREFIX, one per line:\n"
 "  seq=12 topic=job.start from=3 {\"id\":7}\n"
 "or, with --json, one object per line with seq, topic, payload and\n"
@@ -42,13 +50,295 @@ static void usage (FILE *f)
 "  -h, --help         this text\n");
 }
 
+/* Publishes sent and not answered yet, in order: what to print or retry. */
+struct item {
+    char *topic;
+    char *payload;
+    double since;           /* first sent */
+};
+
+#define GROUP 64            /* events per request at most */
+
+struct publisher {
+    bgn_t *h;
+    int verbose;
+    struct item *q;         /* a ring as long as the window */
+    int head, len, cap;
+    char *topics[GROUP];    /* the group being gathered (owned) */
+    char *payloads[GROUP];
+    int n;
+    struct item *retry;     /* refused for now (EAGAIN): to send again */
+    int nretry;
+    double retry_at;
+};
+
+#define RETRY_FOR 10.0      /* s: how long an event refused with EAGAIN is
+                               retried (rank 0 restarting or too busy) */
+
+static void item_free (struct item *it)
+{
+    free (it->topic);
+    free (it->payload);
+}
+
+/* Send n events (taken) as one request; they wait in q for answers. */
+static int pub_send (struct publisher *p, char **topics, char **payloads,
+                     int n, double since)
+{
+    if (bgn_event_publish_many (p->h, n, (const char *const *)topics,
+                                (const char *const *)payloads) < 0) {
+        fprintf (stderr, "bgn event pub: %s: %s\n", topics[0],
+                 strerror (errno));
+        for (int i = 0; i < n; i++)
+            item_free (&(struct item){ topics[i], payloads[i], 0 });
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+        p->q[(p->head + p->len++) % p->cap] =
+            (struct item){ topics[i], payloads[i], since };
+    return 0;
+}
+
+/* Send the gathered group as one request. */
+static int pub_flush (struct publisher *p)
+{
+    int n = p->n;
+
+    p->n = 0;
+    return n ? pub_send (p, p->topics, p->payloads, n, monotime_now ()) : 0;
+}
+
+/* Collect the oldest answer (waiting up to 'timeout'); 1 if none was
+ * ready yet, -1 if the event failed for good. */
+static int pub_collect (struct publisher *p, double timeout)
+{
+    struct item it;
+    uint32_t seq = 0;
+    const char *why;
+
+    if (p->len == 0)
+        return 1;
+    int rc = bgn_event_publish_get (p->h, &seq, timeout);
+    if (rc < 0 && errno == EINPROGRESS)
+        return 1;
+    int err = rc < 0 ? errno : 0;
+    it = p->q[p->head];
+    p->head = (p->head + 1) % p->cap;
+    p->len--;
+    if (!err) {
+        if (p->verbose > 1)
+            printf ("seq=%u topic=%s %s\n", (unsigned)seq, it.topic,
+                    it.payload ? it.payload : "{}");
+        else if (p->verbose)
+            printf ("seq=%u\n", (unsigned)seq);
+        item_free (&it);
+        return 0;
+    }
+    if (err == EAGAIN && monotime_now () - it.since < RETRY_FOR) {
+        /* refused for now: sent again after a pause (after the ones
+         * already out) */
+        if (p->nretry == 0)
+            p->retry_at = monotime_now () + 0.01;
+        p->retry[p->nretry++] = it;
+        return 0;
+    }
+    why = bgn_event_publish_error (p->h);
+    fprintf (stderr, "bgn event pub: %s: %s%s%s%s\n", it.topic,
+             strerror (err), why ? " (" : "", why ? why : "", why ? ")" : "");
+    item_free (&it);
+    return -1;
+}
+
+/* Send the refused events again, in order, after their pause, one per
+ * request (a group may be what did not fit). */
+static int pub_resend (struct publisher *p)
+{
+    int n = p->nretry;
+
+    if (n == 0)
+        return 0;
+    double d = p->retry_at - monotime_now ();
+    if (d > 0)
+        usleep ((useconds_t)(d * 1e6));
+    p->nretry = 0;
+    for (int i = 0; i < n; i++) {
+        struct item *it = &p->retry[i];
+        if (pub_send (p, &it->topic, &it->payload, 1, it->since) < 0) {
+            while (++i < n)
+                item_free (&p->retry[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Collect every answer that is already there; send refused ones again
+ * once nothing older is out, or their pause is over. */
+static int pub_reap (struct publisher *p)
+{
+    int rc;
+
+    while (p->len > 0 && (rc = pub_collect (p, 0)) != 1)
+        if (rc < 0)
+            return -1;
+    if (p->nretry > 0
+        && (p->len == 0 || monotime_now () >= p->retry_at))
+        return pub_resend (p);
+    return 0;
+}
+
+/* Wait for answers until k more events fit in the window. */
+static int pub_room (struct publisher *p, int k)
+{
+    while (p->len + p->nretry + k > p->cap) {
+        if (p->len > 0 ? pub_collect (p, -1) < 0 : pub_resend (p) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Add one event (topic and payload taken) to the group; a full group
+ * goes out. */
+static int pub_add (struct publisher *p, char *topic, char *payload)
+{
+    p->topics[p->n] = topic;
+    p->payloads[p->n] = payload;
+    if (++p->n < GROUP)
+        return 0;
+    if (pub_room (p, p->n) < 0)
+        return -1;
+    return pub_flush (p) < 0 ? -1 : pub_reap (p);
+}
+
+/* Send what is gathered now (no more input is ready). */
+static int pub_push (struct publisher *p)
+{
+    if (pub_room (p, p->n) < 0)
+        return -1;
+    return pub_flush (p) < 0 ? -1 : pub_reap (p);
+}
+
+static int pub_finish (struct publisher *p, int rc)
+{
+    if (rc == 0 && pub_push (p) < 0)
+        rc = 1;
+    for (int i = 0; i < p->n; i++)
+        item_free (&(struct item){ p->topics[i], p->payloads[i], 0 });
+    p->n = 0;
+    while (p->len > 0 || p->nretry > 0) {
+        if (p->len > 0 && pub_collect (p, -1) < 0)
+            rc = 1;
+        if (p->len == 0 && pub_resend (p) < 0)
+            rc = 1;
+    }
+    free (p->q);
+    free (p->retry);
+    bgn_close (&p->h);
+    return rc;
+}
+
+static void pub_init (struct publisher *p, int verbose)
+{
+    memset (p, 0, sizeof (*p));
+    p->h = cmd_open ("event");
+    p->verbose = verbose;
+    p->cap = BGN_PUBLISH_WINDOW;
+    if (!(p->q = calloc (p->cap, sizeof (*p->q)))
+        || !(p->retry = calloc (p->cap, sizeof (*p->retry))))
+        cmd_die ("event", "out of memory");
+}
+
+/* One "TOPIC [JSON]" line (NUL-terminated, no newline): 1 if blank. */
+static int parse_line (char *line, char **topic, char **payload)
+{
+    char *t = line + strspn (line, " \t"), *end, *pl;
+    json_t *o;
+
+    if (!*t)
+        return 1;
+    end = t + strcspn (t, " \t");
+    pl = *end ? end + 1 + strspn (end + 1, " \t") : end;
+    *end = '\0';
+    if (*pl) {
+        if (!(o = json_loads (pl, 0, NULL)) || !json_is_object (o)) {
+            json_decref (o);
+            return -1;
+        }
+        json_decref (o);
+    }
+    *topic = strdup (t);
+    *payload = *pl ? strdup (pl) : NULL;
+    return 0;
+}
+
+/* "TOPIC [JSON]" lines from stdin: what one read() brings goes out in
+ * requests of up to GROUP events. */
+static int publish_stdin (int verbose)
+{
+    struct publisher p;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    long lineno = 0;
+    int rc = 0, eof = 0;
+
+    pub_init (&p, verbose);
+    while (!eof && rc == 0) {
+        if (cap - len < 65536) {
+            char *nb = realloc (buf, cap + 65536);
+            if (!nb)
+                cmd_die ("event", "out of memory");
+            buf = nb;
+            cap += 65536;
+        }
+        ssize_t r = read (STDIN_FILENO, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            eof = 1;
+            if (len > 0)
+                buf[len++] = '\n';  /* a last line without newline */
+        }
+        else
+            len += (size_t)r;
+        size_t start = 0;
+        char *nl;
+        while ((nl = memchr (buf + start, '\n', len - start))) {
+            char *topic, *payload;
+            *nl = '\0';
+            lineno++;
+            int k = parse_line (buf + start, &topic, &payload);
+            start = nl + 1 - buf;
+            if (k == 1)
+                continue;
+            if (k < 0) {
+                fprintf (stderr, "bgn event pub: stdin:%ld: the payload is "
+                         "not a JSON object\n", lineno);
+                rc = 1;
+                break;
+            }
+            if (pub_add (&p, topic, payload) < 0) {
+                rc = 1;
+                break;
+            }
+        }
+        memmove (buf, buf + start, len - start);
+        len -= start;
+        if (rc == 0 && pub_push (&p) < 0)
+            rc = 1;
+    }
+    free (buf);
+    return pub_finish (&p, rc);
+}
+
 static int publish (int argc, char **argv, long count, int verbose)
 {
     const char *topic, *payload = NULL;
     json_t *base = NULL;
-    bgn_t *h;
+    struct publisher p;
     int rc = 0;
 
+    if (argc == 1 && !strcmp (argv[0], "-") && count == 0)
+        return publish_stdin (verbose);
     if (argc < 1)
         cmd_usage_die ("event", "pub: which TOPIC?");
     if (argc > 2)
@@ -62,9 +352,8 @@ static int publish (int argc, char **argv, long count, int verbose)
             cmd_die ("event", "pub: the payload is not a JSON object");
         }
     }
-    h = cmd_open ("event");
+    pub_init (&p, verbose);
     for (long i = 0; i < (count > 0 ? count : 1); i++) {
-        uint32_t seq = 0;
         char *s = NULL;
         if (count > 0) {
             json_t *o = base ? json_deep_copy (base) : json_object ();
@@ -72,35 +361,21 @@ static int publish (int argc, char **argv, long count, int verbose)
             s = json_dumps (o, JSON_COMPACT);
             json_decref (o);
         }
-        if (bgn_event_publish (h, topic, s ? s : payload, &seq) < 0) {
-            fprintf (stderr, "bgn event: pub %s: %s\n", topic,
-                     strerror (errno));
-            free (s);
+        else if (payload)
+            s = strdup (payload);
+        if (pub_add (&p, strdup (topic), s) < 0) {
             rc = 1;
             break;
         }
-        if (verbose > 1)
-            printf ("seq=%u topic=%s %s\n", (unsigned)seq, topic,
-                    s ? s : payload ? payload : "{}");
-        else if (verbose)
-            printf ("seq=%u\n", (unsigned)seq);
-        free (s);
     }
     json_decref (base);
-    bgn_close (&h);
-    return rc;
+    return pub_finish (&p, rc);
 }
 
-static void print_event (const msg_t *ev, int json)
+static void print_event (const struct bgn_event *ev, int json)
 {
-    uint32_t seq = 0;
-    const char *topic = msg_get_topic (ev);
-    const char *payload = msg_get_payload (ev, NULL);
-    unsigned publisher = msg_get_matchtag (ev);
-
-    msg_get_seq (ev, &seq);
-    if (!strcmp (topic, "event.lost")) {
-        json_t *o = payload ? json_loads (payload, 0, NULL) : NULL;
+    if (!strcmp (ev->topic, "event.lost")) {
+        json_t *o = ev->payload ? json_loads (ev->payload, 0, NULL) : NULL;
         json_int_t a = 0, b = 0;
         if (o)
             json_unpack (o, "{s:I s:I}", "from", &a, "to", &b);
@@ -114,24 +389,25 @@ static void print_event (const msg_t *ev, int json)
         return;
     }
     if (json) {
-        json_t *p = payload ? json_loads (payload, 0, NULL) : NULL;
-        json_t *o = json_pack ("{s:I s:s s:o s:i}", "seq", (json_int_t)seq,
-                               "topic", topic,
+        json_t *p = ev->payload ? json_loads (ev->payload, 0, NULL) : NULL;
+        json_t *o = json_pack ("{s:I s:s s:o s:i}", "seq", (json_int_t)ev->seq,
+                               "topic", ev->topic,
                                "payload", p ? p : json_object (),
-                               "publisher", (int)publisher);
+                               "publisher", (int)ev->publisher);
         char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
         printf ("%s\n", s ? s : "{}");
         free (s);
         json_decref (o);
     }
     else
-        printf ("seq=%u topic=%s from=%u %s\n", (unsigned)seq, topic,
-                publisher, payload ? payload : "{}");
+        printf ("seq=%u topic=%s from=%u %s\n", (unsigned)ev->seq, ev->topic,
+                (unsigned)ev->publisher, ev->payload ? ev->payload : "{}");
 }
 
 static int subscribe (int argc, char **argv, long count, int json,
                       double timeout, const char *ready)
 {
+    struct bgn_event ev;
     bgn_t *h;
     long got = 0;
 
@@ -152,19 +428,22 @@ static int subscribe (int argc, char **argv, long count, int json,
             fclose (f);
     }
     while (count == 0 || got < count) {
-        msg_t *ev = bgn_event_recv (h, timeout > 0 ? timeout : -1);
-        if (!ev) {
-            fprintf (stderr, "bgn event: sub: %s after %ld events\n",
-                     strerror (errno), got);
-            bgn_close (&h);
-            return 1;
+        /* Output goes out whenever we would wait, not line by line. */
+        if (bgn_event_next (h, &ev, 0) < 0) {
+            fflush (stdout);
+            if (errno != ETIMEDOUT
+                || bgn_event_next (h, &ev, timeout > 0 ? timeout : -1) < 0) {
+                fprintf (stderr, "bgn event sub: %s after %ld events\n",
+                         strerror (errno), got);
+                bgn_close (&h);
+                return 1;
+            }
         }
-        print_event (ev, json);
-        fflush (stdout);
-        if (strcmp (msg_get_topic (ev), "event.lost") != 0)
+        print_event (&ev, json);
+        if (strcmp (ev.topic, "event.lost") != 0)
             got++;
-        msg_destroy (&ev);
     }
+    fflush (stdout);
     bgn_close (&h);
     return 0;
 }

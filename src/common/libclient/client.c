@@ -2,8 +2,11 @@
  *
  * One DEALER socket per handle, identity a fresh uuid.  Everything that
  * arrives is sorted as it is read: responses into their rpc's queue (by
- * matchtag), events into the handle's event queue.  Waiting is poll() on
+ * matchtag), events into the handle's event queue (a batch of events, one
+ * frame in evbatch.h's format, is unpacked there).  Waiting is poll() on
  * the socket with the earliest relevant deadline, so a wait always ends.
+ * Asynchronous publishes are ordinary rpcs kept in a FIFO in the order
+ * they were sent.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,6 +21,7 @@
 #include <jansson.h>
 
 #include "client.h"
+#include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libzmqutil/multipart.h"
 
@@ -29,9 +33,21 @@ struct bgn_handle {
     uint32_t next_matchtag;
     double timeout;
     zhashx_t *rpcs;            /* matchtag (as key string) -> rpc */
-    zlistx_t *events;          /* msg_t *, oldest first */
+    zlistx_t *events;          /* struct evitem *, oldest first */
+    uint64_t nevents;          /* events in them */
     uint64_t event_drops;
+    char topic[MSG_MAX_TOPIC + 1];  /* bgn_event_next's current event */
+    char *payload;
+    size_t payload_cap;
     uint64_t malformed;
+    /* asynchronous publishes, oldest first: a ring */
+    bgn_rpc_t **pubq;
+    int pubhead, publen, pubcap;
+    int pub_events;            /* events in pubq not collected */
+    int pub_unanswered;        /* ... whose request is not answered */
+    int pub_requests;          /* requests not answered */
+    int window;
+    char *pub_errstr;
 };
 
 struct bgn_rpc {
@@ -43,11 +59,40 @@ struct bgn_rpc {
     zlistx_t *responses;       /* msg_t * */
     msg_t *current;            /* the response bgn_rpc_get returned */
     char *errstr;
+    int publish;               /* in the handle's publish FIFO */
+    int answered;
+    int count;                 /* events it published */
+    int taken;                 /* answers bgn_event_publish_get gave */
+    int timed_out;             /* its deadline passed unanswered */
+    uint32_t first;            /* their first seq */
 };
 
 static void msg_destructor (void **item)
 {
     msg_destroy ((msg_t **)item);
+}
+
+/* Queued events: one message (event.lost notices), or a batch as it came
+ * from the broker, consumed a record at a time. */
+struct evitem {
+    msg_t *msg;
+    int is_batch;
+    zmq_msg_t batch;
+    size_t off;             /* next record */
+    uint32_t left;          /* records not taken yet */
+};
+
+static void evitem_destructor (void **item)
+{
+    struct evitem *it = *item;
+
+    if (it) {
+        msg_destroy (&it->msg);
+        if (it->is_batch)
+            zmq_msg_close (&it->batch);
+        free (it);
+        *item = NULL;
+    }
 }
 
 bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
@@ -95,9 +140,10 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
             h->timeout = t;
     }
     h->next_matchtag = 1;
+    h->window = BGN_PUBLISH_WINDOW;
     if (!(h->rpcs = zhashx_new ()) || !(h->events = zlistx_new ()))
         goto nomem;
-    zlistx_set_destructor (h->events, msg_destructor);
+    zlistx_set_destructor (h->events, evitem_destructor);
     uuid_generate (u);
     uuid_unparse_lower (u, h->id);
     /* A private context: a library must not share the program's. */
@@ -134,6 +180,14 @@ void bgn_close (bgn_t **hp)
             zhashx_destroy (&h->rpcs);
         }
         zlistx_destroy (&h->events);
+        free (h->payload);
+        for (int i = 0; i < h->publen; i++) {
+            bgn_rpc_t *r = h->pubq[(h->pubhead + i) % h->pubcap];
+            r->h = NULL;
+            bgn_rpc_destroy (&r);
+        }
+        free (h->pubq);
+        free (h->pub_errstr);
         if (h->sock)
             zmq_close (h->sock);
         if (h->ctx)
@@ -164,6 +218,33 @@ static int send_msg (bgn_t *h, msg_t *msg)
     return zmqutil_send_msg (h->sock, NULL, msg, 0);
 }
 
+/* Queue an item of n events; the oldest go when the queue is full. */
+static void enqueue (bgn_t *h, struct evitem *it, uint32_t n)
+{
+    while (h->nevents + n > BGN_EVENT_QUEUE_MAX && zlistx_size (h->events)) {
+        struct evitem *old = zlistx_first (h->events);
+        uint32_t k = old->is_batch ? old->left : 1;
+        h->event_drops += k;
+        h->nevents -= k;
+        zlistx_delete (h->events, zlistx_cursor (h->events));
+    }
+    zlistx_add_end (h->events, it);
+    h->nevents += n;
+}
+
+static void enqueue_event (bgn_t *h, msg_t *msg)
+{
+    struct evitem *it = calloc (1, sizeof (*it));
+
+    if (!it) {
+        msg_destroy (&msg);
+        h->event_drops++;
+        return;
+    }
+    it->msg = msg;
+    enqueue (h, it, 1);
+}
+
 /* Sort one received message into its rpc or the event queue. */
 static void dispatch (bgn_t *h, msg_t *msg)
 {
@@ -174,23 +255,83 @@ static void dispatch (bgn_t *h, msg_t *msg)
     case MSGTYPE_RESPONSE:
         snprintf (key, sizeof (key), "%u", (unsigned)msg_get_matchtag (msg));
         if ((rpc = zhashx_lookup (h->rpcs, key))) {
+            if (rpc->publish && !rpc->answered) {
+                rpc->answered = 1;
+                h->pub_unanswered -= rpc->count;
+                h->pub_requests--;
+            }
             zlistx_add_end (rpc->responses, msg);
             return;
         }
         break;  /* late response to a destroyed rpc */
     case MSGTYPE_EVENT:
-        if (zlistx_size (h->events) >= BGN_EVENT_QUEUE_MAX) {
-            msg_t *old = zlistx_first (h->events);
-            (void)old;
-            zlistx_delete (h->events, zlistx_cursor (h->events));
-            h->event_drops++;
-        }
-        zlistx_add_end (h->events, msg);
+        enqueue_event (h, msg);
         return;
     default:
         break;
     }
     msg_destroy (&msg);
+}
+
+/* A batch of events from the broker, checked, into the event queue as
+ * it is (part moved in); its events are unpacked as they are taken. */
+static void queue_batch (bgn_t *h, zmq_msg_t *part)
+{
+    struct evbatch_hdr hdr;
+    struct evitem *it;
+
+    if (evbatch_check (zmq_msg_data (part), zmq_msg_size (part), &hdr, NULL,
+                       0) < 0) {
+        h->malformed++;
+        return;
+    }
+    if (!(it = calloc (1, sizeof (*it)))) {
+        h->event_drops += hdr.count;
+        return;
+    }
+    zmq_msg_init (&it->batch);
+    zmq_msg_move (&it->batch, part);
+    it->is_batch = 1;
+    it->left = hdr.count;
+    enqueue (h, it, hdr.count);
+}
+
+/* Take the oldest queued event: a message (*msg) or a record of a batch
+ * (*rec, valid until the queue changes).  0 if there is none. */
+static int take_event (bgn_t *h, msg_t **msg, struct evbatch_rec *rec)
+{
+    struct evitem *it;
+
+    while ((it = zlistx_first (h->events))) {
+        if (!it->is_batch) {
+            *msg = it->msg;
+            it->msg = NULL;
+            h->nevents--;
+            zlistx_delete (h->events, zlistx_cursor (h->events));
+            return 1;
+        }
+        if (it->left > 0 && evbatch_next (zmq_msg_data (&it->batch),
+                                          zmq_msg_size (&it->batch),
+                                          &it->off, rec)) {
+            *msg = NULL;
+            it->left--;
+            h->nevents--;
+            return 1;
+        }
+        h->nevents -= it->left;
+        zlistx_delete (h->events, zlistx_cursor (h->events));
+    }
+    return 0;
+}
+
+/* Drop the front batch if it is used up (after its last record was
+ * copied out). */
+static void trim_front (bgn_t *h)
+{
+    struct evitem *it = zlistx_first (h->events);
+
+    if (it && it->is_batch && it->left == 0)
+        zlistx_delete (h->events, zlistx_cursor (h->events));
 }
 
 /* Read every message that is ready.  Returns -1 only on socket errors. */
@@ -206,6 +347,12 @@ static int drain (bgn_t *h)
             return 0;
         if (n == -1)
             return -1;
+        if (n == 1 && evbatch_is_batch (zmq_msg_data (&parts[0]),
+                                        zmq_msg_size (&parts[0]))) {
+            queue_batch (h, &parts[0]);
+            zmqutil_close (parts, n);
+            continue;
+        }
         if (n > 0) {
             msg = zmqutil_decode (parts, n, NULL, 0);
             zmqutil_close (parts, n);
@@ -241,18 +388,11 @@ static int wait_readable (bgn_t *h, double deadline)
     return rc > 0;
 }
 
-bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
-                    const char *payload, int flags)
+/* Send request msg (taken) as a new rpc. */
+static bgn_rpc_t *rpc_send (bgn_t *h, msg_t *msg, int flags)
 {
     bgn_rpc_t *rpc;
-    msg_t *msg;
 
-    if (!h || !topic || (flags & ~(MSGFLAG_NORESPONSE | MSGFLAG_STREAMING))) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (!(msg = msg_request_create (topic, nodeid, payload)))
-        return NULL;
     if (flags && msg_set_flags (msg, msg_get_flags (msg) | flags) < 0)
         goto error;
     if (!(rpc = calloc (1, sizeof (*rpc))))
@@ -285,6 +425,20 @@ bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
 error:
     msg_destroy (&msg);
     return NULL;
+}
+
+bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
+                    const char *payload, int flags)
+{
+    msg_t *msg;
+
+    if (!h || !topic || (flags & ~(MSGFLAG_NORESPONSE | MSGFLAG_STREAMING))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (!(msg = msg_request_create (topic, nodeid, payload)))
+        return NULL;
+    return rpc_send (h, msg, flags);
 }
 
 static int response_result (bgn_rpc_t *rpc, const char **payload)
@@ -418,27 +572,103 @@ int bgn_event_unsubscribe (bgn_t *h, const char *prefix)
                        json_pack ("{s:s}", "topic", prefix), NULL);
 }
 
-msg_t *bgn_event_recv (bgn_t *h, double timeout)
+/* Wait until an event is queued or the deadline passes: 0, or -1 with
+ * errno (ETIMEDOUT). */
+static int wait_event (bgn_t *h, double timeout)
 {
     double deadline = timeout < 0 ? INFINITY : monotime_now () + timeout;
 
     for (;;) {
-        if (zlistx_size (h->events) > 0) {
-            zlistx_first (h->events);
-            return zlistx_detach (h->events, NULL);
-        }
+        if (h->nevents > 0)
+            return 0;
         if (drain (h) < 0)
-            return NULL;
-        if (zlistx_size (h->events) > 0)
-            continue;
+            return -1;
+        if (h->nevents > 0)
+            return 0;
         int rc = wait_readable (h, deadline);
         if (rc < 0)
-            return NULL;
+            return -1;
         if (rc == 0 && monotime_now () >= deadline) {
             errno = ETIMEDOUT;
-            return NULL;
+            return -1;
         }
     }
+}
+
+msg_t *bgn_event_recv (bgn_t *h, double timeout)
+{
+    struct evbatch_rec rec;
+    msg_t *msg = NULL;
+
+    if (!h) {
+        errno = EINVAL;
+        return NULL;
+    }
+    while (!msg) {
+        if (wait_event (h, timeout) < 0)
+            return NULL;
+        if (take_event (h, &msg, &rec) && !msg) {
+            if (!(msg = evbatch_rec_msg (&rec)))
+                h->malformed++;
+            trim_front (h);
+        }
+    }
+    return msg;
+}
+
+int bgn_event_next (bgn_t *h, struct bgn_event *ev, double timeout)
+{
+    struct evbatch_rec rec;
+    msg_t *msg = NULL;
+    const char *topic, *payload;
+    size_t tlen, plen = 0;
+
+    if (!h || !ev) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (wait_event (h, timeout) < 0 || !take_event (h, &msg, &rec))
+        return -1;
+    if (msg) {
+        topic = msg_get_topic (msg);
+        tlen = topic ? strlen (topic) : 0;
+        payload = msg_get_payload (msg, &plen);
+        ev->seq = 0;
+        msg_get_seq (msg, &ev->seq);
+        ev->publisher = msg_get_matchtag (msg);
+        ev->userid = msg_get_userid (msg);
+    }
+    else {
+        topic = rec.topic;
+        tlen = rec.topic_len;
+        payload = rec.payload;
+        plen = rec.payload_len;
+        ev->seq = rec.seq;
+        ev->publisher = rec.publisher;
+        ev->userid = rec.userid;
+    }
+    memcpy (h->topic, topic ? topic : "", tlen);
+    h->topic[tlen] = '\0';
+    ev->topic = h->topic;
+    ev->payload = NULL;
+    ev->payload_len = plen;
+    if (payload) {
+        if (plen + 1 > h->payload_cap) {
+            char *p = realloc (h->payload, plen + 1);
+            if (!p) {
+                msg_destroy (&msg);
+                return -1;
+            }
+            h->payload = p;
+            h->payload_cap = plen + 1;
+        }
+        memcpy (h->payload, payload, plen);
+        h->payload[plen] = '\0';
+        ev->payload = h->payload;
+    }
+    msg_destroy (&msg);
+    trim_front (h);
+    return 0;
 }
 
 int bgn_event_publish (bgn_t *h, const char *topic, const char *payload,
@@ -479,4 +709,338 @@ uint64_t bgn_event_drops (bgn_t *h)
 uint64_t bgn_malformed_drops (bgn_t *h)
 {
     return h->malformed;
+}
+
+/* ---- asynchronous publishing --------------------------------------------- */
+
+int bgn_event_set_window (bgn_t *h, int window)
+{
+    if (!h || window < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    h->window = window;
+    return 0;
+}
+
+int bgn_event_publish_pending (bgn_t *h)
+{
+    return h ? h->pub_events : 0;
+}
+
+const char *bgn_event_publish_error (bgn_t *h)
+{
+    return h ? h->pub_errstr : NULL;
+}
+
+static bgn_rpc_t *pub_at (bgn_t *h, int i)
+{
+    return h->pubq[(h->pubhead + i) % h->pubcap];
+}
+
+static int pub_push (bgn_t *h, bgn_rpc_t *rpc, int count)
+{
+    if (h->publen == h->pubcap) {
+        int cap = h->pubcap ? h->pubcap * 2 : 64;
+        bgn_rpc_t **q = malloc (cap * sizeof (*q));
+        if (!q)
+            return -1;
+        for (int i = 0; i < h->publen; i++)
+            q[i] = pub_at (h, i);
+        free (h->pubq);
+        h->pubq = q;
+        h->pubcap = cap;
+        h->pubhead = 0;
+    }
+    h->pubq[(h->pubhead + h->publen++) % h->pubcap] = rpc;
+    rpc->publish = 1;
+    rpc->count = count;
+    h->pub_unanswered += count;
+    h->pub_requests++;
+    h->pub_events += count;
+    return 0;
+}
+
+static void pub_pop (bgn_t *h)
+{
+    bgn_rpc_t *rpc = pub_at (h, 0);
+
+    if (!rpc->answered) {
+        h->pub_unanswered -= rpc->count;
+        h->pub_requests--;
+    }
+    h->pub_events -= rpc->count - rpc->taken;
+    h->pubhead = (h->pubhead + 1) % h->pubcap;
+    h->publen--;
+    bgn_rpc_destroy (&rpc);
+}
+
+/* The oldest publish still waiting for its answer. */
+static bgn_rpc_t *oldest_unanswered (bgn_t *h)
+{
+    for (int i = 0; i < h->publen; i++)
+        if (!pub_at (h, i)->answered)
+            return pub_at (h, i);
+    return NULL;
+}
+
+/* JSON string of a topic (printable ASCII: only quote and backslash need
+ * escaping; msg rules refuse anything else at rank 0). */
+static int json_topic (const char *topic, char *buf, size_t len)
+{
+    size_t o = 0;
+
+    if (o + 1 >= len)
+        return -1;
+    buf[o++] = '"';
+    for (const char *c = topic; *c; c++) {
+        if ((unsigned char)*c < 0x20 || *c == 0x7f)
+            return -1;
+        if (o + 3 >= len)
+            return -1;
+        if (*c == '"' || *c == '\\')
+            buf[o++] = '\\';
+        buf[o++] = *c;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return 0;
+}
+
+/* Append s to the growing request text. */
+static int append (char **buf, size_t *len, size_t *cap, const char *s)
+{
+    size_t n = strlen (s);
+
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 256;
+        char *p;
+        while (c < *len + n + 1)
+            c *= 2;
+        if (!(p = realloc (*buf, c)))
+            return -1;
+        *buf = p;
+        *cap = c;
+    }
+    memcpy (*buf + *len, s, n + 1);
+    *len += n;
+    return 0;
+}
+
+/* {"topic":T,"payload":P} of one event, appended; EINVAL if bad. */
+static int append_event (char **buf, size_t *len, size_t *cap,
+                         const char *topic, const char *payload)
+{
+    char qtopic[2 * MSG_MAX_TOPIC + 4];
+    json_t *p;
+
+    if (!topic || !*topic || strlen (topic) > MSG_MAX_TOPIC
+        || json_topic (topic, qtopic, sizeof (qtopic)) < 0)
+        goto inval;
+    if (payload) {
+        if (!(p = json_loads (payload, 0, NULL)) || !json_is_object (p)) {
+            json_decref (p);
+            goto inval;
+        }
+        json_decref (p);
+    }
+    if (append (buf, len, cap, "{\"topic\":") < 0
+        || append (buf, len, cap, qtopic) < 0
+        || append (buf, len, cap, ",\"payload\":") < 0
+        || append (buf, len, cap, payload ? payload : "{}") < 0
+        || append (buf, len, cap, "}") < 0) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+inval:
+    errno = EINVAL;
+    return -1;
+}
+
+/* Wait (bounded) until n more events, and one more request, fit in the
+ * window.  Requests are bounded too: the broker drops what does not fit
+ * in its queue toward us (ZeroMQ's high-water mark, 1000 messages), so
+ * never more answers may be on their way than that. */
+static int window_wait (bgn_t *h, int n)
+{
+    while (h->pub_unanswered > 0
+           && (h->pub_unanswered + n > h->window
+               || h->pub_requests >= BGN_PUBLISH_REQUESTS)) {
+        bgn_rpc_t *old = oldest_unanswered (h);
+        if (drain (h) < 0)
+            return -1;
+        if (old->answered)
+            continue;
+        int rc = wait_readable (h, old->deadline);
+        if (rc < 0)
+            return -1;
+        if (rc == 0 && monotime_now () >= old->deadline) {
+            errno = ETIMEDOUT;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
+                            const char *const *payloads)
+{
+    char *s = NULL;
+    size_t len = 0, cap = 0;
+    msg_t *msg = NULL;
+    bgn_rpc_t *rpc;
+
+    if (!h || n < 1 || n > BGN_PUBLISH_MANY_MAX || !topics) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (append (&s, &len, &cap, n > 1 ? "{\"events\":[" : "") < 0)
+        goto nomem;
+    for (int i = 0; i < n; i++) {
+        if ((i > 0 && append (&s, &len, &cap, ",") < 0)
+            || append_event (&s, &len, &cap, topics[i],
+                             payloads ? payloads[i] : NULL) < 0)
+            goto error;
+    }
+    if (n > 1 && append (&s, &len, &cap, "]}") < 0)
+        goto nomem;
+    if (window_wait (h, n) < 0)
+        goto error;
+    /* Checked piece by piece above: no second parse of the request. */
+    if (!(msg = msg_create (MSGTYPE_REQUEST))
+        || msg_set_topic (msg, "event.pub") < 0
+        || msg_set_payload (msg, s, len) < 0
+        || msg_set_nodeid (msg, 0) < 0) {
+        msg_destroy (&msg);
+        errno = EINVAL;
+        goto error;
+    }
+    free (s);
+    if (!(rpc = rpc_send (h, msg, 0)))
+        return -1;
+    if (pub_push (h, rpc, n) < 0) {
+        bgn_rpc_destroy (&rpc);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+nomem:
+    errno = ENOMEM;
+error:
+    free (s);
+    return -1;
+}
+
+int bgn_event_publish_async (bgn_t *h, const char *topic, const char *payload)
+{
+    return bgn_event_publish_many (h, 1, &topic, &payload);
+}
+
+int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
+{
+    const char *payload = NULL;
+    bgn_rpc_t *rpc;
+    double until;
+    int rc;
+
+    if (!h) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (h->publen == 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    rpc = pub_at (h, 0);
+    until = monotime_now () + (timeout < 0 ? h->timeout : timeout);
+    for (;;) {
+        if (drain (h) < 0)
+            return -1;
+        if (rpc->answered || monotime_now () >= rpc->deadline)
+            break;
+        if (monotime_now () >= until) {
+            errno = EINPROGRESS;    /* not answered yet: still out */
+            return -1;
+        }
+        rc = wait_readable (h, until < rpc->deadline ? until : rpc->deadline);
+        if (rc < 0)
+            return -1;
+    }
+    if (rpc->taken == 0) {
+        free (h->pub_errstr);
+        h->pub_errstr = NULL;
+    }
+    if (!rpc->answered) {
+        /* no answer by its deadline: each of its events fails so */
+        rpc->answered = rpc->timed_out = 1;
+        h->pub_unanswered -= rpc->count;
+        h->pub_requests--;
+    }
+    /* The answer covers rpc->count events: one of them per call. */
+    if (rpc->timed_out) {
+        rc = -1;
+        errno = ETIMEDOUT;
+    }
+    else
+        rc = bgn_rpc_get (rpc, &payload);
+    if (rc == 0 && rpc->taken == 0) {
+        const char *p = payload ? strstr (payload, "\"seq\":") : NULL;
+        rpc->first = p ? (uint32_t)strtoul (p + 6, NULL, 10) : 0;
+    }
+    else if (rc < 0 && rpc->taken == 0 && bgn_rpc_error (rpc))
+        h->pub_errstr = strdup (bgn_rpc_error (rpc));
+    int saved = errno;
+    if (rc == 0 && seq)
+        *seq = rpc->first + (uint32_t)rpc->taken;
+    rpc->taken++;
+    h->pub_events--;
+    if (rpc->taken == rpc->count)
+        pub_pop (h);
+    errno = saved;
+    return rc;
+}
+
+/* Something for the caller: a queued event or an answered publish. */
+static int has_news (bgn_t *h)
+{
+    return h->nevents > 0
+           || (h->publen > 0 && pub_at (h, 0)->answered);
+}
+
+int bgn_poll (bgn_t **handles, int n, double timeout, int *ready)
+{
+    double deadline = timeout < 0 ? INFINITY : monotime_now () + timeout;
+    zmq_pollitem_t *items;
+    int count;
+
+    if (!handles || n < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(items = calloc (n, sizeof (*items))))
+        return -1;
+    for (;;) {
+        count = 0;
+        for (int i = 0; i < n; i++) {
+            int r = drain (handles[i]) == 0 && has_news (handles[i]);
+            if (ready)
+                ready[i] = r;
+            count += r;
+            items[i].socket = handles[i]->sock;
+            items[i].events = ZMQ_POLLIN;
+        }
+        if (count > 0)
+            break;
+        double left = deadline - monotime_now ();
+        if (left <= 0)
+            break;
+        long ms = isinf (left) ? -1 : (long)ceil (left * 1000.);
+        if (zmq_poll (items, n, ms) < 0 && errno != EINTR) {
+            count = -1;
+            break;
+        }
+    }
+    free (items);
+    return count;
 }

@@ -9,7 +9,8 @@
  * Single-threaded: one handle per thread.  Responses and events that
  * arrive while waiting for something else are queued in the handle (events
  * up to BGN_EVENT_QUEUE_MAX, beyond which the oldest are dropped and
- * counted, see bgn_event_drops()).
+ * counted, see bgn_event_drops()).  The broker sends events in batches;
+ * the handle unpacks them, so callers see one event at a time.
  *
  * Errors: -1 or NULL with errno.  A failed RPC sets errno to the errnum
  * the responder sent (EHOSTUNREACH, ENOSYS, ...) and bgn_rpc_error()
@@ -25,6 +26,9 @@
 
 #define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
 #define BGN_EVENT_QUEUE_MAX 100000
+#define BGN_PUBLISH_WINDOW 4096        /* unanswered asynchronous publishes */
+#define BGN_PUBLISH_REQUESTS 256       /* ... and requests carrying them */
+#define BGN_PUBLISH_MANY_MAX 1024      /* events in one publish request */
 
 typedef struct bgn_handle bgn_t;
 typedef struct bgn_rpc bgn_rpc_t;
@@ -86,6 +90,61 @@ msg_t *bgn_event_recv (bgn_t *h, double timeout);
 int bgn_event_publish (bgn_t *h, const char *topic, const char *payload,
                        uint32_t *seq);
 uint64_t bgn_event_drops (bgn_t *h);
+
+/* The next event without making a message (for subscribers of many
+ * events): fills *ev, whose strings belong to the handle and stay valid
+ * until the next call on it.  Same waiting and errors as
+ * bgn_event_recv().  A lost-events notice is an event "event.lost". */
+struct bgn_event {
+    uint32_t seq;
+    const char *topic;
+    const char *payload;        /* JSON text, or NULL */
+    size_t payload_len;
+    uint32_t publisher;         /* the rank it was published on */
+    uint32_t userid;
+};
+int bgn_event_next (bgn_t *h, struct bgn_event *ev, double timeout);
+
+/* Asynchronous publishing: send without waiting for the seq.  Answers
+ * come back in the order the publishes were sent and are collected with
+ * bgn_event_publish_get().  At most 'window' publishes (events) wait for
+ * their answer at a time (bgn_event_set_window, default
+ * BGN_PUBLISH_WINDOW), in at most BGN_PUBLISH_REQUESTS requests: past
+ * either, publish_async first waits, up to the handle's timeout, for the
+ * oldest to be answered (ETIMEDOUT if it is not).  Rank
+ * 0 answers once an event's batch has left, so this wait is the
+ * back-pressure that keeps a fast publisher at the rate events drain.
+ * EINVAL: no topic, or a payload that is not a JSON object.
+ */
+int bgn_event_publish_async (bgn_t *h, const char *topic,
+                             const char *payload);
+
+/* The same for n events (1..BGN_PUBLISH_MANY_MAX) in one request:
+ * topics[i] with payloads[i] (payloads, or an element, may be NULL).
+ * Rank 0 numbers them consecutively; each still gets its own answer from
+ * bgn_event_publish_get(), in order, and counts in the window.  All or
+ * none: one bad event fails the call (EINVAL) and nothing is sent. */
+int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
+                            const char *const *payloads);
+
+/* The answer to the oldest publish not yet collected: 0 and its seq, or
+ * -1 with the error rank 0 (or the way to it) gave for it (EAGAIN: rank
+ * 0 could not take it then; retry).  Waits up to 'timeout' seconds (< 0:
+ * the handle's timeout; 0: no wait) and fails with ETIMEDOUT, or with
+ * ENOENT when no publish is outstanding.  bgn_rpc_error()-style text for
+ * the last failure: bgn_event_publish_error(). */
+int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout);
+const char *bgn_event_publish_error (bgn_t *h);
+
+/* Publishes sent and not collected yet; set the window (>= 1). */
+int bgn_event_publish_pending (bgn_t *h);
+int bgn_event_set_window (bgn_t *h, int window);
+
+/* Wait until one of handles[0..n-1] has an event or an answer to read, or
+ * 'timeout' seconds pass (< 0: for ever).  Returns how many are ready
+ * (ready[i] set to 1 for each, if ready is not NULL), 0 on timeout, -1
+ * with errno. */
+int bgn_poll (bgn_t **handles, int n, double timeout, int *ready);
 
 /* Malformed messages from the broker that were dropped. */
 uint64_t bgn_malformed_drops (bgn_t *h);

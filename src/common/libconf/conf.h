@@ -28,7 +28,14 @@
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024
  *   overlay.sndhwm              integer  1000    1..1000000
  *   overlay.backlog             integer  10000   0..10000000 (per peer)
- *   overlay.event_buffer        integer  4096    16..10000000
+ *   overlay.event_buffer        integer  100000  16..100000000: events kept
+ *                                                for repairs (and held early)
+ *   overlay.event_buffer_bytes  integer  64 MiB  65536..2^40: the same in bytes
+ *   overlay.event_batch_window  duration "0.2ms" >= 0: rank 0 batches events
+ *                                                published this close together
+ *   overlay.event_batch_bytes   integer  64 KiB  256..64 MiB: bytes per batch
+ *   overlay.event_queue_bytes   integer  16 MiB  1024..2^40: rank 0's events
+ *                                                not yet sent (EAGAIN past it)
  *   overlay.bind                string   ""      endpoint override
  *   overlay.curve               boolean  true    encrypt overlay links
  *   broker.log_level            integer  5       0..7 (syslog levels)

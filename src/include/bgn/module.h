@@ -86,6 +86,15 @@ struct bgn_overlay_ops {
      * broker, this one included.  Returns the seq, or -1 with errno
      * (EAGAIN: not ready yet).  May be NULL (events stay local). */
     int64_t (*publish) (void *state, msg_t *event);
+    /* Rank 0, asynchronous: number events[0..n-1] (taken over in every
+     * case, pointers set to NULL) consecutively into the next batches and
+     * answer the request 'req' (borrowed; the overlay keeps a copy) with
+     * {"seq": FIRST, "count": n} once they have left, so that a publisher
+     * waiting for its answers goes no faster than events drain.  All or
+     * none: 0, or -1 with errno and nothing published or answered
+     * (EAGAIN: not ready yet, or too many events waiting).  May be NULL
+     * (publish is used). */
+    int (*publish_req) (void *state, msg_t **events, int n, const msg_t *req);
 };
 
 struct bgn_broker_api {
@@ -149,6 +158,12 @@ struct bgn_broker_api {
                         void (*cb) (void *arg), void *arg);
     /* Cancel a timer that has not fired (an id that fired is ignored). */
     void (*timer_stop) (bgn_broker_t *b, int id);
+
+    /* The overlay hands a batch of sequenced events (the event batch
+     * format of doc/overlay-protocol.md, already checked) to the broker,
+     * which passes to each subscribed client the events it asked for, a
+     * batch at a time.  'batch' is borrowed. */
+    int (*deliver_events) (bgn_broker_t *b, const void *batch, size_t len);
 };
 
 struct bgn_module {

@@ -1,91 +1,174 @@
 /* events.h: the overlay's multicast event layer, as pure logic.
  *
- * Rank 0 numbers every event (seq 1, 2, ...) and sends it down the
- * binomial spanning tree of the graph rooted at rank 0 (libbgn's
- * bgn_topo_bcast_children).  Each broker forwards an event to its tree
- * children the first time it sees it; a child that is down is skipped and
- * its own children are sent to directly (routed through the overlay), so
- * the tree re-forms around failures.  Each broker delivers every event to
- * its local subscribers exactly once and in sequence order: events that
- * arrive early wait, duplicates are dropped, and a gap is repaired by
- * asking a peer, which answers from its replay buffer (the last
- * 'buffer' events).  Rank 0 also sends a small SYNC with the latest seq
- * down the tree every sync period, so a gap at the end of a burst is
- * noticed too, and a (re)joining broker starts from the current seq.  A
- * gap no peer can fill is reported as lost (never silently).
+ * Rank 0 numbers events (seq 1, 2, ...) as they are published and packs
+ * those that arrive within a short window into one batch (evbatch.h),
+ * bounded in time and bytes; an idle rank 0 sends a lone event at once.
+ * A batch travels down the binomial spanning tree of the graph rooted at
+ * rank 0 (libbgn's bgn_topo_bcast_children) as one frame: each broker
+ * forwards the very frame it received to its tree children the first time
+ * it sees it (a child that is down is skipped and its own children are
+ * sent to directly, so the tree re-forms around failures), keeps it for
+ * repairs, and delivers its events to local subscribers exactly once and
+ * in seq order: batches that arrive early wait, duplicates are dropped.
  *
- * This file does no I/O: the overlay gives it callbacks to send, to ask
- * who is down and to deliver, so the same logic can be unit tested
- * without sockets.  Single-threaded; no global state.
+ * Gaps are repaired by asking the tree parent, then other live peers,
+ * then rank 0, one at a time; each request carries an id and only the
+ * answer to the current request counts.  A gap is declared lost (one
+ * "lost" callback for the whole range, never a loop over it) only when
+ * rank 0 says it no longer has those events, or when every live peer
+ * asked in a round said it lacks them; a peer that does not answer, or
+ * a late answer to an older request, never leads to a loss.  Rank 0
+ * sends a SYNC with its latest seq and what it has dropped from its
+ * buffer down the tree every sync period, so a gap at the end of a burst
+ * is noticed and a gap older than rank 0's buffer is reported at once.
+ *
+ * Trust: a tree batch or SYNC is taken only from a tree ancestor, a
+ * repair answer only from the peer asked (the authenticated neighbour it
+ * came through, never just the envelope's source field), and only batches
+ * that overlap the range asked; repair requests are answered only to the
+ * neighbour that sent them, and bounded.
+ *
+ * Rank 0 restart: a rank 0 that (re)starts publishes nothing until it
+ * has heard the highest seq known from every live tree child (their
+ * hellos, or a SEQ_QUERY), and continues after the largest, so it never
+ * reuses a number; a child that stays silent for 'learn_timeout' is left
+ * out (logged).
+ *
+ * Back-pressure: rank 0 holds batches while the way to a live tree child
+ * is congested (its transport queue full), accepts at most 'queue_bytes'
+ * of events not yet sent (EAGAIN beyond), and tells each publisher its
+ * seq once the batch has left, so a publisher that waits for its answers
+ * is slowed to what the tree drains.
+ *
+ * Buffers: the replay buffer and the early-arrival buffer hold shared
+ * frames (a reference each, no copies), each bounded in events and bytes;
+ * overflow is counted and logged (rate-limited).
+ *
+ * This file does no I/O: the overlay gives it callbacks (evglue.c), so
+ * the same logic is unit tested without sockets.  Single-threaded; no
+ * global state.
  */
 #ifndef BGN_OVERLAY_EVENTS_H
 #define BGN_OVERLAY_EVENTS_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
 #include "src/common/libbgn/bgn.h"
+#include "src/common/libmsg/evbatch.h"
 #include "src/common/libmsg/message.h"
+#include "frame.h"
 
 enum {
-    EV_TREE = 1,        /* an event travelling down the tree */
-    EV_REPAIR = 2,      /* an event sent to fill a gap (not forwarded) */
+    EV_TREE = 1,        /* a batch travelling down the tree */
+    EV_REPAIR = 2,      /* a batch sent to fill a gap (answer to a request) */
 };
 
 enum {
-    EV_CTL_SYNC = 1,        /* {"seq": S}: latest seq, down the tree */
-    EV_CTL_REPAIR_REQ = 2,  /* {"from": A, "to": B}: send me A..B */
-    EV_CTL_REPAIR_NAK = 3,  /* {"from": A, "to": B}: I do not have A..B */
+    EV_CTL_SYNC = 1,        /* {"seq", "epoch", "gone", "base"}: rank 0's
+                               latest seq, down the tree */
+    EV_CTL_REPAIR_REQ = 2,  /* {"id", "from", "to"}: send me from..to */
+    EV_CTL_REPAIR_END = 3,  /* {"id", "floor", "high", "auth"}: end of an
+                               answer: I have nothing below floor */
+    EV_CTL_SEQ_QUERY = 4,   /* {}: rank 0 asks for the highest seq known */
+    EV_CTL_SEQ_REPORT = 5,  /* {"seq"}: the answer */
 };
 
 struct evlayer_ops {
-    /* Send event (kind EV_TREE or EV_REPAIR) to rank 'to' through the
-     * overlay.  The layer keeps ownership of 'event'. */
-    int (*send) (void *arg, uint32_t to, int kind, const msg_t *event);
-    /* Send a control object (EV_CTL_*) to rank 'to'. */
+    /* Send a batch (kind EV_TREE or EV_REPAIR) to rank 'to' through the
+     * overlay.  The frame is borrowed (take a reference to keep it). */
+    int (*send) (void *arg, uint32_t to, int kind, struct frame *batch);
+    /* Send a control object (EV_CTL_*) to rank 'to' (o borrowed). */
     int (*control) (void *arg, uint32_t to, int kind, json_t *o);
     /* Is rank down (fenced)? */
     int (*is_down) (void *arg, uint32_t rank);
-    /* Deliver to local subscribers (in seq order, once each). */
-    void (*deliver) (void *arg, const msg_t *event);
+    /* Is the way to rank 'to' congested: the next hop alive and well but
+     * its transport queue full?  May be NULL (never). */
+    int (*congested) (void *arg, uint32_t to);
+    /* Deliver to local subscribers the events of batch (borrowed) with
+     * seq >= from, in order; each event is delivered once. */
+    void (*deliver) (void *arg, struct frame *batch, uint32_t from);
     /* Events from..to are lost for good: tell the log and subscribers. */
     void (*lost) (void *arg, uint32_t from, uint32_t to);
-    /* A live peer to ask for a repair; 'attempt' counts from 0.  Return
-     * UINT32_MAX if there is none. */
-    uint32_t (*repair_peer) (void *arg, int attempt);
+    /* The i-th live peer to ask for a repair (0: the tree parent if it is
+     * up), UINT32_MAX past the last one. */
+    uint32_t (*repair_peer) (void *arg, int i);
+    /* Rank 0: the event published with 'token' left in a batch as seq
+     * (errnum 0), or was dropped (seq 0, errnum).  May be NULL. */
+    void (*published) (void *arg, void *token, uint32_t seq, int errnum);
+    /* Call evlayer_flush() at 'when' (INFINITY: not needed). */
+    void (*arm) (void *arg, double when);
+    /* The monotonic clock, seconds.  May be NULL (the time of the last
+     * tick or flush is used). */
+    double (*now) (void *arg);
+    /* A log line (syslog level). */
+    void (*log) (void *arg, int level, const char *fmt, ...)
+        __attribute__ ((format (printf, 3, 4)));
 };
+
+struct evlayer_config {
+    uint64_t epoch;             /* rank 0: its incarnation */
+    int buffer;                 /* replay buffer, events (>= 16) */
+    size_t buffer_bytes;        /* ... and bytes; the early-arrival buffer
+                                   has the same two bounds */
+    double sync_period;         /* rank 0: SYNC interval, s */
+    double batch_window;        /* rank 0: batching window, s */
+    size_t batch_bytes;         /* rank 0: bytes per batch at most */
+    size_t queue_bytes;         /* rank 0: events accepted, not yet sent */
+    double learn_timeout;       /* rank 0: wait for silent children, s */
+};
+
+/* Defaults for every field (the overlay's config overrides them). */
+void evlayer_config_defaults (struct evlayer_config *cfg);
 
 struct evlayer;
 
-/* 'topo' is borrowed and must outlive the layer.  buffer >= 16. */
+/* 'topo' is borrowed and must outlive the layer.  NULL with EINVAL (no
+ * topo or ops, buffer < 16, zero byte bounds) or ENOMEM. */
 struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
-                                int buffer, double sync_period,
+                                const struct evlayer_config *cfg,
                                 const struct evlayer_ops *ops, void *arg);
+/* Pending publishes are dropped (published callback with ECANCELED). */
 void evlayer_destroy (struct evlayer **evp);
 
-/* Rank 0: number 'event' (taken over), send it down the tree and deliver
- * it here.  Returns its seq, or -1 with errno EAGAIN while a restarted
- * rank 0 has not yet learned the current seq from a peer (see
- * evlayer_seq_hint), EINVAL on another rank.
- */
-int64_t evlayer_publish (struct evlayer *ev, msg_t *event);
+/* Rank 0: number 'event' (taken in every case) into the open batch.
+ * Returns its seq; the publisher hears ops->published (token, seq) once
+ * the batch has left.  -1 with errno: EINVAL on another rank or an event
+ * without a topic, EAGAIN while a restarted rank 0 is still learning the
+ * seq or when 'queue_bytes' are already waiting (ops->published is not
+ * called then). */
+int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token);
 
-/* An event arrived from rank 'from' (kind EV_TREE or EV_REPAIR); taken. */
-void evlayer_recv_event (struct evlayer *ev, uint32_t from, int kind,
-                         msg_t *event);
+/* Rank 0: could 'bytes' of events (evbatch_rec_size) be published now?
+ * 0, or -1 with errno as evlayer_publish (EAGAIN counted as refused). */
+int evlayer_room (struct evlayer *ev, size_t bytes);
 
-/* A control object arrived from rank 'from'. */
-void evlayer_recv_control (struct evlayer *ev, uint32_t from, int kind,
-                           json_t *o);
+/* The flush timer (ops->arm): close the open batch if its time has come
+ * and send what waits, unless the tree is congested. */
+void evlayer_flush (struct evlayer *ev, double now);
+
+/* A checked batch (h from evbatch_check) arrived: 'source' is the
+ * envelope's source rank, 'via' the authenticated neighbour it came
+ * from; batch borrowed. */
+void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
+                         int kind, struct frame *batch,
+                         const struct evbatch_hdr *h);
+
+/* A control object arrived (source and via as above; o borrowed). */
+void evlayer_recv_control (struct evlayer *ev, uint32_t source,
+                           uint32_t via, int kind, json_t *o);
 
 /* Timers: call every so often (a few times per sync period). */
 void evlayer_tick (struct evlayer *ev, double now);
 
-/* A peer says it has delivered up to seq (from its hello).  A restarted
- * rank 0 continues numbering after the largest hint; the first hint also
- * lets it publish.  On other ranks the first hint sets where this
- * broker's sequence starts (later gaps are repaired or reported). */
-void evlayer_seq_hint (struct evlayer *ev, uint32_t seq);
+/* Neighbour 'rank' said hello with 'seq' (its evlayer_hello_seq).  A
+ * learning rank 0 counts it as that rank's report; a broker that has not
+ * started its sequence yet starts it there if 'rank' is its tree parent. */
+void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq);
+
+/* What this broker says in its hello: the highest seq it knows exists. */
+uint32_t evlayer_hello_seq (const struct evlayer *ev);
 
 /* The last seq delivered here (0 if none). */
 uint32_t evlayer_last (const struct evlayer *ev);
@@ -93,7 +176,7 @@ uint32_t evlayer_last (const struct evlayer *ev);
 /* Rank 0 with no peers can publish at once (size 1). */
 void evlayer_set_ready (struct evlayer *ev);
 
-/* Counters for overlay.status. */
+/* Counters and buffer levels for overlay.status. */
 json_t *evlayer_stats (const struct evlayer *ev);
 
 #endif

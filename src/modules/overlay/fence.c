@@ -154,7 +154,7 @@ static void membership_event (struct overlay *ov)
         goto done;
     if ((ev = msg_event_create ("overlay.membership", payload))) {
         msg_set_matchtag (ev, 0);
-        evlayer_publish (ov->events, ev);
+        evlayer_publish (ov->events, ev, NULL);
     }
 done:
     free (payload);

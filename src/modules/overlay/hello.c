@@ -44,7 +44,8 @@ static json_t *hello_payload (struct overlay *ov)
                       "hostname", ov->hostname,
                       "topology", ov->topo_spec,
                       "seq", (json_int_t)(ov->events
-                                          ? evlayer_last (ov->events) : 0),
+                                          ? evlayer_hello_seq (ov->events)
+                                          : 0),
                       "view", (json_int_t)fence_digest (ov));
 }
 
@@ -185,7 +186,7 @@ static void admit (struct overlay *ov, struct peer *p,
     /* one view, and only if ours differs from the one it said it has */
     if (p->hello_view != fence_digest (ov))
         fence_send_view (ov, p);
-    evlayer_seq_hint (ov->events, p->hello_seq);
+    evlayer_seq_hint (ov->events, p->rank, p->hello_seq);
     /* alive as this incarnation: lift any fence of an older one everywhere
      * (a rank nobody ever fenced has no record, and gets none) */
     if (fence_lookup (ov, p->rank)) {

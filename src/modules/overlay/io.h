@@ -71,6 +71,11 @@ struct ovl_io {
     /* Optional (may be NULL): changes of this broker's view, for an
      * observer.  Never needed for the protocol to work. */
     void (*note) (void *ctx, enum ovl_note what, uint32_t rank, uint64_t inc);
+
+    /* Hand a batch of events (src/common/libmsg/evbatch.h, checked) to
+     * the broker's subscribers: 'len' bytes at 'batch', borrowed.  May be
+     * NULL: the core then delivers each event as a message. */
+    int (*deliver_events) (void *ctx, const void *batch, size_t len);
 };
 
 #endif

@@ -167,6 +167,12 @@ static void io_stop (void *ctx, int exit_code)
     m->api->stop (m->b, exit_code);
 }
 
+static int io_deliver_events (void *ctx, const void *batch, size_t len)
+{
+    struct module *m = ctx;
+    return m->api->deliver_events (m->b, batch, len);
+}
+
 static const struct ovl_io io = {
     .send = io_send,
     .connect = io_connect,
@@ -181,6 +187,7 @@ static const struct ovl_io io = {
     .respond = io_respond,
     .respond_error = io_respond_error,
     .stop = io_stop,
+    .deliver_events = io_deliver_events,
 };
 
 /* ---- the socket's reports ---------------------------------------------- */
@@ -238,11 +245,19 @@ static int64_t ops_publish (void *state, msg_t *event)
     return overlay_publish (m->ov, event);
 }
 
+static int ops_publish_req (void *state, msg_t **events, int n,
+                            const msg_t *req)
+{
+    struct module *m = state;
+    return overlay_publish_req (m->ov, events, n, req);
+}
+
 static const struct bgn_overlay_ops overlay_ops = {
     .send = ops_send,
     .health = ops_health,
     .topology = ops_topology,
     .publish = ops_publish,
+    .publish_req = ops_publish_req,
 };
 
 /* overlay.contact asks us to admit a substitute's key: only the key the

@@ -15,7 +15,11 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->heal_threshold = -1;
     cfg->sndhwm = 1000;
     cfg->backlog_max = 10000;
-    cfg->event_buffer = 4096;
+    cfg->event_buffer = 100000;
+    cfg->event_buffer_bytes = 64ll << 20;
+    cfg->event_batch_window = 0.0002;
+    cfg->event_batch_bytes = 64ll << 10;
+    cfg->event_queue_bytes = 16ll << 20;
     cfg->curve = 1;
     cfg->rpc_timeout = 10.0;
     cfg->fence_window = 0.01;
@@ -49,6 +53,11 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_int (conf, "overlay.sndhwm", &cfg->sndhwm);
     copy_int (conf, "overlay.backlog", &cfg->backlog_max);
     copy_int (conf, "overlay.event_buffer", &cfg->event_buffer);
+    conf_get_int (conf, "overlay.event_buffer_bytes", &cfg->event_buffer_bytes);
+    conf_get_int (conf, "overlay.event_batch_bytes", &cfg->event_batch_bytes);
+    conf_get_int (conf, "overlay.event_queue_bytes", &cfg->event_queue_bytes);
+    conf_get_duration (conf, "overlay.event_batch_window",
+                       &cfg->event_batch_window);
     conf_get_bool (conf, "overlay.curve", &cfg->curve);
     conf_get_bool (conf, "overlay.insecure", &cfg->insecure);
     conf_get_duration (conf, "overlay.keepalive_interval",

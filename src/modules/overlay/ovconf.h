@@ -23,6 +23,10 @@ struct ovl_config {
     int sndhwm;                 /* overlay.sndhwm (transport) */
     int backlog_max;            /* overlay.backlog, per peer */
     int event_buffer;           /* overlay.event_buffer */
+    long long event_buffer_bytes; /* overlay.event_buffer_bytes */
+    double event_batch_window;  /* overlay.event_batch_window, s */
+    long long event_batch_bytes; /* overlay.event_batch_bytes */
+    long long event_queue_bytes; /* overlay.event_queue_bytes */
     int curve;                  /* overlay.curve */
     int insecure;               /* overlay.insecure: CURVE off off-host */
     char bind[512];             /* overlay.bind, "" for the default */

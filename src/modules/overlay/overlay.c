@@ -648,11 +648,24 @@ int64_t overlay_publish (struct overlay *ov, msg_t *event)
     int saved;
 
     enter (ov);
-    seq = evlayer_publish (ov->events, event);
+    seq = evlayer_publish (ov->events, event, NULL);
     saved = errno;
     leave (ov);
     errno = saved;
     return seq;
+}
+
+int overlay_publish_req (struct overlay *ov, msg_t **events, int n,
+                         const msg_t *req)
+{
+    int rc, saved;
+
+    enter (ov);
+    rc = evglue_publish (ov, events, n, req);
+    saved = errno;
+    leave (ov);
+    errno = saved;
+    return rc;
 }
 
 const char *overlay_health (struct overlay *ov)

@@ -186,6 +186,7 @@ struct overlay {
     struct heal_state heal;
     struct status_state status;
     struct evlayer *events;
+    struct ovtimer *evflush;      /* rank 0: the event batching window */
     struct ovl_counters c;
     struct ratelimit *drop_warnings;   /* ovl_log_limited's budget */
 };
@@ -262,6 +263,10 @@ void overlay_run_timers (struct overlay *ov);
 int overlay_send (struct overlay *ov, msg_t **msg, uint32_t dest,
                   const struct bgn_msg_info *info);
 int64_t overlay_publish (struct overlay *ov, msg_t *event);
+/* Rank 0: publish events[0..n-1] and answer 'req' once they have left
+ * (see evglue_publish). */
+int overlay_publish_req (struct overlay *ov, msg_t **events, int n,
+                         const msg_t *req);
 const char *overlay_health (struct overlay *ov);
 const char *overlay_topology (struct overlay *ov);
 

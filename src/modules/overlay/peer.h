@@ -64,7 +64,7 @@ struct peer {
     bool refused;            /* it refused our hello: stop saying it */
     bool unreachable;        /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
-    uint32_t hello_seq;      /* last event seq it had delivered */
+    uint32_t hello_seq;      /* highest event seq it knew of */
     uint64_t hello_view;     /* the fence digest in its hello */
     int view_mismatch;       /* keepalives in a row with another digest */
     double view_sent;        /* when we last sent it our view */

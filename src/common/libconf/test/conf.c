@@ -130,7 +130,7 @@ static void test_defaults (void)
         "default sndhwm 1000");
     ok (conf_get_int (c, "overlay.backlog", &i) == 0 && i == 10000,
         "default backlog");
-    ok (conf_get_int (c, "overlay.event_buffer", &i) == 0 && i == 4096,
+    ok (conf_get_int (c, "overlay.event_buffer", &i) == 0 && i == 100000,
         "default event_buffer");
     ok (conf_get_bool (c, "overlay.curve", &b) == 0 && b == 1,
         "default curve true");
