@@ -83,7 +83,8 @@ layers = [
     ["overlay"], ["hello"], ["live", "status"], ["heal", "evglue", "health"],
     ["fence"], ["route"], ["trace"], ["tracker", "peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
-    ["envelope", "events", "wire"],
+    ["envelope", "events", "evrepair", "evroot", "wire"],
+    ["evlayer_int", "evstore"],
 ]
 level = {part: i for i, group in enumerate(layers) for part in group}
 forbidden = re.compile(r"(?<![\w>.])(gettimeofday|time|clock_gettime|sleep|usleep|"

@@ -17,7 +17,8 @@
  *   trace.c     overlay.trace
  *   tracker.c   requests injected here, failed once if their rank dies
  *   peer.c      the peer table (data only)
- *   timer.c, frame.c, ovconf.c, envelope.c, events.c   pure helpers
+ *   timer.c, frame.c, ovconf.c, envelope.c, events.c (with evstore.c,
+ *               evrepair.c, evroot.c)   pure helpers
  *
  * The core touches the world only through struct ovl_io (io.h): no
  * sockets, files, wall clock or reactor, so the module (module.c, with

@@ -1,0 +1,189 @@
+/* evlayer_int.h: the event layer's state, shared by its parts.
+ *
+ * The event layer (events.h is its contract) is one state machine in four
+ * files: events.c (delivery, the tree, receiving, timers), evstore.c (the
+ * sorted batch stores), evrepair.c (gap repair and loss) and evroot.c
+ * (rank 0: learning the sequence after a start, batching, publishing).
+ * Nothing outside them includes this header.
+ */
+#ifndef BGN_OVERLAY_EVLAYER_INT_H
+#define BGN_OVERLAY_EVLAYER_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+
+#define REPAIR_TIMEOUT 0.5        /* s before asking the next peer */
+#define REPAIR_ROUND_DELAY 1.0    /* s between rounds that declared nothing */
+#define REPAIR_MAX_BATCHES 64     /* per answer */
+#define REPAIR_MAX_BYTES (1u << 20)
+#define RECENT_ASKS 8             /* answers to these may still arrive */
+#define CONGESTION_RETRY 0.001    /* s */
+#define QUERY_INTERVAL 1.0        /* s, a learning rank 0's SEQ_QUERY (hellos
+                                     usually tell first) */
+#define SEQ_SANE (1u << 30)       /* a seq this far past ours is refused */
+#define MAX_CHILDREN 256
+#define MAX_ANCESTORS 64
+#define LOG_EVERY 1000            /* repeated warnings: 1st, then every Nth */
+#define HELD_OVERHEAD 256         /* bytes a held batch costs beyond its
+                                     data: frame, transport message, entry */
+
+struct held {
+    uint32_t first, last;
+    uint32_t count;
+    size_t bytes;
+    struct frame *f;
+};
+
+/* Batches sorted by first seq, disjoint: a ring of entries (a deque), so
+ * that the oldest drop out and the newest come in at no cost. */
+struct store {
+    struct held *v;
+    int head, n, cap;
+    uint64_t events;
+    size_t bytes;
+};
+
+struct token {
+    void *token;
+    uint32_t seq;
+};
+
+/* A closed batch at rank 0, waiting to be sent. */
+struct outbatch {
+    struct frame *f;
+    uint32_t first, last, count;
+    size_t bytes;
+    struct token *tok;
+    int ntok;
+};
+
+struct ask {
+    uint32_t peer, from, to;
+};
+
+struct evlayer {
+    struct bgn_topo *topo;
+    uint32_t rank;
+    struct evlayer_config cfg;
+    const struct evlayer_ops *ops;
+    void *arg;
+    double now;
+    uint32_t ancestors[MAX_ANCESTORS];  /* parent first, rank 0 last */
+    int nanc;
+
+    int have_base;
+    uint32_t last;              /* delivered (or declared lost) up to */
+    uint32_t high;              /* highest seq known to exist */
+    uint32_t gone;              /* highest seq dropped from the replay buffer */
+    struct store ring, early;
+
+    /* what rank 0's syncs said */
+    uint64_t root_epoch;
+    uint32_t root_base, root_gone, sync_seq;
+
+    /* rank 0 */
+    int can_publish, learning;
+    double learn_start, last_query;
+    uint32_t *reported;         /* ranks that told their seq, sorted */
+    int nreported, capreported;
+    uint32_t learned;           /* largest seq they told */
+    uint32_t next_seq;          /* last seq assigned */
+    uint32_t sent_seq;          /* last seq sent down the tree */
+    struct evbatch_writer w;
+    struct token *wtok;
+    int nwtok, capwtok;
+    double w_opened;
+    struct outbatch *outq;
+    int nout, capout;
+    size_t queued_bytes, queued_max;
+    double last_flush, last_sync, armed;
+
+    /* repair */
+    struct {
+        int active;
+        uint32_t id, peer;
+        double deadline;
+        uint32_t mark;          /* 'last' when the current ask went out */
+        int cand;               /* next candidate index */
+        int asked_root;
+        int asked, naks;        /* this round */
+        uint32_t nak_to;        /* every nak'ing peer lacks last+1..nak_to */
+        double next_round;
+    } rep;
+    uint32_t next_id;
+    struct ask recent[RECENT_ASKS];
+    int nrecent;
+
+    /* counters */
+    uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
+        repair_requests, repairs_served, stale_answers, rejected,
+        early_drops, evictions, published, refused_full, congestion_waits,
+        batches_sent;
+};
+
+/* ---- evstore.c: batches sorted by first seq, disjoint ----------------- */
+/* The i-th batch (0: the oldest). */
+struct held *evstore_at (const struct store *s, int i);
+/* Drop every batch (their frames released). */
+void evstore_free (struct store *s);
+/* Index of the first batch whose last seq is >= seq (n if none). */
+int evstore_lower (const struct store *s, uint32_t seq);
+/* Does a stored batch share a seq with first..last? */
+int evstore_overlaps (const struct store *s, uint32_t first, uint32_t last);
+/* Insert h in order (its frame taken); -1 on ENOMEM. */
+int evstore_insert (struct store *s, const struct held *h);
+/* Take out the i-th batch into *out (its frame now the caller's). */
+void evstore_remove (struct store *s, int i, struct held *out);
+/* Would count more events and bytes pass the configured bounds? */
+int evstore_full (const struct store *s, const struct evlayer_config *c,
+                  uint32_t count, size_t bytes);
+
+/* ---- events.c: helpers the parts share ------------------------------- */
+/* A repeated warning: the first, then every LOG_EVERY-th. */
+void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
+                       uint32_t a, uint32_t b);
+/* The time now (the ops' clock, remembered in ev->now). */
+double evl_now (struct evlayer *ev);
+/* The end of the gap after 'last': before the first early batch, or
+ * the highest seq known. */
+uint32_t evl_gap_end (const struct evlayer *ev);
+/* A batch (or, with batch NULL, a SYNC) to our subtree in rank 0's
+ * tree, around fenced children. */
+void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl);
+/* The ranks a batch from us goes to now. */
+int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
+/* Hand h's events past 'last' to the subscribers; advance 'last'. */
+void evl_deliver (struct evlayer *ev, const struct held *h);
+/* Keep a delivered batch for repairs (oldest dropped past the bounds). */
+void evl_ring_add (struct evlayer *ev, struct held *h);
+/* from..to will never come: one event.lost notice, 'last' moves on. */
+void evl_declare_lost (struct evlayer *ev, uint32_t from, uint32_t to);
+
+/* ---- evrepair.c ------------------------------------------------------ */
+/* Is something missing after 'last'? */
+int evrepair_have_gap (const struct evlayer *ev);
+/* Start a repair if there is a gap and none is running. */
+void evrepair_kick (struct evlayer *ev);
+/* The current ask was answered (or timed out: answered 0); lack_to:
+ * the asked peer lacks last+1..lack_to; auth: rank 0 said so. */
+void evrepair_step (struct evlayer *ev, int answered, uint32_t lack_to,
+                    int auth);
+/* A peer asks us for a range: answer from the replay buffer. */
+void evrepair_serve (struct evlayer *ev, uint32_t peer, json_t *o);
+/* The end of an answer to one of our asks. */
+void evrepair_recv_end (struct evlayer *ev, uint32_t source, uint32_t via,
+                        json_t *o);
+/* Did we ask peer for a range that first..last is inside? */
+int evrepair_asked_for (const struct evlayer *ev, uint32_t peer,
+                        uint32_t first, uint32_t last);
+
+/* ---- evroot.c -------------------------------------------------------- */
+/* Rank 0 learning: finish when every live child told (or the time is
+ * up); with query, ask those that did not. */
+void evroot_learn_check (struct evlayer *ev, int query);
+/* A child told rank 0 its highest seq. */
+void evroot_learn_report (struct evlayer *ev, uint32_t rank, uint32_t seq);
+
+#endif
