@@ -3,7 +3,7 @@
 format (version 0.0.4) as node_exporter's textfile collector reads it,
 then print every sample on one line, labels sorted:
 
-    name{a="1",b="2"} value
+    name{a="1",b="2"} value      (or "name value" without labels)
 
 Checks: metric and label names, quoted label values with only \\\\, \\"
 and \\n escapes, a float value, # HELP and # TYPE (counter or gauge)
@@ -68,8 +68,9 @@ def main():
         if key in seen:
             fail(n, line, "the same sample twice")
         seen.add(key)
-        out.append('%s{%s} %s' % (name, ','.join('%s=%s' % p for p in pairs),
-                                  value))
+        if pairs:
+            name += '{%s}' % ','.join('%s=%s' % p for p in pairs)
+        out.append('%s %s' % (name, value))
     if not out:
         sys.exit("promcheck: no samples")
     print('\n'.join(out))
