@@ -27,6 +27,12 @@
 #include "simnet.h"
 
 #define WALL_EPOCH 1.7e9          /* the simulated wall clock at time 0 */
+/* Each simulated host's monotonic clock reads its uptime: between
+ * MONO_MIN and MONO_MIN + MONO_SPREAD seconds at time 0, as a real one
+ * would (brokers rarely start at a host's boot), and differently on every
+ * host, so no code can mistake one broker's clock for another's. */
+#define MONO_MIN 600.0
+#define MONO_SPREAD 86400.0
 
 enum evtype {
     EV_DELIVER, EV_WAKE, EV_START, EV_CRASH, EV_HANG, EV_RESUME,
@@ -96,6 +102,7 @@ struct sbroker {
     uint32_t gen;                 /* process generation */
     struct overlay *ov;
     double skew;
+    double mono_base;             /* this host's monotonic clock at time 0 */
     uint64_t wake_gen;
     struct idmap *links;          /* peer rank -> struct link */
     struct idmap *connected_by;   /* running peers connected to it */
@@ -464,7 +471,8 @@ static int io_authorize (void *ctx, const char *pubkey)
 
 static double io_now (void *ctx)
 {
-    return ((struct sbroker *)ctx)->s->now;
+    struct sbroker *b = ctx;
+    return b->s->now + b->mono_base;
 }
 
 static void io_wakeup (void *ctx, double when)
@@ -472,6 +480,7 @@ static void io_wakeup (void *ctx, double when)
     struct sbroker *b = ctx;
 
     b->wake_gen++;
+    when -= b->mono_base;   /* the host's clock to simulated time */
     if (!isinf (when) && !b->s->destroying)
         schedule (b->s, when > b->s->now ? when : b->s->now, EV_WAKE,
                   b->rank, (uint32_t)b->wake_gen, b->gen, 0, NULL);
@@ -820,7 +829,7 @@ static void broker_up (struct simnet *s, uint32_t rank)
         .instance = s->instance,
         .pubkey = "",
         .endpoint = "",
-        .wall_offset = WALL_EPOCH + b->skew,
+        .wall_offset = WALL_EPOCH + b->skew - b->mono_base,
     };
     char ep[32];
 
@@ -1439,6 +1448,7 @@ struct simnet *simnet_create (const struct sim_params *p)
         b->s = s;
         b->rank = r;
         b->state = SB_NEVER;
+        b->mono_base = MONO_MIN + MONO_SPREAD * rnd_unit (s);
         snprintf (b->clientid, sizeof (b->clientid), "c%u", (unsigned)r);
         if (!(b->links = idmap_create (sizeof (struct link)))
             || !(b->connected_by = idmap_create (1))
