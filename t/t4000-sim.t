@@ -314,6 +314,23 @@ test_expect_success '--print-scenario shows a built-in with the options applied'
 	grep "\"size\": 100" hang.sc
 '
 
+test_expect_success 'options mean what they mean elsewhere; a bad one is one line' '
+	bgn-sim --protocol -s 64 -T bgn:4 --seed=3 --scenario=kill --json >o.json &&
+	grep "\"size\":64," o.json &&
+	grep "\"topology\":\"bgn:4\"" o.json &&
+	grep "\"seed\":3," o.json &&
+	bgn-sim --protocol -n 64 --scenario=kill --json >n.json &&
+	grep "\"size\":64," n.json &&
+	test_expect_code 1 bgn-sim --protocol --bogus 2>bad1 &&
+	echo "bgn-sim: unknown option '"'"'--bogus'"'"'; see '"'"'bgn-sim --protocol --help'"'"'" >bad1.want &&
+	test_cmp bad1.want bad1 &&
+	test_expect_code 1 bgn-sim --protocol -s x --scenario=kill 2>bad2 &&
+	grep "^bgn-sim: invalid value .x. for --size; see" bad2 &&
+	test_expect_code 1 bgn-sim --protocol --size=16 2>bad3 &&
+	grep "needs --scenario" bad3 &&
+	test $(cat bad1 bad2 bad3 | wc -l) -eq 3
+'
+
 test_expect_success 'the text report names every figure' '
 	bgn-sim --protocol --size=64 --scenario=kill --count=3 >text.out &&
 	grep "^scenario kill: 64 brokers, bgn, seed 1" text.out &&

@@ -45,11 +45,11 @@ static void usage (FILE *f)
 "Run the overlay's real protocol code on N simulated brokers in virtual\n"
 "time.  The same seed gives the same run.\n"
 "\n"
-"  -t, --topology T     bgn (default), bgn:R, kary:K or binomial\n"
-"  -n, --size N         brokers (default 1024)\n"
+"  -T, --topology T     bgn (default), bgn:R, kary:K or binomial\n"
+"  -s, --size N         brokers (default 1024; -n is the same)\n"
 "      --scenario S     boot, kill, rack, hang, restart-root, partition,\n"
 "                       churn, skew, events, or a TOML scenario file\n"
-"  -s, --seed S         random seed (default 1)\n"
+"      --seed S         random seed (default 1)\n"
 "      --count K        ranks the fault hits (kill: min(1000, N/16))\n"
 "      --duration T     length of the fault (hang, partition, churn, ...)\n"
 "      --rate R         requests or events per second of the load\n"
@@ -64,14 +64,23 @@ static void usage (FILE *f)
 "See bgn-sim(1).\n");
 }
 
+/* One line on stderr, ending with where to look; returns -1. */
+static int usage_error (const char *fmt, const char *a, const char *b)
+{
+    fprintf (stderr, "bgn-sim: ");
+    fprintf (stderr, fmt, a, b);
+    fprintf (stderr, "; see 'bgn-sim --protocol --help'\n");
+    return -1;
+}
+
 static int parse (int argc, char *argv[], struct popts *o)
 {
     static const struct option longopts[] = {
         { "protocol", no_argument, NULL, 'P' },
-        { "topology", required_argument, NULL, 't' },
+        { "topology", required_argument, NULL, 'T' },
         { "size", required_argument, NULL, 'n' },
         { "scenario", required_argument, NULL, 'S' },
-        { "seed", required_argument, NULL, 's' },
+        { "seed", required_argument, NULL, 'e' },
         { "count", required_argument, NULL, 'k' },
         { "duration", required_argument, NULL, 'd' },
         { "rate", required_argument, NULL, 'r' },
@@ -88,14 +97,16 @@ static int parse (int argc, char *argv[], struct popts *o)
     int c;
 
     optind = 1;
-    while ((c = getopt_long (argc, argv, "t:n:s:jh", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":T:n:s:jh", longopts, NULL)) != -1) {
         errno = 0;
         switch (c) {
         case 'P':
             break;
-        case 't':
+        case 'T':
             o->sc.topology = optarg;
             break;
+        case 's':
         case 'n':
             o->sc.size = (uint32_t)strtoul (optarg, &end, 10);
             if (errno || *end || o->sc.size < 1 || o->sc.size > (1u << 22))
@@ -104,7 +115,7 @@ static int parse (int argc, char *argv[], struct popts *o)
         case 'S':
             o->scenario = optarg;
             break;
-        case 's':
+        case 'e':
             o->sc.seed = strtoull (optarg, &end, 10);
             if (errno || *end)
                 goto bad;
@@ -135,24 +146,28 @@ static int parse (int argc, char *argv[], struct popts *o)
         case 'h':
             usage (stdout);
             exit (0);
+        case ':':
+            return usage_error ("option '%s' needs a value%s",
+                                argv[optind - 1], "");
         default:
-            fprintf (stderr, "bgn-sim: see 'bgn-sim --protocol --help'\n");
-            return -1;
+            return usage_error ("unknown option '%s'%s", argv[optind - 1],
+                                "");
         }
         continue;
 bad:
-        fprintf (stderr, "bgn-sim: bad value '%s' for --%s\n", optarg,
-                 longopts[0].name ? "option" : "");
+        if (c == 's')
+            c = 'n';   /* -s is --size too */
+        for (const struct option *lo = longopts; lo->name; lo++)
+            if (lo->val == c)
+                return usage_error ("invalid value '%s' for --%s", optarg,
+                                    lo->name);
         return -1;
     }
-    if (optind < argc) {
-        fprintf (stderr, "bgn-sim: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    if (!o->scenario) {
-        fprintf (stderr, "bgn-sim: --protocol needs --scenario NAME|FILE\n");
-        return -1;
-    }
+    if (optind < argc)
+        return usage_error ("unexpected argument '%s'%s", argv[optind], "");
+    if (!o->scenario)
+        return usage_error ("--protocol needs --scenario NAME|FILE%s%s", "",
+                            "");
     return 0;
 }
 
