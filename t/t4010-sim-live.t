@@ -70,18 +70,8 @@ done
 echo $ok >published
 EOT
 
-# wait-down.sh N: wait (10 s at most) until rank 0 has N ranks down.
-cat >wait-down.sh <<'EOT'
-i=0
-while test $i -lt 200; do
-	n=$(bgn overlay-status --json | tr -d ' \n' | sed 's/.*"down_ranks":\[\([^]]*\)\].*/\1/' | tr ',' '\n' | grep -c '[0-9]')
-	test "$n" -eq "$1" && exit 0
-	sleep 0.05
-	i=$((i+1))
-done
-echo "rank 0 sees $n down, expected $1" >&2
-exit 1
-EOT
+# wait-down.sh N: wait until rank 0 has N ranks down (shared with others)
+cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
 
 # the views at the end, from the status-all reduction: "down_any down_all"
 cat >views.sh <<'EOT'
