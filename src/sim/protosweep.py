@@ -8,7 +8,9 @@ runs (every one under `nice -n 10`, one at a time):
           topology and size, with --status-all; plus, for the first
           topology, a run with no fault (`kill --count=0`) to size the
           status-all answer of a healthy instance;
-  large   the large scenarios at one size on bgn, with --check.
+  large   the large scenarios at one size on bgn, with --check; an entry
+          NAME@T gives the scenario --duration T (e.g. hang@12, a hang
+          longer than the peer timeout).
 
 Each run's JSON report is kept in OUT/json/.  Written to OUT:
   sweep.csv, large.csv     one line per run
@@ -20,7 +22,7 @@ Each run's JSON report is kept in OUT/json/.  Written to OUT:
 
 Usage: protosweep.py [--sim PATH] [--out DIR] [--sizes 1024,4096,16384]
                      [--topologies bgn,bgn:8,kary:16] [--seed S]
-                     [--large-size N] [--large kill,rack,hang,boot,churn]
+                     [--large-size N] [--large kill,rack,hang,hang@12,...]
                      [--no-large] [--no-sweep]
 Only the Python 3 standard library is used.
 """
@@ -73,10 +75,15 @@ def run(sim, args, out, name):
         f.write(p.stdout)
     o = json.loads(p.stdout)
     rss = o["host"]["kib_per_broker"] * o["size"]
-    line = " ".join(cmd[3:])
+    line = shown(cmd)
     sys.stderr.write("protosweep: %s: %.1f s wall, %.1f s cpu\n"
                      % (line, wall, cpu))
     return o, cpu, rss, p.returncode, cmd
+
+
+def shown(cmd):
+    """The command as the reader would type it (bgn-sim on PATH)."""
+    return " ".join(["bgn-sim"] + cmd[4:])
 
 
 def fence_messages(o):
@@ -95,12 +102,13 @@ def sweep(a):
                                     "kill-%s-%d" % (topo.replace(":", "_"), n))
             if not o:
                 continue
-            healthy = ""
+            healthy = hcmd = ""
             if ti == 0:
-                h, _, _, _, _ = run(a.sim, base + ["--count", "0",
-                                                   "--status-all"],
-                                    a.out, "healthy-%s-%d"
-                                    % (topo.replace(":", "_"), n))
+                h, _, _, _, hc = run(a.sim, base + ["--count", "0",
+                                                    "--status-all"],
+                                     a.out, "healthy-%s-%d"
+                                     % (topo.replace(":", "_"), n))
+                hcmd = shown(hc)
                 if h and "status_all" in h:
                     healthy = h["status_all"]["bytes"]
             sa = o.get("status_all", {})
@@ -127,23 +135,28 @@ def sweep(a):
                 "cpu_s": round(cpu, 1),
                 "kib_per_broker": round(o["host"]["kib_per_broker"], 1),
                 "sim_events": o["sim_events"],
-                "command": " ".join(cmd[3:]),
+                "command": shown(cmd),
+                "healthy_command": hcmd,
             })
     return rows
 
 
 def large(a):
     rows = []
-    for sc in a.large:
+    for entry in a.large:
+        sc, _, dur = entry.partition("@")
         args = ["--topology", "bgn", "--size", str(a.large_size), "--seed",
                 str(a.seed), "--scenario", sc, "--check"]
-        o, cpu, rss, rc, cmd = run(a.sim, args, a.out,
-                                   "large-%s-%d" % (sc, a.large_size))
+        if dur:
+            args += ["--duration", dur]
+        o, cpu, rss, rc, cmd = run(a.sim, args, a.out, "large-%s-%d"
+                                   % (entry.replace("@", "-"), a.large_size))
         if not o:
             continue
         conv = o["convergence"]
         rows.append({
-            "scenario": sc, "topology": "bgn", "size": a.large_size,
+            "scenario": sc + (" %ss" % dur if dur else ""), "topology": "bgn",
+            "size": a.large_size,
             "failures": o["failures"],
             "control_messages": o["control"]["messages"],
             "per_broker_per_failure":
@@ -169,7 +182,7 @@ def large(a):
             "peak_rss_mib": round(rss / 1024),
             "kib_per_broker": round(o["host"]["kib_per_broker"], 1),
             "sim_events": o["sim_events"],
-            "command": " ".join(cmd[3:]),
+            "command": shown(cmd),
         })
     return rows
 
@@ -246,6 +259,8 @@ def write_md(a, srows, lrows):
     out.append("```")
     for r in srows + lrows:
         out.append(r["command"])
+        if r.get("healthy_command"):
+            out.append(r["healthy_command"])
     out.append("```")
     with open(os.path.join(a.out, "results.md"), "w") as f:
         f.write("\n".join(out) + "\n")
@@ -304,7 +319,7 @@ def main():
     ap.add_argument("--topologies", default="bgn,bgn:8,kary:16")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--large-size", type=int, default=16384)
-    ap.add_argument("--large", default="kill,rack,hang,boot,churn")
+    ap.add_argument("--large", default="kill,rack,hang,hang@12,boot,churn")
     ap.add_argument("--no-large", action="store_true")
     ap.add_argument("--no-sweep", action="store_true")
     a = ap.parse_args()
