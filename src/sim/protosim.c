@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/common/libutil/idset.h"
 #include "protosim.h"
 #include "scenario.h"
 #include "simnet.h"
@@ -44,11 +45,11 @@ static void usage (FILE *f)
 "Run the overlay's real protocol code on N simulated brokers in virtual\n"
 "time.  The same seed gives the same run.\n"
 "\n"
-"  -t, --topology T     bgn (default), bgn:R, kary:K or binomial\n"
-"  -n, --size N         brokers (default 1024)\n"
+"  -T, --topology T     bgn (default), bgn:R, kary:K or binomial\n"
+"  -s, --size N         brokers (default 1024; -n is the same)\n"
 "      --scenario S     boot, kill, rack, hang, restart-root, partition,\n"
 "                       churn, skew, events, or a TOML scenario file\n"
-"  -s, --seed S         random seed (default 1)\n"
+"      --seed S         random seed (default 1)\n"
 "      --count K        ranks the fault hits (kill: min(1000, N/16))\n"
 "      --duration T     length of the fault (hang, partition, churn, ...)\n"
 "      --rate R         requests or events per second of the load\n"
@@ -63,14 +64,23 @@ static void usage (FILE *f)
 "See bgn-sim(1).\n");
 }
 
+/* One line on stderr, ending with where to look; returns -1. */
+static int usage_error (const char *fmt, const char *a, const char *b)
+{
+    fprintf (stderr, "bgn-sim: ");
+    fprintf (stderr, fmt, a, b);
+    fprintf (stderr, "; see 'bgn-sim --protocol --help'\n");
+    return -1;
+}
+
 static int parse (int argc, char *argv[], struct popts *o)
 {
     static const struct option longopts[] = {
         { "protocol", no_argument, NULL, 'P' },
-        { "topology", required_argument, NULL, 't' },
+        { "topology", required_argument, NULL, 'T' },
         { "size", required_argument, NULL, 'n' },
         { "scenario", required_argument, NULL, 'S' },
-        { "seed", required_argument, NULL, 's' },
+        { "seed", required_argument, NULL, 'e' },
         { "count", required_argument, NULL, 'k' },
         { "duration", required_argument, NULL, 'd' },
         { "rate", required_argument, NULL, 'r' },
@@ -87,14 +97,16 @@ static int parse (int argc, char *argv[], struct popts *o)
     int c;
 
     optind = 1;
-    while ((c = getopt_long (argc, argv, "t:n:s:jh", longopts, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long (argc, argv, ":T:n:s:jh", longopts, NULL)) != -1) {
         errno = 0;
         switch (c) {
         case 'P':
             break;
-        case 't':
+        case 'T':
             o->sc.topology = optarg;
             break;
+        case 's':
         case 'n':
             o->sc.size = (uint32_t)strtoul (optarg, &end, 10);
             if (errno || *end || o->sc.size < 1 || o->sc.size > (1u << 22))
@@ -103,7 +115,7 @@ static int parse (int argc, char *argv[], struct popts *o)
         case 'S':
             o->scenario = optarg;
             break;
-        case 's':
+        case 'e':
             o->sc.seed = strtoull (optarg, &end, 10);
             if (errno || *end)
                 goto bad;
@@ -134,24 +146,28 @@ static int parse (int argc, char *argv[], struct popts *o)
         case 'h':
             usage (stdout);
             exit (0);
+        case ':':
+            return usage_error ("option '%s' needs a value%s",
+                                argv[optind - 1], "");
         default:
-            fprintf (stderr, "bgn-sim: see 'bgn-sim --protocol --help'\n");
-            return -1;
+            return usage_error ("unknown option '%s'%s", argv[optind - 1],
+                                "");
         }
         continue;
 bad:
-        fprintf (stderr, "bgn-sim: bad value '%s' for --%s\n", optarg,
-                 longopts[0].name ? "option" : "");
+        if (c == 's')
+            c = 'n';   /* -s is --size too */
+        for (const struct option *lo = longopts; lo->name; lo++)
+            if (lo->val == c)
+                return usage_error ("invalid value '%s' for --%s", optarg,
+                                    lo->name);
         return -1;
     }
-    if (optind < argc) {
-        fprintf (stderr, "bgn-sim: unexpected argument '%s'\n", argv[optind]);
-        return -1;
-    }
-    if (!o->scenario) {
-        fprintf (stderr, "bgn-sim: --protocol needs --scenario NAME|FILE\n");
-        return -1;
-    }
+    if (optind < argc)
+        return usage_error ("unexpected argument '%s'%s", argv[optind], "");
+    if (!o->scenario)
+        return usage_error ("--protocol needs --scenario NAME|FILE%s%s", "",
+                            "");
     return 0;
 }
 
@@ -182,6 +198,11 @@ struct result {
     struct sim_stats before;      /* at the first fault */
     struct sim_stats after;       /* at the end */
     struct scenario_plan plan;
+    struct sim_rpc_counts loads[SIM_LOADS_MAX];   /* each rpc load's */
+    char *down_any, *down_all, *down;   /* views at the end (idsets) */
+    uint32_t n_any, n_all, n_down;
+    uint64_t events_missing;
+    int backlog_max;
     int reachable, tried;
     double wall;
     long rss_kib;
@@ -245,6 +266,33 @@ static double convergence (const struct result *r)
     return r->after.converged_at > from ? r->after.converged_at - from : 0;
 }
 
+/* Each rpc load of the scenario and what became of its requests. */
+static json_t *loads_json (const struct result *r)
+{
+    json_t *a = json_array ();
+
+    for (int i = 0; a && i < r->plan.nloads; i++) {
+        const struct scenario_load *l = &r->plan.loads[i];
+        const struct sim_rpc_counts *c = &r->loads[i];
+        if (l->events)
+            continue;
+        json_array_append_new (
+            a, json_pack ("{s:s s:f s:f s:f s:s s:s s:I s:I s:I s:I s:I s:I"
+                          " s:I}",
+                          "name", l->name, "at", l->at, "for", l->length,
+                          "rate", l->rate, "from", l->from, "to", l->to,
+                          "sent", (json_int_t)c->sent,
+                          "answered", (json_int_t)c->answered,
+                          "failed_fast", (json_int_t)c->unreachable,
+                          "other_errors", (json_int_t)c->other_error,
+                          "timed_out", (json_int_t)c->timed_out,
+                          "pending", (json_int_t)c->pending,
+                          "ran_after_failure",
+                          (json_int_t)c->ran_after_failure));
+    }
+    return a;
+}
+
 static json_t *report_json (const struct result *r, bool host)
 {
     const struct sim_stats *st = &r->after;
@@ -293,13 +341,13 @@ static json_t *report_json (const struct result *r, bool host)
         "reachability",
         "reachable", r->reachable, "sampled", r->tried,
         "rpc",
-        "sent", (json_int_t)st->rpc_sent,
-        "answered", (json_int_t)st->rpc_answered,
-        "failed_fast", (json_int_t)st->rpc_unreachable,
-        "other_errors", (json_int_t)st->rpc_other_error,
-        "timed_out", (json_int_t)st->rpc_timed_out,
-        "pending", (json_int_t)st->rpc_pending,
-        "ran_after_failure", (json_int_t)st->rpc_ran_after_failure,
+        "sent", (json_int_t)st->rpc.sent,
+        "answered", (json_int_t)st->rpc.answered,
+        "failed_fast", (json_int_t)st->rpc.unreachable,
+        "other_errors", (json_int_t)st->rpc.other_error,
+        "timed_out", (json_int_t)st->rpc.timed_out,
+        "pending", (json_int_t)st->rpc.pending,
+        "ran_after_failure", (json_int_t)st->rpc.ran_after_failure,
         "events",
         "published", (json_int_t)st->ev_published,
         "publish_errors", (json_int_t)st->ev_publish_errors,
@@ -333,11 +381,51 @@ static json_t *report_json (const struct result *r, bool host)
                                         "brokers", (int)r->status_brokers,
                                         "problems",
                                         (int)r->status_problems));
-    if (o)
-        json_object_set_new (o, "control_by_kind", ctl);
-    else
+    if (!o) {
         json_decref (ctl);
+        return NULL;
+    }
+    json_object_set_new (o, "control_by_kind", ctl);
+    json_object_set_new (json_object_get (o, "rpc"), "loads",
+                         loads_json (r));
+    json_object_set_new (json_object_get (o, "events"), "missing",
+                         json_integer ((json_int_t)r->events_missing));
+    json_object_set_new (json_object_get (o, "network"), "deepest_backlog",
+                         json_integer (st->deepest_backlog));
+    json_object_set_new (json_object_get (o, "network"), "event_bytes",
+                         json_integer ((json_int_t)since_fault (
+                             r, ENV_EVENT, true)));
+    json_object_set_new (o, "views",
+                         json_pack ("{s:s s:s s:s s:i s:i s:i}",
+                                    "down_any", r->down_any,
+                                    "down_all", r->down_all,
+                                    "down", r->down,
+                                    "down_any_count", (int)r->n_any,
+                                    "down_all_count", (int)r->n_all,
+                                    "down_count", (int)r->n_down));
     return o;
+}
+
+static void print_rpc (const char *what, const struct sim_rpc_counts *c)
+{
+    printf ("%s: %llu sent, %llu answered, %llu failed fast, %llu other "
+            "errors, %llu timed out, %llu pending, %llu ran after failure\n",
+            what, (unsigned long long)c->sent,
+            (unsigned long long)c->answered,
+            (unsigned long long)c->unreachable,
+            (unsigned long long)c->other_error,
+            (unsigned long long)c->timed_out,
+            (unsigned long long)c->pending,
+            (unsigned long long)c->ran_after_failure);
+}
+
+/* "3 (4,6,13)", the set itself only when it is short. */
+static void print_set (const char *what, uint32_t n, const char *set)
+{
+    if (strlen (set) <= 60)
+        printf ("%s %u (%s)", what, (unsigned)n, set);
+    else
+        printf ("%s %u", what, (unsigned)n);
 }
 
 static void print_text (const struct result *r)
@@ -373,17 +461,23 @@ static void print_text (const struct result *r)
                 "the truth)\n");
     printf ("survivors fenced wrongly: at most %u at once, %.1f rank-seconds"
             "\n", (unsigned)st->wrong_fenced_max, st->wrong_fence_seconds);
+    print_set ("views at the end: down", r->n_down, r->down);
+    print_set (", fenced by some survivor", r->n_any, r->down_any);
+    print_set (", by all", r->n_all, r->down_all);
+    putchar ('\n');
     printf ("reachability: %d of %d sampled survivor pairs\n", r->reachable,
             r->tried);
-    printf ("rpc: %llu sent, %llu answered, %llu failed fast, %llu other "
-            "errors, %llu timed out, %llu pending, %llu ran after failure\n",
-            (unsigned long long)st->rpc_sent,
-            (unsigned long long)st->rpc_answered,
-            (unsigned long long)st->rpc_unreachable,
-            (unsigned long long)st->rpc_other_error,
-            (unsigned long long)st->rpc_timed_out,
-            (unsigned long long)st->rpc_pending,
-            (unsigned long long)st->rpc_ran_after_failure);
+    print_rpc ("rpc", &st->rpc);
+    for (int i = 0; i < r->plan.nloads; i++) {
+        const struct scenario_load *l = &r->plan.loads[i];
+        char what[160];
+        if (l->events)
+            continue;
+        snprintf (what, sizeof (what), "  %s (%s -> %s, at %.1f s for "
+                  "%.1f s)", l->name, l->from[0] ? l->from : "any",
+                  l->to[0] ? l->to : "any", l->at, l->length);
+        print_rpc (what, &r->loads[i]);
+    }
     printf ("events: %llu published (%llu errors), %llu delivered, %llu "
             "duplicates, %llu out of order, %llu lost in %llu notices\n",
             (unsigned long long)st->ev_published,
@@ -393,8 +487,10 @@ static void print_text (const struct result *r)
             (unsigned long long)st->ev_out_of_order,
             (unsigned long long)st->ev_lost_events,
             (unsigned long long)st->ev_lost_notices);
-    printf ("deepest queue: %u; %llu simulation events\n",
-            (unsigned)st->deepest_queue,
+    printf ("events missing at survivors at the end: %llu\n",
+            (unsigned long long)r->events_missing);
+    printf ("deepest queue: %u (backlog %u); %llu simulation events\n",
+            (unsigned)st->deepest_queue, (unsigned)st->deepest_backlog,
             (unsigned long long)st->events_processed);
     if (r->status_asked) {
         if (r->status_bytes)
@@ -424,16 +520,59 @@ static int check (const struct result *r)
             (unsigned)st->wrong_fenced_now);
     BROKEN (r->reachable != r->tried, "only %d of %d sampled survivor "
             "pairs are reachable", r->reachable, r->tried);
-    BROKEN (st->rpc_ran_after_failure > 0, "%llu requests ran after their "
+    BROKEN (st->rpc.ran_after_failure > 0, "%llu requests ran after their "
             "client was told they failed",
-            (unsigned long long)st->rpc_ran_after_failure);
+            (unsigned long long)st->rpc.ran_after_failure);
     BROKEN (st->ev_duplicates > 0 || st->ev_out_of_order > 0,
             "events: %llu duplicates, %llu out of order",
             (unsigned long long)st->ev_duplicates,
             (unsigned long long)st->ev_out_of_order);
+    BROKEN (r->events_missing > 0, "events: %llu missing at survivors (not "
+            "delivered, not reported lost)",
+            (unsigned long long)r->events_missing);
+    BROKEN (st->deepest_backlog >= (uint32_t)r->backlog_max, "a backlog "
+            "reached its limit (%d)", r->backlog_max);
     BROKEN (r->exits3 > 0, "%d brokers exited 'partitioned'", r->exits3);
 #undef BROKEN
     return bad;
+}
+
+/* Ranks r with flag[r] set, as an idset string (malloc'd) and a count. */
+static char *encode_ranks (const uint8_t *flag, uint32_t n, uint32_t *count)
+{
+    idset_t *set = idset_create (n);
+    char *str;
+
+    *count = 0;
+    if (!set)
+        return NULL;
+    for (uint32_t r = 0; r < n; r++)
+        if (flag[r] && idset_set (set, r) == 0)
+            (*count)++;
+    str = idset_encode (set, 0);
+    idset_destroy (&set);
+    return str;
+}
+
+/* What the survivors think at the end, and what is true. */
+static int collect_views (struct simnet *s, uint32_t n, struct result *r)
+{
+    uint8_t *any = calloc (n, 1), *all = calloc (n, 1), *dead = calloc (n, 1);
+    int rc = -1;
+
+    if (!any || !all || !dead)
+        goto done;
+    simnet_views (s, any, all, dead);
+    if (!(r->down_any = encode_ranks (any, n, &r->n_any))
+        || !(r->down_all = encode_ranks (all, n, &r->n_all))
+        || !(r->down = encode_ranks (dead, n, &r->n_down)))
+        goto done;
+    rc = 0;
+done:
+    free (any);
+    free (all);
+    free (dead);
+    return rc;
 }
 
 int protosim_main (int argc, char *argv[])
@@ -503,6 +642,18 @@ int protosim_main (int argc, char *argv[])
     r.after = *simnet_stats (s);
     r.converged = simnet_converged (s);
     simnet_reachability (s, REACH_SAMPLES, &r.reachable, &r.tried);
+    r.events_missing = simnet_events_missing (s);
+    r.backlog_max = p.cfg.backlog_max;
+    for (int i = 0; i < r.plan.nloads; i++) {
+        const struct sim_rpc_counts *c =
+            simnet_load_rpc (s, r.plan.loads[i].index);
+        if (c)
+            r.loads[i] = *c;
+    }
+    if (collect_views (s, p.size, &r) < 0) {
+        fprintf (stderr, "bgn-sim: out of memory\n");
+        goto done;
+    }
     if (o.status_all) {
         const struct sim_stats *st;
         simnet_status_all (s, r.plan.duration);
@@ -534,6 +685,9 @@ int protosim_main (int argc, char *argv[])
         print_text (&r);
     rc = o.check && check (&r) ? 2 : 0;
 done:
+    free (r.down_any);
+    free (r.down_all);
+    free (r.down);
     simnet_destroy (&s);
     if (log)
         fclose (log);

@@ -235,24 +235,65 @@ json_t *scenario_load (const char *path, const struct scenario_opts *o,
 
 /* ---- interpretation ------------------------------------------------------ */
 
-static const char *const sim_keys[] = { "size", "topology", "seed",
-    "duration", "latency", "jitter", "loss", "hwm", NULL };
-static const char *const overlay_keys[] = { "keepalive_interval",
-    "peer_timeout", "event_buffer", "heal_threshold", "backlog", "ttl",
-    "join_timeout", "fence_window", NULL };
+/* Every key a table may hold, with its type: i integer, n number,
+ * t time (a duration string or seconds), s string. */
+struct key {
+    const char *name;
+    char type;
+};
 
-static int check_keys (json_t *o, const char *table,
-                       const char *const *known, char *errbuf, size_t errlen)
+static const struct key sim_keys[] = { { "size", 'i' }, { "topology", 's' },
+    { "seed", 'i' }, { "duration", 't' }, { "latency", 't' },
+    { "jitter", 't' }, { "loss", 'n' }, { "hwm", 'i' }, { "notice", 't' },
+    { "rpc_timeout", 't' }, { NULL, 0 } };
+static const struct key overlay_keys[] = { { "keepalive_interval", 't' },
+    { "peer_timeout", 't' }, { "event_buffer", 'i' },
+    { "heal_threshold", 'i' }, { "backlog", 'i' }, { "ttl", 'i' },
+    { "join_timeout", 't' }, { "fence_window", 't' }, { NULL, 0 } };
+
+static bool has_type (json_t *v, char type)
+{
+    double x;
+
+    switch (type) {
+    case 'i': return json_is_integer (v);
+    case 'n': return json_is_number (v);
+    case 's': return json_is_string (v);
+    case 't': return get_time (v, &x) == 0;
+    }
+    return false;
+}
+
+static const char *type_name (char type)
+{
+    switch (type) {
+    case 'i': return "an integer";
+    case 'n': return "a number";
+    case 's': return "a string";
+    }
+    return "a duration (\"250ms\", \"2s\") or seconds";
+}
+
+/* Every key of o is known and of its type.  'what' names the table in
+ * errors ("[sim]", "[[event]] 3"). */
+static int check_keys (json_t *o, const char *what, const struct key *known,
+                       char *errbuf, size_t errlen)
 {
     const char *key;
     json_t *v;
 
     json_object_foreach (o, key, v) {
-        int found = 0;
-        for (int i = 0; known[i] && !found; i++)
-            found = !strcmp (known[i], key);
-        if (!found) {
-            snprintf (errbuf, errlen, "[%s]: unknown key '%s'", table, key);
+        const struct key *k = known;
+        while (k->name && strcmp (k->name, key))
+            k++;
+        if (!k->name) {
+            snprintf (errbuf, errlen, "%s: unknown key '%s'", what, key);
+            errno = EINVAL;
+            return -1;
+        }
+        if (!has_type (v, k->type)) {
+            snprintf (errbuf, errlen, "%s: %s must be %s", what, key,
+                      type_name (k->type));
             errno = EINVAL;
             return -1;
         }
@@ -267,13 +308,30 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
     json_t *ovl = json_object_get (sc, "overlay");
     const char *topo = "bgn";
 
-    if (!json_is_object (sim) || (ovl && !json_is_object (ovl))) {
-        snprintf (errbuf, errlen, "[sim] (and [overlay]) must be tables");
+    static const struct key top_keys[] = { { "sim", 'o' },
+        { "overlay", 'o' }, { "event", 'a' }, { "name", 's' }, { NULL, 0 } };
+    const char *key;
+    json_t *v;
+
+    json_object_foreach (sc, key, v) {
+        const struct key *k = top_keys;
+        while (k->name && strcmp (k->name, key))
+            k++;
+        if (!k->name || (k->type == 'o' && !json_is_object (v))
+            || (k->type == 'a' && !json_is_array (v))) {
+            snprintf (errbuf, errlen, "'%s' is not a scenario table (only "
+                      "[sim], [overlay] and [[event]])", key);
+            errno = EINVAL;
+            return -1;
+        }
+    }
+    if (!json_is_object (sim)) {
+        snprintf (errbuf, errlen, "[sim] must be a table");
         errno = EINVAL;
         return -1;
     }
-    if (check_keys (sim, "sim", sim_keys, errbuf, errlen) < 0
-        || (ovl && check_keys (ovl, "overlay", overlay_keys, errbuf,
+    if (check_keys (sim, "[sim]", sim_keys, errbuf, errlen) < 0
+        || (ovl && check_keys (ovl, "[overlay]", overlay_keys, errbuf,
                                errlen) < 0))
         return -1;
     json_unpack (sim, "{s?s}", "topology", &topo);
@@ -286,9 +344,13 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
         || p->hwm < 1
         || opt_time (sim, "latency", p->latency, &p->latency) < 0
         || opt_time (sim, "jitter", p->jitter, &p->jitter) < 0
-        || p->latency <= 0 || p->jitter < 0) {
+        || opt_time (sim, "notice", p->notice, &p->notice) < 0
+        || opt_time (sim, "rpc_timeout", p->rpc_timeout, &p->rpc_timeout) < 0
+        || p->latency <= 0 || p->jitter < 0 || p->notice < 0
+        || p->rpc_timeout <= 0) {
         snprintf (errbuf, errlen, "[sim]: size 1..4194304, loss 0..1, hwm "
-                  ">= 1, latency > 0 and jitter >= 0 as durations");
+                  ">= 1, latency > 0, jitter >= 0, notice >= 0 and "
+                  "rpc_timeout > 0");
         errno = EINVAL;
         return -1;
     }
@@ -359,7 +421,8 @@ static int fail (struct ctx *c, int i, const char *fmt, const char *what)
 
 /* The ranks an event names: "ranks" (an idset), or "count" random ranks
  * (never rank 0, and not one an earlier fault took), or for "rack" a run
- * of consecutive ones.  Returns how many, in out[]. */
+ * of consecutive ones.  Returns how many, in out[], each marked taken
+ * (later random picks and churn leave it alone). */
 static int pick (struct ctx *c, json_t *ev, const char *op, uint32_t *out,
                  int i)
 {
@@ -374,8 +437,10 @@ static int pick (struct ctx *c, json_t *ev, const char *op, uint32_t *out,
         if (!set)
             return fail (c, i, "bad ranks: %s", err);
         for (int r = idset_first (set); r >= 0; r = idset_next (set, r))
-            if ((uint32_t)r < c->n)
+            if ((uint32_t)r < c->n) {
+                c->hit[r] = 1;
                 out[n++] = (uint32_t)r;
+            }
         idset_destroy (&set);
         return n;
     }
@@ -387,8 +452,10 @@ static int pick (struct ctx *c, json_t *ev, const char *op, uint32_t *out,
         uint32_t first = c->n > count + 1
                              ? 1 + (uint32_t)(rnd (c) % (c->n - count))
                              : 1;
-        for (long k = 0; k < count; k++)
+        for (long k = 0; k < count; k++) {
+            c->hit[first + k] = 1;
             out[n++] = first + (uint32_t)k;
+        }
         return n;
     }
     for (long k = 0, tries = 0; k < count && tries < 100 * c->n; tries++) {
@@ -427,6 +494,8 @@ static int churn (struct ctx *c, json_t *ev, double at, int i)
         uint32_t r = 1 + (uint32_t)(rnd (c) % (c->n > 1 ? c->n - 1 : 1));
         if (c->n < 2)
             break;
+        if (c->hit[r])
+            continue;   /* another fault of the scenario has it */
         if (down[r]) {
             simnet_restart (c->s, t, r, 0);
             down[r] = 0;
@@ -448,6 +517,117 @@ static int churn (struct ctx *c, json_t *ev, double at, int i)
     return 0;
 }
 
+/* The keys each op takes (besides at and op). */
+static const struct {
+    const char *op;
+    struct key keys[8];
+} op_keys[] = {
+    { "boot", { { "window", 't' }, { "never", 'n' } } },
+    { "kill", { { "count", 'i' }, { "ranks", 's' } } },
+    { "rack", { { "count", 'i' }, { "ranks", 's' } } },
+    { "hang", { { "count", 'i' }, { "ranks", 's' }, { "for", 't' } } },
+    { "restart", { { "count", 'i' }, { "ranks", 's' }, { "after", 't' },
+                   { "skew", 't' } } },
+    { "partition", { { "for", 't' }, { "split", 'i' } } },
+    { "churn", { { "for", 't' }, { "max_down", 'i' }, { "every", 't' } } },
+    { "rpc", { { "rate", 'n' }, { "for", 't' }, { "from", 's' },
+               { "to", 's' }, { "name", 's' } } },
+    { "publish", { { "rate", 'n' }, { "for", 't' }, { "publishers", 'i' },
+                   { "from", 's' }, { "name", 's' } } },
+};
+
+static int check_event (struct ctx *c, json_t *ev, const char *op, int i)
+{
+    struct key keys[12] = { { "at", 't' }, { "op", 's' } };
+    char what[32];
+
+    for (size_t k = 0; k < sizeof (op_keys) / sizeof (op_keys[0]); k++) {
+        if (strcmp (op_keys[k].op, op))
+            continue;
+        memcpy (keys + 2, op_keys[k].keys, sizeof (op_keys[k].keys));
+        snprintf (what, sizeof (what), "[[event]] %d (%s)", i + 1, op);
+        return check_keys (ev, what, keys, c->errbuf, c->errlen);
+    }
+    return fail (c, i, "unknown op '%s' (boot, kill, rack, hang, restart, "
+                 "partition, churn, rpc, publish)", op);
+}
+
+/* The ranks an idset string under 'key' names, in *out (NULL and 0 if
+ * the key is absent).  -1 on a bad set or an empty one. */
+static int rank_list (struct ctx *c, json_t *ev, const char *key,
+                      uint32_t **out, int *n, int i)
+{
+    const char *str = NULL;
+    char err[128] = "";
+    idset_t *set;
+
+    *out = NULL;
+    *n = 0;
+    if (json_unpack (ev, "{s?s}", key, &str) < 0 || !str)
+        return 0;
+    if (!(set = idset_decode (str, err, sizeof (err))))
+        return fail (c, i, "bad ranks: %s", err);
+    if (!(*out = calloc (idset_count (set) + 1, sizeof (**out)))) {
+        idset_destroy (&set);
+        return -1;
+    }
+    for (int r = idset_first (set); r >= 0; r = idset_next (set, r))
+        if ((uint32_t)r < c->n)
+            (*out)[(*n)++] = (uint32_t)r;
+    idset_destroy (&set);
+    if (*n == 0) {
+        free (*out);
+        *out = NULL;
+        return fail (c, i, "'%s' names no rank below the size", key);
+    }
+    return 0;
+}
+
+/* An rpc or publish event: a client load. */
+static int load (struct ctx *c, json_t *ev, const char *op, double at, int i)
+{
+    struct scenario_plan *plan = c->plan;
+    struct scenario_load *l = &plan->loads[plan->nloads];
+    bool events = op[0] == 'p';
+    double rate = opt_num (ev, "rate", 10), length;
+    uint32_t *from = NULL, *to = NULL;
+    int nfrom = 0, nto = 0, idx;
+    const char *name = NULL, *fs = NULL, *ts = NULL;
+
+    if (opt_time (ev, "for", 10, &length) < 0 || rate <= 0 || length <= 0)
+        return fail (c, i, "%s: rate > 0 and a duration 'for' > 0", op);
+    if (plan->nloads == SIM_LOADS_MAX)
+        return fail (c, i, "more than %s rpc and publish loads", "64");
+    if (rank_list (c, ev, "from", &from, &nfrom, i) < 0
+        || rank_list (c, ev, "to", &to, &nto, i) < 0) {
+        free (from);
+        return -1;
+    }
+    idx = events ? simnet_event_load (c->s, at, length, rate,
+                                      (int)opt_int (ev, "publishers", 1),
+                                      from, nfrom)
+                 : simnet_rpc_load (c->s, at, length, rate, from, nfrom, to,
+                                    nto);
+    free (from);
+    free (to);
+    if (idx < 0)
+        return fail (c, i, "%s: cannot add the load", op);
+    json_unpack (ev, "{s?s s?s s?s}", "name", &name, "from", &fs, "to", &ts);
+    l->index = idx;
+    l->events = events;
+    l->at = at;
+    l->length = length;
+    l->rate = rate;
+    if (name)
+        snprintf (l->name, sizeof (l->name), "%s", name);
+    else
+        snprintf (l->name, sizeof (l->name), "%s %d", op, plan->nloads + 1);
+    snprintf (l->from, sizeof (l->from), "%s", fs ? fs : "");
+    snprintf (l->to, sizeof (l->to), "%s", ts ? ts : "");
+    plan->nloads++;
+    return 0;
+}
+
 static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
 {
     const char *op = NULL;
@@ -457,6 +637,8 @@ static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
     if (!json_is_object (ev) || json_unpack (ev, "{s:s}", "op", &op) < 0
         || opt_time (ev, "at", 0, &at) < 0 || at < 0)
         return fail (c, i, "needs op and a time 'at'%s", "");
+    if (check_event (c, ev, op, i) < 0)
+        return -1;
     if (!strcmp (op, "boot")) {
         double window, never = opt_num (ev, "never", 0);
         if (opt_time (ev, "window", 0, &window) < 0 || never < 0
@@ -469,17 +651,8 @@ static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
         }
         return 0;
     }
-    if (!strcmp (op, "rpc") || !strcmp (op, "publish")) {
-        double rate = opt_num (ev, "rate", 10);
-        if (opt_time (ev, "for", 10, &length) < 0 || rate <= 0)
-            return fail (c, i, "%s: rate > 0 and a duration 'for'", op);
-        if (op[0] == 'r')
-            simnet_rpc_load (c->s, at, length, rate);
-        else
-            simnet_event_load (c->s, at, length, rate,
-                               (int)opt_int (ev, "publishers", 1));
-        return 0;
-    }
+    if (!strcmp (op, "rpc") || !strcmp (op, "publish"))
+        return load (c, ev, op, at, i);
     if (!strcmp (op, "partition")) {
         long split = opt_int (ev, "split", c->n / 2);
         if (opt_time (ev, "for", 5, &length) < 0 || split < 1

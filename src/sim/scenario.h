@@ -3,7 +3,8 @@
  * A scenario is a JSON object, built in for the named scenarios or read
  * from a TOML file (bgn-sim(1) documents the format):
  *
- *   [sim]      size, topology, seed, duration, latency, jitter, loss, hwm
+ *   [sim]      size, topology, seed, duration, latency, jitter, loss, hwm,
+ *              notice, rpc_timeout
  *   [overlay]  keepalive_interval, peer_timeout, event_buffer,
  *              heal_threshold, backlog, ttl, join_timeout, fence_window
  *              (as in bgn.toml(5))
@@ -17,8 +18,10 @@
  *                clock is this far off, e.g. "-2h")
  *     partition  for, split (ranks below it against the rest; N/2)
  *     churn      for, max_down, every (a kill or restart each period)
- *     rpc        rate (requests/s in all), for
- *     publish    rate (events/s), for, publishers (how many ranks)
+ *     rpc        rate (requests/s in all), for, from and to (ranks that
+ *                send and ranks they send to; default any), name
+ *     publish    rate (events/s), for, publishers (how many ranks) or
+ *                from (which ranks), name
  *
  * Built-in names: boot, kill, rack, hang, restart-root, partition, churn,
  * skew, events.  Options (count, duration, rate) adjust them.
@@ -27,6 +30,7 @@
 #define BGN_SIM_SCENARIO_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "simnet.h"
@@ -50,12 +54,23 @@ json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
 json_t *scenario_load (const char *path, const struct scenario_opts *o,
                        char *errbuf, size_t errlen);
 
+/* A client load of the scenario, for the report. */
+struct scenario_load {
+    int index;                  /* simnet's load index */
+    bool events;                /* publish, else rpc */
+    double at, length, rate;
+    char name[64];              /* its 'name', or "rpc N" / "publish N" */
+    char from[64], to[64];      /* as written ("" for any) */
+};
+
 /* What applying a scenario told us, for the report. */
 struct scenario_plan {
     double duration;            /* run until */
     double fault_at;            /* first fault (INFINITY if none) */
     uint32_t failures;          /* ranks the faults hit */
     char name[64];
+    int nloads;
+    struct scenario_load loads[SIM_LOADS_MAX];
 };
 
 /* Simulation parameters from the scenario (defaults for what it omits). */

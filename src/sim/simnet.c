@@ -27,6 +27,12 @@
 #include "simnet.h"
 
 #define WALL_EPOCH 1.7e9          /* the simulated wall clock at time 0 */
+/* Each simulated host's monotonic clock reads its uptime: between
+ * MONO_MIN and MONO_MIN + MONO_SPREAD seconds at time 0, as a real one
+ * would (brokers rarely start at a host's boot), and differently on every
+ * host, so no code can mistake one broker's clock for another's. */
+#define MONO_MIN 600.0
+#define MONO_SPREAD 86400.0
 
 enum evtype {
     EV_DELIVER, EV_WAKE, EV_START, EV_CRASH, EV_HANG, EV_RESUME,
@@ -37,6 +43,7 @@ enum evtype {
 static const char *evname[] = {
     "deliver", "wake", "start", "crash", "hang", "resume", "restart",
     "partition", "heal", "sock", "exit", "rpc", "deadline", "pub", "sample",
+    "status-all",
 };
 
 struct smsg;
@@ -85,6 +92,7 @@ enum { SB_NEVER, SB_UP, SB_HUNG, SB_DOWN };
 struct rpc {
     uint32_t dest;
     double sent_at;
+    int load;                     /* the load that sent it */
 };
 
 struct sbroker {
@@ -94,6 +102,7 @@ struct sbroker {
     uint32_t gen;                 /* process generation */
     struct overlay *ov;
     double skew;
+    double mono_base;             /* this host's monotonic clock at time 0 */
     uint64_t wake_gen;
     struct idmap *links;          /* peer rank -> struct link */
     struct idmap *connected_by;   /* running peers connected to it */
@@ -109,6 +118,19 @@ struct sbroker {
 struct execd {
     double failed_at;             /* < 0: not failed */
     bool ran;
+    int load;
+};
+
+/* Client load (simnet_rpc_load, simnet_event_load). */
+struct simload {
+    bool events;                  /* publishes, else requests */
+    double rate, until;
+    uint32_t *from;               /* origin ranks, NULL: any */
+    int nfrom;
+    uint32_t *to;                 /* destinations, NULL: any */
+    int nto;
+    int publishers;
+    struct sim_rpc_counts rpc;
 };
 
 struct simnet {
@@ -130,10 +152,11 @@ struct simnet {
     struct idmap *execd;          /* (origin << 32 | tag) -> struct execd */
     int exits[256];
     char instance[40];
-    double rpc_rate, pub_rate;
-    double rpc_until, pub_until;
+    struct simload loads[SIM_LOADS_MAX];
+    int nloads;
+    uint32_t max_seq;             /* highest event sequence delivered */
+    bool was_converged;           /* after the last event */
     double status_asked_at;       /* the status-all probe went out */
-    int publishers;
     bool destroying;              /* cores going away: no new events */
     struct smsg *pool;            /* free messages of SMSG_POOLED frames */
 };
@@ -448,7 +471,8 @@ static int io_authorize (void *ctx, const char *pubkey)
 
 static double io_now (void *ctx)
 {
-    return ((struct sbroker *)ctx)->s->now;
+    struct sbroker *b = ctx;
+    return b->s->now + b->mono_base;
 }
 
 static void io_wakeup (void *ctx, double when)
@@ -456,6 +480,7 @@ static void io_wakeup (void *ctx, double when)
     struct sbroker *b = ctx;
 
     b->wake_gen++;
+    when -= b->mono_base;   /* the host's clock to simulated time */
     if (!isinf (when) && !b->s->destroying)
         schedule (b->s, when > b->s->now ? when : b->s->now, EV_WAKE,
                   b->rank, (uint32_t)b->wake_gen, b->gen, 0, NULL);
@@ -535,8 +560,10 @@ static void ping_ran (struct sbroker *b, const msg_t *req)
         return;
     uint64_t key = ((uint64_t)origin << 32) | msg_get_matchtag (req);
     if ((e = idmap_get (s->execd, key))) {
-        if (e->failed_at >= 0 && !e->ran)
-            s->st.rpc_ran_after_failure++;
+        if (e->failed_at >= 0 && !e->ran) {
+            s->st.rpc.ran_after_failure++;
+            s->loads[e->load].rpc.ran_after_failure++;
+        }
         e->ran = true;
     }
 }
@@ -758,10 +785,16 @@ bool simnet_converged (struct simnet *s)
            && s->correct == (uint64_t)s->st.live * (s->n - s->st.live);
 }
 
+/* Note when the views become the truth again: after a crash or a start
+ * (the truth changed) or after survivors were fenced wrongly (the views
+ * changed). */
 static void check_converged (struct simnet *s)
 {
-    if (s->st.converged_at < s->st.last_change && simnet_converged (s))
+    bool c = simnet_converged (s);
+
+    if (c && !s->was_converged)
         s->st.converged_at = s->now;
+    s->was_converged = c;
 }
 
 static const struct ovl_io sim_io = {
@@ -797,7 +830,7 @@ static void broker_up (struct simnet *s, uint32_t rank)
         .instance = s->instance,
         .pubkey = "",
         .endpoint = "",
-        .wall_offset = WALL_EPOCH + b->skew,
+        .wall_offset = WALL_EPOCH + b->skew - b->mono_base,
     };
     char ep[32];
 
@@ -877,7 +910,12 @@ static void forget_process (struct simnet *s, struct sbroker *b)
         }
         smsg_free_in (s, &m);
     }
-    s->st.rpc_pending -= idmap_size (b->rpcs);
+    /* its client's requests vanish with it */
+    for (struct rpc *rpc = idmap_first (b->rpcs, &it); rpc;
+         rpc = idmap_next (&it)) {
+        s->st.rpc.pending--;
+        s->loads[rpc->load].rpc.pending--;
+    }
     idmap_clear (b->rpcs);
 }
 
@@ -1055,42 +1093,66 @@ static void client_send (struct simnet *s, struct sbroker *b,
     route_request (b, req, &info);
 }
 
-static void rpc_tick (struct simnet *s)
+/* A random running (not hung) broker among ranks[0..n-1], or NULL. */
+static struct sbroker *random_live_of (struct simnet *s, const uint32_t *ranks,
+                                       int n)
 {
-    struct sbroker *b = random_live (s);
+    int start = (int)rnd_below (s, (uint32_t)n);
+
+    for (int i = 0; i < n; i++) {
+        struct sbroker *b = &s->b[ranks[(start + i) % n]];
+        if (b->state == SB_UP)
+            return b;
+    }
+    return NULL;
+}
+
+static void rpc_tick (struct simnet *s, int load)
+{
+    struct simload *l = &s->loads[load];
+    struct sbroker *b = l->from ? random_live_of (s, l->from, l->nfrom)
+                                : random_live (s);
 
     if (b) {
         uint32_t tag = ++b->next_tag & ~CLIENT_TAGS;
-        uint32_t dest = rnd_below (s, s->n);
+        uint32_t dest = l->to ? l->to[rnd_below (s, (uint32_t)l->nto)]
+                              : rnd_below (s, s->n);
         struct rpc *rpc = idmap_put (b->rpcs, tag, NULL);
         struct execd *e = idmap_put (s->execd, ((uint64_t)b->rank << 32) | tag,
                                      NULL);
         if (rpc && e) {
             rpc->dest = dest;
             rpc->sent_at = s->now;
+            rpc->load = load;
             e->failed_at = -1;
             e->ran = false;
-            s->st.rpc_sent++;
-            s->st.rpc_pending++;
+            e->load = load;
+            s->st.rpc.sent++;
+            s->st.rpc.pending++;
+            l->rpc.sent++;
+            l->rpc.pending++;
             schedule (s, s->now + s->p.rpc_timeout, EV_RPC_DEADLINE, b->rank,
                       tag, b->gen, 0, NULL);
             client_send (s, b, "sim.ping", dest, NULL, tag);
         }
     }
-    if (s->now < s->rpc_until)
-        schedule (s, s->now - log (1.0 - rnd_unit (s)) / s->rpc_rate,
-                  EV_RPC_TICK, 0, 0, 0, 0, NULL);
+    if (s->now < l->until)
+        schedule (s, s->now - log (1.0 - rnd_unit (s)) / l->rate,
+                  EV_RPC_TICK, 0, (uint32_t)load, 0, 0, NULL);
 }
 
 static void rpc_deadline (struct simnet *s, struct simev *ev)
 {
     struct sbroker *b = &s->b[ev->rank];
+    struct rpc *rpc;
 
-    if (b->gen != ev->b || !idmap_get (b->rpcs, ev->a))
+    if (b->gen != ev->b || !(rpc = idmap_get (b->rpcs, ev->a)))
         return;
+    s->st.rpc.pending--;
+    s->st.rpc.timed_out++;
+    s->loads[rpc->load].rpc.pending--;
+    s->loads[rpc->load].rpc.timed_out++;
     idmap_delete (b->rpcs, ev->a);
-    s->st.rpc_pending--;
-    s->st.rpc_timed_out++;
 }
 
 /* The status-all summary arrived at rank 0's client: its size and how
@@ -1131,7 +1193,9 @@ static void client_response (struct sbroker *b, msg_t *rsp)
     struct simnet *s = b->s;
     uint32_t tag = msg_get_matchtag (rsp);
     int errnum = 0;
+    struct sim_rpc_counts *c;
     struct execd *e;
+    struct rpc *rpc;
 
     msg_get_errnum (rsp, &errnum);
     if (tag & STATUS_TAG) {
@@ -1145,30 +1209,42 @@ static void client_response (struct sbroker *b, msg_t *rsp)
             s->st.ev_published++;
         return;
     }
-    if (!idmap_get (b->rpcs, tag))
+    if (!(rpc = idmap_get (b->rpcs, tag)))
         return;   /* timed out already, or a second answer */
+    c = &s->loads[rpc->load].rpc;
     idmap_delete (b->rpcs, tag);
-    s->st.rpc_pending--;
-    if (errnum == 0)
-        s->st.rpc_answered++;
-    else if (errnum == EHOSTUNREACH)
-        s->st.rpc_unreachable++;
-    else
-        s->st.rpc_other_error++;
+    s->st.rpc.pending--;
+    c->pending--;
+    if (errnum == 0) {
+        s->st.rpc.answered++;
+        c->answered++;
+    }
+    else if (errnum == EHOSTUNREACH) {
+        s->st.rpc.unreachable++;
+        c->unreachable++;
+    }
+    else {
+        s->st.rpc.other_error++;
+        c->other_error++;
+    }
     if (errnum && (e = idmap_get (s->execd, ((uint64_t)b->rank << 32) | tag)))
         e->failed_at = s->now;
 }
 
-static void pub_tick (struct simnet *s)
+static void pub_tick (struct simnet *s, int load)
 {
-    /* publishers are the lowest-numbered live ranks from 1 up */
-    int k = (int)rnd_below (s, (uint32_t)(s->publishers > 0 ? s->publishers
-                                                            : 1));
+    struct simload *l = &s->loads[load];
     struct sbroker *b = NULL;
 
-    for (uint32_t r = 1; r < s->n && !b; r++)
-        if (s->b[r].state == SB_UP && k-- == 0)
-            b = &s->b[r];
+    if (l->from)
+        b = random_live_of (s, l->from, l->nfrom);
+    else {
+        /* publishers are the lowest-numbered live ranks from 1 up */
+        int k = (int)rnd_below (s, (uint32_t)l->publishers);
+        for (uint32_t r = 1; r < s->n && !b; r++)
+            if (s->b[r].state == SB_UP && k-- == 0)
+                b = &s->b[r];
+    }
     if (b) {
         char payload[64];
         snprintf (payload, sizeof (payload), "{\"from\":%u}",
@@ -1176,9 +1252,9 @@ static void pub_tick (struct simnet *s)
         client_send (s, b, "event.pub", 0, payload,
                      PUB_TAG | (++b->next_tag & ~CLIENT_TAGS));
     }
-    if (s->now < s->pub_until)
-        schedule (s, s->now - log (1.0 - rnd_unit (s)) / s->pub_rate,
-                  EV_PUB_TICK, 0, 0, 0, 0, NULL);
+    if (s->now < l->until)
+        schedule (s, s->now - log (1.0 - rnd_unit (s)) / l->rate,
+                  EV_PUB_TICK, 0, (uint32_t)load, 0, 0, NULL);
 }
 
 /* Every broker subscribes to every event: check exactly once, in order,
@@ -1205,6 +1281,8 @@ static void subscriber_event (struct sbroker *b, const msg_t *ev)
     }
     msg_get_seq (ev, &seq);
     s->st.ev_delivered++;
+    if (seq > s->max_seq)
+        s->max_seq = seq;
     if (!b->have_base) {
         b->have_base = true;
         b->last_seq = seq;
@@ -1229,8 +1307,12 @@ static void sample (struct simnet *s)
         struct sbroker *b = &s->b[r];
         if (!running (b))
             continue;
-        for (int i = 0; i < b->ov->peers->n; i++)
-            note_queue (s, (uint32_t)b->ov->peers->v[i]->backlog.count);
+        for (int i = 0; i < b->ov->peers->n; i++) {
+            uint32_t q = (uint32_t)b->ov->peers->v[i]->backlog.count;
+            note_queue (s, q);
+            if (q > s->st.deepest_backlog)
+                s->st.deepest_backlog = q;
+        }
         note_queue (s, (uint32_t)b->inbound.count);
     }
     if (s->heap_n > 0)
@@ -1283,13 +1365,13 @@ static void handle (struct simnet *s, struct simev *ev)
         s->partition_split = 0;
         break;
     case EV_RPC_TICK:
-        rpc_tick (s);
+        rpc_tick (s, (int)ev->a);
         break;
     case EV_RPC_DEADLINE:
         rpc_deadline (s, ev);
         break;
     case EV_PUB_TICK:
-        pub_tick (s);
+        pub_tick (s, (int)ev->a);
         break;
     case EV_SAMPLE:
         sample (s);
@@ -1368,6 +1450,7 @@ struct simnet *simnet_create (const struct sim_params *p)
         b->s = s;
         b->rank = r;
         b->state = SB_NEVER;
+        b->mono_base = MONO_MIN + MONO_SPREAD * rnd_unit (s);
         snprintf (b->clientid, sizeof (b->clientid), "c%u", (unsigned)r);
         if (!(b->links = idmap_create (sizeof (struct link)))
             || !(b->connected_by = idmap_create (1))
@@ -1416,6 +1499,10 @@ void simnet_destroy (struct simnet **sp)
         struct smsg *m = s->pool;
         s->pool = m->next;
         free (m);
+    }
+    for (int i = 0; i < s->nloads; i++) {
+        free (s->loads[i].from);
+        free (s->loads[i].to);
     }
     free (s->b);
     free (s->fenced_by);
@@ -1467,25 +1554,66 @@ void simnet_partition (struct simnet *s, double at, uint32_t split, bool on)
     schedule (s, at, on ? EV_PARTITION : EV_HEAL, 0, split, 0, 0, NULL);
 }
 
-void simnet_rpc_load (struct simnet *s, double at, double duration,
-                      double rate)
+/* A copy of ranks[0..n-1] (NULL for none), or -1 with ENOMEM. */
+static int copy_ranks (const uint32_t *ranks, int n, uint32_t **out)
 {
-    if (rate <= 0 || duration <= 0)
-        return;
-    s->rpc_rate = rate;
-    s->rpc_until = at + duration;
-    schedule (s, at, EV_RPC_TICK, 0, 0, 0, 0, NULL);
+    *out = NULL;
+    if (!ranks || n <= 0)
+        return 0;
+    if (!(*out = malloc (n * sizeof (**out))))
+        return -1;
+    memcpy (*out, ranks, n * sizeof (**out));
+    return 0;
 }
 
-void simnet_event_load (struct simnet *s, double at, double duration,
-                        double rate, int publishers)
+static int add_load (struct simnet *s, bool events, double at,
+                     double duration, double rate, const uint32_t *from,
+                     int nfrom, const uint32_t *to, int nto)
 {
-    if (rate <= 0 || duration <= 0)
-        return;
-    s->pub_rate = rate;
-    s->pub_until = at + duration;
-    s->publishers = publishers > 0 ? publishers : 1;
-    schedule (s, at, EV_PUB_TICK, 0, 0, 0, 0, NULL);
+    struct simload *l;
+
+    if (rate <= 0 || duration <= 0 || at < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (s->nloads == SIM_LOADS_MAX) {
+        errno = ENOSPC;
+        return -1;
+    }
+    l = &s->loads[s->nloads];
+    memset (l, 0, sizeof (*l));
+    if (copy_ranks (from, nfrom, &l->from) < 0
+        || copy_ranks (to, nto, &l->to) < 0) {
+        free (l->from);
+        return -1;
+    }
+    l->nfrom = l->from ? nfrom : 0;
+    l->nto = l->to ? nto : 0;
+    l->events = events;
+    l->rate = rate;
+    l->until = at + duration;
+    l->publishers = 1;
+    schedule (s, at, events ? EV_PUB_TICK : EV_RPC_TICK, 0,
+              (uint32_t)s->nloads, 0, 0, NULL);
+    return s->nloads++;
+}
+
+int simnet_rpc_load (struct simnet *s, double at, double duration,
+                     double rate, const uint32_t *from, int nfrom,
+                     const uint32_t *to, int nto)
+{
+    return add_load (s, false, at, duration, rate, from, nfrom, to, nto);
+}
+
+int simnet_event_load (struct simnet *s, double at, double duration,
+                       double rate, int publishers, const uint32_t *from,
+                       int nfrom)
+{
+    int i = add_load (s, true, at, duration, rate, from, nfrom, NULL, 0);
+
+    if (i >= 0 && publishers > 0)
+        s->loads[i].publishers = publishers;
+    return i;
 }
 
 void simnet_status_all (struct simnet *s, double at)
@@ -1498,6 +1626,36 @@ void simnet_status_all (struct simnet *s, double at)
 const struct sim_stats *simnet_stats (struct simnet *s)
 {
     return &s->st;
+}
+
+const struct sim_rpc_counts *simnet_load_rpc (struct simnet *s, int i)
+{
+    if (i < 0 || i >= s->nloads || s->loads[i].events)
+        return NULL;
+    return &s->loads[i].rpc;
+}
+
+uint64_t simnet_events_missing (struct simnet *s)
+{
+    uint64_t missing = 0;
+
+    for (uint32_t r = 0; r < s->n; r++) {
+        struct sbroker *b = &s->b[r];
+        if (running (b) && b->have_base && b->last_seq < s->max_seq)
+            missing += s->max_seq - b->last_seq;
+    }
+    return missing;
+}
+
+void simnet_views (struct simnet *s, uint8_t *any, uint8_t *all,
+                   uint8_t *dead)
+{
+    for (uint32_t r = 0; r < s->n; r++) {
+        uint32_t others = s->st.live - (running (&s->b[r]) ? 1 : 0);
+        any[r] = s->fenced_by[r] > 0;
+        all[r] = others > 0 && s->fenced_by[r] == others;
+        dead[r] = !running (&s->b[r]);
+    }
 }
 
 struct overlay *simnet_core (struct simnet *s, uint32_t rank)

@@ -60,13 +60,21 @@ void simnet_restart (struct simnet *s, double at, uint32_t rank, double skew);
 /* Cut (or heal) every link between a rank below 'split' and one at or
  * above it: a partition in two halves. */
 void simnet_partition (struct simnet *s, double at, uint32_t split, bool cut);
-/* Clients on every live rank send 'rate' sim.ping requests per second in
- * all, to random ranks, from 'at' for 'duration' seconds. */
-void simnet_rpc_load (struct simnet *s, double at, double duration,
-                      double rate);
-/* Publishers on 'ranks' ranks publish 'rate' events per second in all. */
-void simnet_event_load (struct simnet *s, double at, double duration,
-                        double rate, int publishers);
+/* Client load, from 'at' for 'duration' seconds, 'rate' per second in
+ * all (Poisson arrivals).  'from' (nfrom ranks; NULL: any) are the ranks
+ * whose clients send: for requests a random running one of them (NULL: a
+ * random running broker), for events a random running one of them (NULL:
+ * one of the 'publishers' lowest running ranks above 0).  'to' (nto
+ * ranks; NULL: any rank) are the requests' destinations, picked at
+ * random.  Each load counts its own outcomes (simnet_load_rpc).  Returns
+ * the load's index, or -1 (ENOMEM, or more than SIM_LOADS_MAX loads). */
+#define SIM_LOADS_MAX 64
+int simnet_rpc_load (struct simnet *s, double at, double duration,
+                     double rate, const uint32_t *from, int nfrom,
+                     const uint32_t *to, int nto);
+int simnet_event_load (struct simnet *s, double at, double duration,
+                       double rate, int publishers, const uint32_t *from,
+                       int nfrom);
 
 /* At 'at', rank 0's client asks overlay.status-all (gather deadline 3 s);
  * the answer's size lands in the stats. */
@@ -80,23 +88,31 @@ double simnet_now (const struct simnet *s);
 
 enum { SIM_KINDS = ENV_KIND_MAX + 1 };
 
+/* What became of sim.ping requests (all of them, or one load's). */
+struct sim_rpc_counts {
+    uint64_t sent, answered, unreachable, other_error, timed_out, pending,
+        ran_after_failure;
+};
+
 struct sim_stats {
     uint64_t msgs[SIM_KINDS];         /* sent, by envelope kind */
     uint64_t bytes[SIM_KINDS];
     uint64_t lost_msgs;               /* loss, cuts, dead destinations */
     uint64_t eagain, ehostunreach;
     uint32_t deepest_queue;           /* in flight on one connection, or
-                                         waiting in one backlog */
+                                         waiting in one backlog, or read
+                                         by a hung broker when it resumes */
+    uint32_t deepest_backlog;         /* waiting in one peer's backlog */
     /* convergence: every live broker's fence view is the truth */
     double last_change;               /* last crash/restart/start */
-    double converged_at;              /* < last_change: not converged */
+    double converged_at;              /* when the views last became the
+                                         truth (after being wrong), -1:
+                                         never */
     double wrong_fence_seconds;       /* sum over live ranks fenced by
                                          some live broker */
     uint32_t wrong_fenced_max;        /* most live ranks fenced at once */
     uint32_t wrong_fenced_now;
-    /* RPCs */
-    uint64_t rpc_sent, rpc_answered, rpc_unreachable, rpc_other_error,
-        rpc_timed_out, rpc_pending, rpc_ran_after_failure;
+    struct sim_rpc_counts rpc;        /* every load's requests */
     /* events */
     uint64_t ev_published, ev_publish_errors, ev_delivered, ev_duplicates,
         ev_out_of_order, ev_lost_notices, ev_lost_events;
@@ -109,6 +125,23 @@ struct sim_stats {
 };
 
 const struct sim_stats *simnet_stats (struct simnet *s);
+
+/* The outcomes of load i's requests (NULL if i is not an RPC load). */
+const struct sim_rpc_counts *simnet_load_rpc (struct simnet *s, int i);
+
+/* Events a running broker has not delivered (nor been told were lost)
+ * although some broker delivered a later one: the sum over running
+ * brokers of (highest sequence delivered anywhere - its last), counting
+ * only brokers that delivered at least one event in their current life.
+ * 0 once every event reached every survivor. */
+uint64_t simnet_events_missing (struct simnet *s);
+
+/* The brokers' views of who is down, as rank bitmaps of size N (caller's
+ * arrays, set to 0 or 1): any[r] if some running broker has r fenced,
+ * all[r] if every running broker but r has r fenced, dead[r] if r is not
+ * running (crashed or never started). */
+void simnet_views (struct simnet *s, uint8_t *any, uint8_t *all,
+                   uint8_t *dead);
 
 /* Survivor pairs (sampled) from which next-hop walks reach their
  * destination through live brokers: reachable / tried. */
