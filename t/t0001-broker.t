@@ -136,6 +136,13 @@ test_expect_success 'garbage from a client is dropped and counted; the broker su
 	grep "\"client_drops\":[1-9]" garbage.out
 '
 
+test_expect_success 'libclient does not allocate per request once warm' '
+	bgn start --size=1 bgn-test-client allocs 1000 >allocs.out &&
+	grep "^rpcs=2000 " allocs.out &&
+	a=$(sed -n "s/.*allocs=\\([0-9]*\\).*/\\1/p" allocs.out) &&
+	test -n "$a" && test "$a" -lt 100
+'
+
 test_expect_success 'an RPC to a broker that does not answer times out' '
 	bgn-test-garbage --listen "$PWD/silent.sock" &
 	pid=$! &&

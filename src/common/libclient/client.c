@@ -4,6 +4,14 @@
  * arrives is sorted as it is read: responses into their rpc's queue (by
  * matchtag), events into the handle's event queue.  Waiting is poll() on
  * the socket with the earliest relevant deadline, so a wait always ends.
+ *
+ * The request path allocates nothing once warm: a request is encoded
+ * from one message the handle keeps and refills (libmsg reuses its
+ * buffers), rpc objects come back to a small pool when destroyed, rpcs
+ * are found by matchtag in an open-addressing table (idmap), a response
+ * waits in its rpc's one-message slot (a list only for a streaming rpc's
+ * backlog), and each response is decoded into the memory of the last
+ * one the program finished with.
  */
 #include <errno.h>
 #include <math.h>
@@ -18,9 +26,12 @@
 #include <jansson.h>
 
 #include "client.h"
+#include "src/common/libutil/idmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libzmqutil/multipart.h"
 
+#define RPC_POOL_MAX 256        /* destroyed rpcs kept for reuse */
+#define SPARES_MAX 16           /* finished messages kept to decode into */
 
 struct bgn_handle {
     void *ctx;
@@ -28,21 +39,28 @@ struct bgn_handle {
     char id[40];
     uint32_t next_matchtag;
     double timeout;
-    zhashx_t *rpcs;            /* matchtag (as key string) -> rpc */
+    struct idmap *rpcs;        /* matchtag -> bgn_rpc_t * */
     zlistx_t *events;          /* msg_t *, oldest first */
     uint64_t event_drops;
     uint64_t malformed;
+    msg_t *req;                /* refilled for every request */
+    msg_t *spares[SPARES_MAX]; /* finished messages, to decode into */
+    int nspares;
+    bgn_rpc_t *pool;           /* destroyed rpcs, linked by next_free */
+    int npool;
 };
 
 struct bgn_rpc {
     bgn_t *h;
     uint32_t matchtag;
-    char key[16];
+    int tracked;               /* in h->rpcs under matchtag */
     double deadline;
     int flags;
-    zlistx_t *responses;       /* msg_t * */
+    msg_t *first;              /* the oldest response not yet taken */
+    zlistx_t *more;            /* later ones (streaming), made when needed */
     msg_t *current;            /* the response bgn_rpc_get returned */
     char *errstr;
+    bgn_rpc_t *next_free;
 };
 
 static void msg_destructor (void **item)
@@ -95,7 +113,9 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
             h->timeout = t;
     }
     h->next_matchtag = 1;
-    if (!(h->rpcs = zhashx_new ()) || !(h->events = zlistx_new ()))
+    if (!(h->rpcs = idmap_create (sizeof (bgn_rpc_t *)))
+        || !(h->events = zlistx_new ())
+        || !(h->req = msg_create (MSGTYPE_REQUEST)))
         goto nomem;
     zlistx_set_destructor (h->events, msg_destructor);
     uuid_generate (u);
@@ -126,12 +146,21 @@ void bgn_close (bgn_t **hp)
         int saved = errno;
         /* rpcs still alive keep a pointer to h: detach them. */
         if (h->rpcs) {
-            for (bgn_rpc_t *r = zhashx_first (h->rpcs); r;
-                 r = zhashx_next (h->rpcs))
-                r->h = NULL;
-            zhashx_destroy (&h->rpcs);
+            struct idmap_iter it;
+            for (bgn_rpc_t **r = idmap_first (h->rpcs, &it); r;
+                 r = idmap_next (&it))
+                (*r)->h = NULL;
+            idmap_destroy (&h->rpcs);
+        }
+        while (h->pool) {
+            bgn_rpc_t *r = h->pool;
+            h->pool = r->next_free;
+            free (r);
         }
         zlistx_destroy (&h->events);
+        msg_destroy (&h->req);
+        while (h->nspares > 0)
+            msg_destroy (&h->spares[--h->nspares]);
         if (h->sock)
             zmq_close (h->sock);
         if (h->ctx)
@@ -162,24 +191,69 @@ static int send_msg (bgn_t *h, msg_t *msg)
     return zmqutil_send_msg (h->sock, NULL, msg, 0);
 }
 
+/* Keep a message the program is done with, to decode a later one into
+ * (a few, for responses that arrive together). */
+static void recycle (bgn_t *h, msg_t **msg)
+{
+    if (h && h->nspares < SPARES_MAX) {
+        h->spares[h->nspares++] = *msg;
+        *msg = NULL;
+    }
+    else
+        msg_destroy (msg);
+}
+
+static bgn_rpc_t *rpc_lookup (bgn_t *h, uint32_t matchtag)
+{
+    bgn_rpc_t **slot = idmap_get (h->rpcs, matchtag);
+    return slot ? *slot : NULL;
+}
+
+/* Queue a response on its rpc: the slot first, the list after. */
+static void rpc_enqueue (bgn_rpc_t *rpc, msg_t *msg)
+{
+    if (!rpc->first) {
+        rpc->first = msg;
+        return;
+    }
+    if (!rpc->more) {
+        if (!(rpc->more = zlistx_new ())) {
+            msg_destroy (&msg);
+            return;
+        }
+        zlistx_set_destructor (rpc->more, msg_destructor);
+    }
+    zlistx_add_end (rpc->more, msg);
+}
+
+/* The oldest queued response, taken off the queue, or NULL. */
+static msg_t *rpc_dequeue (bgn_rpc_t *rpc)
+{
+    msg_t *msg = rpc->first;
+
+    rpc->first = NULL;
+    if (rpc->more && zlistx_size (rpc->more) > 0) {
+        zlistx_first (rpc->more);
+        rpc->first = zlistx_detach (rpc->more, NULL);
+    }
+    return msg;
+}
+
 /* Sort one received message into its rpc or the event queue. */
 static void dispatch (bgn_t *h, msg_t *msg)
 {
-    char key[16];
     bgn_rpc_t *rpc;
 
     switch (msg_get_type (msg)) {
     case MSGTYPE_RESPONSE:
-        snprintf (key, sizeof (key), "%u", (unsigned)msg_get_matchtag (msg));
-        if ((rpc = zhashx_lookup (h->rpcs, key))) {
-            zlistx_add_end (rpc->responses, msg);
+        if ((rpc = rpc_lookup (h, msg_get_matchtag (msg)))) {
+            rpc_enqueue (rpc, msg);
             return;
         }
         break;  /* late response to a destroyed rpc */
     case MSGTYPE_EVENT:
         if (zlistx_size (h->events) >= BGN_EVENT_QUEUE_MAX) {
-            msg_t *old = zlistx_first (h->events);
-            (void)old;
+            zlistx_first (h->events);
             zlistx_delete (h->events, zlistx_cursor (h->events));
             h->event_drops++;
         }
@@ -188,7 +262,7 @@ static void dispatch (bgn_t *h, msg_t *msg)
     default:
         break;
     }
-    msg_destroy (&msg);
+    recycle (h, &msg);
 }
 
 /* Read every message that is ready.  Returns -1 only on socket errors. */
@@ -205,7 +279,11 @@ static int drain (bgn_t *h)
         if (n == -1)
             return -1;
         if (n > 0) {
-            msg = zmqutil_decode (parts, n, NULL, 0);
+            msg_t **spare = h->nspares > 0 ? &h->spares[h->nspares - 1]
+                                           : NULL;
+            msg = zmqutil_decode_reuse (spare, parts, n, NULL, 0);
+            if (spare && !*spare)
+                h->nspares--;   /* consumed */
             zmqutil_close (parts, n);
         }
         if (!msg)
@@ -239,50 +317,76 @@ static int wait_readable (bgn_t *h, double deadline)
     return rc > 0;
 }
 
+/* An rpc from the pool, or a new one; zeroed. */
+static bgn_rpc_t *rpc_get (bgn_t *h)
+{
+    bgn_rpc_t *rpc = h->pool;
+
+    if (!rpc)
+        return calloc (1, sizeof (*rpc));
+    h->pool = rpc->next_free;
+    h->npool--;
+    memset (rpc, 0, sizeof (*rpc));
+    return rpc;
+}
+
+/* Refill the handle's request message.  -1 with EINVAL for a bad topic
+ * or a payload that is not a JSON object. */
+static int request_fill (bgn_t *h, const char *topic, uint32_t nodeid,
+                         const char *payload, int flags)
+{
+    msg_t *msg = h->req;
+    size_t len = payload ? strlen (payload) : 0;
+    uint8_t content = MSGFLAG_TOPIC | MSGFLAG_PAYLOAD | MSGFLAG_ROUTE;
+
+    if ((payload && msg_json_check (payload, len, NULL, 0) < 0)
+        || msg_set_topic (msg, topic) < 0
+        || msg_set_payload (msg, payload, len) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    msg_set_nodeid (msg, nodeid);
+    return msg_set_flags (msg, (uint8_t)((msg_get_flags (msg) & content)
+                                         | flags));
+}
+
 bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
                     const char *payload, int flags)
 {
     bgn_rpc_t *rpc;
-    msg_t *msg;
 
     if (!h || !topic || (flags & ~(MSGFLAG_NORESPONSE | MSGFLAG_STREAMING))) {
         errno = EINVAL;
         return NULL;
     }
-    if (!(msg = msg_request_create (topic, nodeid, payload)))
+    if (request_fill (h, topic, nodeid, payload, flags) < 0)
         return NULL;
-    if (flags && msg_set_flags (msg, msg_get_flags (msg) | flags) < 0)
-        goto error;
-    if (!(rpc = calloc (1, sizeof (*rpc))))
-        goto error;
+    if (!(rpc = rpc_get (h)))
+        return NULL;
     rpc->h = h;
     rpc->flags = flags;
     rpc->deadline = monotime_now () + h->timeout;
-    if (!(rpc->responses = zlistx_new ())) {
-        free (rpc);
-        goto error;
-    }
-    zlistx_set_destructor (rpc->responses, msg_destructor);
     if (!(flags & MSGFLAG_NORESPONSE)) {
+        bgn_rpc_t **slot;
         rpc->matchtag = h->next_matchtag++;
         if (h->next_matchtag == 0)
             h->next_matchtag = 1;
-        msg_set_matchtag (msg, rpc->matchtag);
-        snprintf (rpc->key, sizeof (rpc->key), "%u", (unsigned)rpc->matchtag);
-        zhashx_update (h->rpcs, rpc->key, rpc);
+        if (!(slot = idmap_put (h->rpcs, rpc->matchtag, NULL))) {
+            bgn_rpc_destroy (&rpc);
+            errno = ENOMEM;
+            return NULL;
+        }
+        *slot = rpc;
+        rpc->tracked = 1;
     }
-    if (send_msg (h, msg) < 0) {
+    msg_set_matchtag (h->req, rpc->matchtag);
+    if (send_msg (h, h->req) < 0) {
         int saved = errno;
         bgn_rpc_destroy (&rpc);
-        msg_destroy (&msg);
         errno = saved;
         return NULL;
     }
-    msg_destroy (&msg);
     return rpc;
-error:
-    msg_destroy (&msg);
-    return NULL;
 }
 
 static int response_result (bgn_rpc_t *rpc, const char **payload)
@@ -311,14 +415,11 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
         return -1;
     }
     while (!rpc->current) {
-        msg_t *m = zlistx_first (rpc->responses);
-        if (m) {
-            rpc->current = zlistx_detach (rpc->responses, NULL);
+        if ((rpc->current = rpc_dequeue (rpc)))
             break;
-        }
         if (drain (rpc->h) < 0)
             return -1;
-        if (zlistx_size (rpc->responses) > 0)
+        if (rpc->first)
             continue;
         int rc = wait_readable (rpc->h, rpc->deadline);
         if (rc < 0)
@@ -333,8 +434,8 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
 
 void bgn_rpc_next (bgn_rpc_t *rpc)
 {
-    if (rpc)
-        msg_destroy (&rpc->current);
+    if (rpc && rpc->current)
+        recycle (rpc->h, &rpc->current);
 }
 
 void bgn_rpc_set_timeout (bgn_rpc_t *rpc, double seconds)
@@ -357,13 +458,23 @@ void bgn_rpc_destroy (bgn_rpc_t **rpcp)
 {
     if (rpcp && *rpcp) {
         bgn_rpc_t *rpc = *rpcp;
+        bgn_t *h = rpc->h;
         int saved = errno;
-        if (rpc->h && rpc->key[0])
-            zhashx_delete (rpc->h->rpcs, rpc->key);
-        zlistx_destroy (&rpc->responses);
-        msg_destroy (&rpc->current);
+        /* the matchtag may have wrapped round to a newer rpc */
+        if (h && rpc->tracked && rpc_lookup (h, rpc->matchtag) == rpc)
+            idmap_delete (h->rpcs, rpc->matchtag);
+        zlistx_destroy (&rpc->more);
+        msg_destroy (&rpc->first);
+        if (rpc->current)
+            recycle (h, &rpc->current);
         free (rpc->errstr);
-        free (rpc);
+        if (h && h->npool < RPC_POOL_MAX) {
+            rpc->next_free = h->pool;
+            h->pool = rpc;
+            h->npool++;
+        }
+        else
+            free (rpc);
         *rpcp = NULL;
         errno = saved;
     }

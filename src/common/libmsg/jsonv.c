@@ -133,11 +133,20 @@ static bool utf8_seq (struct scan *sc)
     return true;
 }
 
+/* Bytes that end a run of plain string characters: controls, the
+ * quote, the backslash and every non-ASCII byte. */
+static const unsigned char special[256] = {
+    [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
+};
+
 /* A string; sc->i is at its opening quote. */
 static bool string (struct scan *sc)
 {
     sc->i++;
     for (;;) {
+        /* the common case: a run of plain ASCII */
+        while (sc->i < sc->n && !special[sc->s[sc->i]])
+            sc->i++;
         if (sc->i >= sc->n)
             return fail (sc, "unterminated string");
         unsigned char c = sc->s[sc->i];

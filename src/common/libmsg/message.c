@@ -60,6 +60,7 @@ struct msg {
     uint16_t tcap;          /* tail bytes for the topic, NUL included */
     uint16_t rused;         /* bytes of route entries in rbuf */
     uint16_t rcap;          /* size of rbuf */
+    uint16_t tailcap;       /* size of the tail (for msg_decode_reuse) */
     uint32_t userid;
     uint32_t rolemask;
     uint32_t aux1;
@@ -202,14 +203,10 @@ void msg_payload_unref (void *data, void *ref)
 
 /* ---- the message block ------------------------------------------------- */
 
-/* A message of 'type' with tail room for a topic of tcap bytes (NUL
- * included) and rcap bytes of route entries. */
-static msg_t *msg_alloc (int type, size_t tcap, size_t rcap)
+/* Set msg's fields for a new message of 'type' whose tail gives tcap
+ * bytes to the topic (NUL included) and the rest to route entries. */
+static void msg_init (msg_t *msg, int type, size_t tcap)
 {
-    msg_t *msg = malloc (sizeof (*msg) + tcap + rcap);
-
-    if (!msg)
-        return NULL;
     msg->type = (uint8_t)type;
     msg->flags = 0;
     msg->nroutes = -1;
@@ -217,7 +214,7 @@ static msg_t *msg_alloc (int type, size_t tcap, size_t rcap)
     msg->topic_len = 0;
     msg->tcap = (uint16_t)tcap;
     msg->rused = 0;
-    msg->rcap = (uint16_t)rcap;
+    msg->rcap = (uint16_t)(msg->tailcap - tcap);
     msg->userid = 0;
     msg->rolemask = 0;
     msg->aux1 = (type == MSGTYPE_REQUEST) ? NODEID_ANY : 0;
@@ -226,6 +223,18 @@ static msg_t *msg_alloc (int type, size_t tcap, size_t rcap)
     msg->rbuf = msg->tail + tcap;
     msg->payload = NULL;
     msg->json = NULL;
+}
+
+/* A message of 'type' with tail room for a topic of tcap bytes (NUL
+ * included) and rcap bytes of route entries. */
+static msg_t *msg_alloc (int type, size_t tcap, size_t rcap)
+{
+    msg_t *msg = malloc (sizeof (*msg) + tcap + rcap);
+
+    if (!msg)
+        return NULL;
+    msg->tailcap = (uint16_t)(tcap + rcap);
+    msg_init (msg, type, tcap);
     return msg;
 }
 
@@ -245,17 +254,23 @@ static void drop_json (msg_t *msg)
     msg->json = NULL;
 }
 
+/* Free what msg holds outside its block, but its payload. */
+static void msg_free_side (msg_t *msg)
+{
+    if (msg->own & OWN_TOPIC)
+        free (msg->topic);
+    if (msg->own & OWN_ROUTES)
+        free (msg->rbuf);
+    drop_json (msg);
+}
+
 void msg_destroy (msg_t **msg)
 {
     if (msg && *msg) {
         msg_t *m = *msg;
         int saved = errno;
-        if (m->own & OWN_TOPIC)
-            free (m->topic);
-        if (m->own & OWN_ROUTES)
-            free (m->rbuf);
+        msg_free_side (m);
         payload_decref (m->payload);
-        drop_json (m);
         free (m);
         *msg = NULL;
         errno = saved;
@@ -389,8 +404,10 @@ static void put32 (uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
-                   char *errbuf, size_t errlen)
+/* msg_decode and msg_decode_reuse: validate, then build the message in
+ * *spare's memory if there is one and it is big enough, else anew. */
+static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
+                      size_t nframes, char *errbuf, size_t errlen)
 {
     msg_t *msg = NULL;
 
@@ -514,10 +531,17 @@ msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
     size_t rbytes = 0;
     for (size_t i = 0; i < nroutes; i++)
         rbytes += ENTRY_SIZE (frames[i].size);
-    msg = msg_alloc (type, tf ? tf->size + 1 : 0,
-                     rbytes + (type == MSGTYPE_REQUEST ? REQUEST_ROUTE_ROOM
-                                                       : 0));
-    if (!msg)
+    size_t tneed = tf ? tf->size + 1 : 0;
+    size_t rneed = rbytes + (type == MSGTYPE_REQUEST ? REQUEST_ROUTE_ROOM : 0);
+    struct payload *old = NULL;
+    if (spare && *spare && (*spare)->tailcap >= tneed + rneed) {
+        msg = *spare;
+        *spare = NULL;
+        old = msg->payload;
+        msg_free_side (msg);
+        msg_init (msg, type, tneed);
+    }
+    else if (!(msg = msg_alloc (type, tneed, rneed)))
         goto enomem;
     msg->flags = flags & ~CONTENT_FLAGS;
     msg->userid = get32 (proto + 4);
@@ -532,8 +556,20 @@ msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
     }
     if (tf)
         topic_store (msg, tf->data, tf->size);   /* fits the tail */
-    if (plf && !(msg->payload = payload_create (plf->data, plf->size)))
+    if (plf && old && !payload_shared (old) && old->cap >= plf->size) {
+        /* the spare's buffer is ours alone and big enough */
+        memcpy (old->data, plf->data, plf->size);
+        old->data[plf->size] = '\0';
+        old->len = plf->size;
+        msg->payload = old;
+        old = NULL;
+    }
+    payload_decref (old);
+    if (plf && !msg->payload
+        && !(msg->payload = payload_create (plf->data, plf->size)))
         goto enomem;
+    if (spare)
+        msg_destroy (spare);    /* too small to reuse: consumed all the same */
     return msg;
 enomem:
     msg_destroy (&msg);
@@ -543,6 +579,18 @@ enomem:
 eproto:
     errno = EPROTO;
     return NULL;
+}
+
+msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
+                   char *errbuf, size_t errlen)
+{
+    return decode (NULL, frames, nframes, errbuf, errlen);
+}
+
+msg_t *msg_decode_reuse (msg_t **spare, const struct msg_frame *frames,
+                         size_t nframes, char *errbuf, size_t errlen)
+{
+    return decode (spare, frames, nframes, errbuf, errlen);
 }
 
 size_t msg_frame_count (const msg_t *msg)

@@ -117,6 +117,17 @@ msg_t *msg_copy (const msg_t *msg);
 msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
                    char *errbuf, size_t errlen);
 
+/* msg_decode, reusing the memory of *spare (a message the caller is done
+ * with, or NULL) when it is big enough, so a program that receives
+ * message after message need not allocate for each.  On success *spare
+ * is consumed (set to NULL; the result may be the same block) and the
+ * new message returned; on failure NULL as msg_decode says, and *spare
+ * is left as it was (but for ENOMEM, after which it is gone).  A payload
+ * another copy shares or a reference holds is never reused.
+ */
+msg_t *msg_decode_reuse (msg_t **spare, const struct msg_frame *frames,
+                         size_t nframes, char *errbuf, size_t errlen);
+
 /* Number of frames msg_encode() will produce. */
 size_t msg_frame_count (const msg_t *msg);
 

@@ -1,5 +1,6 @@
 /* multipart.c: whole multipart messages on a socket (see multipart.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "multipart.h"
@@ -58,11 +59,15 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
     return 0;
 }
 
-msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
+msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
+                             char *errbuf, size_t errlen)
 {
     struct msg_frame mf[MSG_MAX_FRAMES];
 
     if (n > MSG_MAX_FRAMES) {
+        if (errbuf && errlen)
+            snprintf (errbuf, errlen, "message has %d frames, max %d", n,
+                      MSG_MAX_FRAMES);
         errno = EPROTO;
         return NULL;
     }
@@ -70,5 +75,10 @@ msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
         mf[i].data = zmq_msg_data (&parts[i]);
         mf[i].size = zmq_msg_size (&parts[i]);
     }
-    return msg_decode (mf, n, errbuf, errlen);
+    return msg_decode_reuse (spare, mf, n, errbuf, errlen);
+}
+
+msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
+{
+    return zmqutil_decode_reuse (NULL, parts, n, errbuf, errlen);
 }

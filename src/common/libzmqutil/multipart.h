@@ -36,4 +36,9 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags);
  * and, if errbuf is given, a one-line reason. */
 msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen);
 
+/* The same into *spare's memory when it is big enough (see
+ * msg_decode_reuse: on success *spare is consumed). */
+msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
+                             char *errbuf, size_t errlen);
+
 #endif

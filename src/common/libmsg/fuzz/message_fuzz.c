@@ -242,6 +242,19 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
         msg_payload_unref (NULL, ref);
     }
 
+    /* Decoding into a spare (a copy of this message, so big enough)
+     * gives an equal message. */
+    {
+        struct msg_frame f[MAX_FRAMES + 4];
+        msg_t *spare = msg_copy (m);
+        int nf = msg_encode (m, f, MAX_FRAMES + 4);
+        check (spare != NULL && nf > 0, "spare");
+        msg_t *again = msg_decode_reuse (&spare, f, (size_t)nf, NULL, 0);
+        check (again != NULL && spare == NULL, "decode_reuse");
+        check_equal (m, again);
+        msg_destroy (&again);
+    }
+
     msg_t *cpy = msg_copy (m);
     check (cpy != NULL, "copy");
     check_equal (m, cpy);

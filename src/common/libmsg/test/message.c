@@ -955,6 +955,69 @@ static void test_growth (void)
     msg_destroy (&m);
 }
 
+static void test_decode_reuse (void)
+{
+    struct msg_frame f[MAXF];
+    msg_t *big = msg_request_create ("a.long.topic.name", 3,
+                                     "{\"payload\":\"long enough\"}");
+    msg_t *small = msg_event_create ("e", "{\"s\":1}");
+    msg_t *spare, *m, *keep;
+    const char *pl;
+    int n;
+
+    msg_route_enable (big);
+    msg_route_push (big, "client-1");
+    msg_route_push (big, "7");
+    n = msg_encode (small, f, MAXF);
+
+    /* a big spare takes a small message in place, payload and all */
+    spare = msg_copy (big);
+    pl = msg_get_payload (big, NULL);
+    msg_destroy (&big);         /* the spare's payload is now its own */
+    keep = spare;
+    m = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m == keep && spare == NULL, "a big enough spare is reused in place");
+    ok (m && msg_same (m, small), "the reused message equals the input");
+    ok (m && msg_get_payload (m, NULL) == pl,
+        "and its unshared payload buffer is reused too");
+    ok (m && msg_get_json (m) && json_integer_value (json_object_get (
+            msg_get_json (m), "s")) == 1, "msg_get_json sees the new payload");
+
+    /* a spare too small for the next one is replaced */
+    n = msg_encode (m, f, MAXF);
+    spare = msg_create (MSGTYPE_CONTROL);
+    msg_t *m2 = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m2 && spare == NULL && msg_same (m2, small),
+        "a small spare is replaced by a fresh message");
+    msg_destroy (&m2);
+
+    /* a payload a copy shares is left alone */
+    spare = m;
+    keep = msg_copy (m);
+    pl = msg_get_payload (keep, NULL);
+    msg_t *other = msg_event_create ("e", "{\"t\":2}");
+    n = msg_encode (other, f, MAXF);
+    m = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m && msg_same (m, other) && streq (pl, "{\"s\":1}")
+        && streq (msg_get_payload (keep, NULL), "{\"s\":1}"),
+        "a shared payload is not overwritten by reuse");
+
+    /* failure leaves the spare alone */
+    struct msg_frame bad = { "short", 5 };
+    spare = m;
+    ok (msg_decode_reuse (&spare, &bad, 1, NULL, 0) == NULL
+        && errno == EPROTO && spare == m && msg_same (spare, other),
+        "a failed decode leaves the spare as it was");
+    m = msg_decode_reuse (NULL, f, (size_t)n, NULL, 0);
+    ok (m && m != spare && msg_same (m, other),
+        "msg_decode_reuse (NULL, ...) decodes into a new message");
+    msg_destroy (&m);
+    msg_destroy (&spare);
+    msg_destroy (&keep);
+    msg_destroy (&other);
+    msg_destroy (&small);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -968,6 +1031,7 @@ int main (void)
     test_json_cache ();
     test_payload_sharing ();
     test_growth ();
+    test_decode_reuse ();
     return done_testing ();
 }
 
