@@ -143,6 +143,16 @@ test_expect_success 'libclient does not allocate per request once warm' '
 	test -n "$a" && test "$a" -lt 100
 '
 
+test_expect_success 'a 60 kB payload crosses a broker and the overlay intact (zero-copy sends)' '
+	big=$(head -c 60000 /dev/zero | tr "\\0" x) &&
+	bgn start --size=2 sh -c "
+		bgn rpc broker.ping \"{\\\"big\\\":\\\"$big\\\"}\" >big0.out &&
+		bgn rpc -r 1 broker.ping \"{\\\"big\\\":\\\"$big\\\"}\" >big1.out" &&
+	test $(tr -cd x <big0.out | wc -c) -eq 60000 &&
+	test $(tr -cd x <big1.out | wc -c) -eq 60000 &&
+	grep "\"rank\":1" big1.out
+'
+
 test_expect_success 'an RPC to a broker that does not answer times out' '
 	bgn-test-garbage --listen "$PWD/silent.sock" &
 	pid=$! &&
