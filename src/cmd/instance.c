@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -99,7 +100,24 @@ int instance_setup_signals (struct instance *in)
     if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
         return -1;
     in->sigfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    return in->sigfd < 0 ? -1 : 0;
+    if (in->sigfd < 0)
+        return -1;
+    in->epfd = epoll_create1 (EPOLL_CLOEXEC);
+    return in->epfd < 0 ? -1 : 0;
+}
+
+/* What an fd in the epoll set is (the event's data: kind << 32 | fd). */
+enum { WATCH_PMI = 1, WATCH_LOG = 2 };
+
+/* Watch fd; a closed fd leaves the set by itself. */
+static void watch (struct instance *in, int kind, int fd)
+{
+    struct epoll_event ev = { .events = EPOLLIN,
+                              .data.u64 = (uint64_t)kind << 32
+                                          | (uint32_t)fd };
+
+    if (epoll_ctl (in->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        instance_log ("epoll: fd %d: %s", fd, strerror (errno));
 }
 
 void instance_set_control (struct instance *in, int fd, instance_control_f cb,
@@ -115,6 +133,8 @@ void instance_write_pidfile (struct instance *in)
     char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
     FILE *f;
 
+    in->pidfile_dirty = 0;
+    in->pidfile_at = monotime_now ();
     snprintf (path, sizeof (path), "%s/brokers", in->dir);
     snprintf (tmp, sizeof (tmp), "%s/brokers.tmp", in->dir);
     if (!(f = fopen (tmp, "w")))
@@ -197,6 +217,8 @@ pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
         close (lp[1]);
         if (brokerlog_add (in->log, rank, lp[0]) < 0)
             close (lp[0]);
+        else
+            watch (in, WATCH_LOG, lp[0]);
     }
     if ((rejoin ? pmi_server_rejoin_client (in->pmi, rank, sv[0], errbuf,
                                             sizeof (errbuf))
@@ -205,6 +227,7 @@ pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
         instance_log ("rank %d: %s", rank, errbuf);
         return -1;
     }
+    watch (in, WATCH_PMI, sv[0]);
     return pid;
 }
 
@@ -278,46 +301,48 @@ static int brokers_alive (struct instance *in)
     return n;
 }
 
+/* Handle what the epoll set says is ready (without waiting). */
+static void service_watched (struct instance *in)
+{
+    struct epoll_event ev[128];
+    int n;
+
+    while ((n = epoll_wait (in->epfd, ev, 128, 0)) > 0) {
+        for (int i = 0; i < n; i++) {
+            int kind = (int)(ev[i].data.u64 >> 32);
+            int fd = (int)(uint32_t)ev[i].data.u64;
+            if (kind == WATCH_LOG) {
+                brokerlog_readable (in->log, fd);
+                continue;
+            }
+            int r = pmi_server_client_rank (in->pmi, fd);
+            if (r < 0)
+                continue;   /* closed while handling an earlier one */
+            pmi_server_handle (in->pmi, fd);
+            /* a rank that finished bootstrap is now "running" */
+            if (pmi_server_client_state (in->pmi, r) != PMI_CLIENT_CONNECTED)
+                in->pidfile_dirty = 1;
+        }
+        if (n < 128)
+            break;
+    }
+}
+
 int instance_service_events (struct instance *in, double timeout, int phase,
                              int *broker_exits)
 {
-    int nlogs = brokerlog_count (in->log);
-    int max = in->size + 2 + nlogs;
-    struct pollfd *pfd = calloc (max, sizeof (*pfd));
-    int *fds = calloc (in->size, sizeof (int));
-    int nfds = 0, got = 0, nclients, first_log;
+    struct pollfd pfd[3] = {
+        { .fd = in->sigfd, .events = POLLIN },
+        { .fd = phase == INSTANCE_RUNNING && in->ctl_cb ? in->ctlfd : -1,
+          .events = POLLIN },
+        { .fd = in->epfd, .events = POLLIN },
+    };
+    int got = 0;
 
-    if (!pfd || !fds) {
-        free (pfd);
-        free (fds);
-        return 0;
-    }
-    nclients = pmi_server_fds (in->pmi, fds, in->size);
-    pfd[nfds].fd = in->sigfd;
-    pfd[nfds++].events = POLLIN;
-    pfd[nfds].fd = phase == INSTANCE_RUNNING && in->ctl_cb ? in->ctlfd : -1;
-    pfd[nfds++].events = POLLIN;
-    for (int i = 0; i < nclients && i < in->size; i++) {
-        pfd[nfds].fd = fds[i];
-        pfd[nfds++].events = POLLIN;
-    }
-    first_log = nfds;
-    nfds += brokerlog_pollfds (in->log, pfd + nfds, nlogs);
-    if (poll (pfd, nfds, (int)(timeout * 1000)) < 0)
+    if (poll (pfd, 3, (int)(timeout * 1000)) < 0)
         goto done;
-    for (int i = first_log; i < nfds; i++)
-        if (pfd[i].revents)
-            brokerlog_readable (in->log, pfd[i].fd);
-    for (int i = 2; i < first_log; i++) {
-        if (pfd[i].revents) {
-            int r = pmi_server_client_rank (in->pmi, pfd[i].fd);
-            pmi_server_handle (in->pmi, pfd[i].fd);
-            /* a rank that finished bootstrap is now "running" */
-            if (r >= 0 && pmi_server_client_state (in->pmi, r)
-                              != PMI_CLIENT_CONNECTED)
-                instance_write_pidfile (in);
-        }
-    }
+    if (pfd[2].revents & POLLIN)
+        service_watched (in);
     if (pfd[0].revents & POLLIN) {
         struct signalfd_siginfo si;
         while (read (in->sigfd, &si, sizeof (si)) == sizeof (si)) {
@@ -330,8 +355,12 @@ int instance_service_events (struct instance *in, double timeout, int phase,
 done:
     *broker_exits += reap (in, phase == INSTANCE_STARTING,
                            phase == INSTANCE_STOPPING);
-    free (pfd);
-    free (fds);
+    /* Progress during start-up is written at most every 0.25 s: 256
+     * brokers finishing their bootstrap one by one need not rewrite the
+     * file 256 times. */
+    if (in->pidfile_dirty && (phase != INSTANCE_STARTING
+                              || monotime_now () - in->pidfile_at >= 0.25))
+        instance_write_pidfile (in);
     return got;
 }
 
@@ -353,29 +382,31 @@ void instance_wait_reaped (struct instance *in, int r)
     }
 }
 
-/* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet. */
+/* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet.
+ * One connection to rank 0 serves every check (in->h0): opening one per
+ * check, every 20 ms, cost a ZeroMQ context and its threads each time. */
 static int overlay_ready (struct instance *in)
 {
     char uri[PATH_MAX + 32], err[256];
-    bgn_t *h;
     bgn_rpc_t *rpc;
     const char *payload;
     const char *health = NULL;
     int ready = 0;
     json_t *o = NULL;
 
-    snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
-    if (!(h = bgn_open (uri, err, sizeof (err))))
-        return 0;
-    bgn_set_timeout (h, 1.0);
-    if ((rpc = bgn_rpc (h, "broker.info", 0, NULL, 0))
+    if (!in->h0) {
+        snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
+        if (!(in->h0 = bgn_open (uri, err, sizeof (err))))
+            return 0;
+        bgn_set_timeout (in->h0, 1.0);
+    }
+    if ((rpc = bgn_rpc (in->h0, "broker.info", 0, NULL, 0))
         && bgn_rpc_get (rpc, &payload) == 0
         && (o = json_loads (payload, 0, NULL))
         && json_unpack (o, "{s:s}", "health", &health) == 0)
         ready = !strcmp (health, "full");
     json_decref (o);
     bgn_rpc_destroy (&rpc);
-    bgn_close (&h);
     return ready;
 }
 
@@ -437,8 +468,13 @@ int instance_start (struct instance *in)
     /* Phase 1: every broker bootstraps (PMI finalize).  Phase 2: the
      * overlay reports full health at rank 0. */
     if (wait_phase (in, deadline, 0.1, all_bootstrapped, &timedout) == 0
-        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0)
+        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0) {
+        bgn_close (&in->h0);
+        instance_write_pidfile (in);   /* every broker "running" */
         return 0;
+    }
+    bgn_close (&in->h0);
+    instance_write_pidfile (in);
     if (!timedout)
         return -1;
     instance_log ("start-up did not finish within %gs (%d of %d brokers "
@@ -486,6 +522,8 @@ void instance_cleanup (struct instance *in)
     instance_remove_dir (in);
     if (in->sigfd >= 0)
         close (in->sigfd);
+    if (in->epfd >= 0)
+        close (in->epfd);
     free (in->procs);
     free (in->broker_args);
     free (in->broker_path);

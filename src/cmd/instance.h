@@ -20,6 +20,7 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "src/common/libclient/client.h"
 #include "src/common/libpmi/pmi_server.h"
 #include "brokerlog.h"
 
@@ -49,7 +50,11 @@ struct instance {
     pmi_server_t *pmi;
     struct brokerlog *log;      /* brokers' stderr, or NULL: inherited */
     int sigfd;
+    int epfd;                   /* PMI sockets and log pipes, epoll */
     int ctlfd;                  /* polled while running; see set_control */
+    int pidfile_dirty;          /* brokers changed state since the write */
+    bgn_t *h0;                  /* rank 0, while start-up waits for it */
+    double pidfile_at;          /* when it was last written */
     instance_control_f ctl_cb;
     void *ctl_arg;
     pid_t pgid;
@@ -78,7 +83,9 @@ int instance_add_arg (struct instance *in, const char *arg);
 int instance_make_dir (struct instance *in);
 void instance_remove_dir (struct instance *in);
 
-/* Block SIGINT/SIGTERM/SIGCHLD and read them from in->sigfd. */
+/* Block SIGINT/SIGTERM/SIGCHLD and read them from in->sigfd; make the
+ * epoll set (in->epfd) that watches the PMI sockets and log pipes, so a
+ * wait costs what is ready, not one entry per broker. */
 int instance_setup_signals (struct instance *in);
 
 /* Poll in->ctlfd while running and call cb when it is readable. */
