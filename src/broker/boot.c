@@ -28,6 +28,8 @@
 #include "boot_pmix.h"
 #endif
 
+#define PMI_BUNDLE_MAX 4096     /* decoded bytes of one rank's bundle */
+
 struct boot {
     pmi_client_t *pmi;       /* PMI-1; NULL otherwise */
 #if HAVE_PMIX
@@ -37,6 +39,12 @@ struct boot {
     uint32_t rank;
     uint32_t size;
     zhashx_t *local;         /* values kept in this process */
+
+    /* PMI-1: a rank's values travel as one bundle, a JSON object under
+     * "bgn.RANK", so a peer costs one get however many keys it has. */
+    json_t *outbox;          /* our values, put at the next barrier */
+    int outbox_dirty;
+    json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
 
     /* static mode */
     hostlist_t *hosts;       /* rank -> host name */
@@ -392,7 +400,8 @@ struct boot *boot_create (json_t *conf, const char *confname, double timeout,
 
     if (!b)
         return NULL;
-    if (!(b->local = zhashx_new ()))
+    if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ())
+        || !(b->bundles = json_object ()))
         goto error;
     zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
@@ -440,6 +449,8 @@ void boot_destroy (struct boot **bp)
         boot_pmix_destroy (&(*bp)->pmix);
 #endif
         zhashx_destroy (&(*bp)->local);
+        json_decref ((*bp)->outbox);
+        json_decref ((*bp)->bundles);
         hostlist_destroy (&(*bp)->hosts);
         free ((*bp)->entry);
         free (*bp);
@@ -469,6 +480,58 @@ const char *boot_method (struct boot *b)
 const char *boot_hostname (struct boot *b)
 {
     return b->is_static ? b->hostname : NULL;
+}
+
+/* ---- PMI-1 bundles ------------------------------------------------------ */
+
+/* Put our bundle if it changed since the last put. */
+static int bundle_flush (struct boot *b, char *errbuf, size_t errlen)
+{
+    char k[32];
+    char *v;
+    int rc;
+
+    if (!b->outbox_dirty)
+        return 0;
+    snprintf (k, sizeof (k), "bgn.%u", (unsigned)b->rank);
+    if (!(v = json_dumps (b->outbox, JSON_COMPACT)))
+        return errset (errbuf, errlen, ENOMEM, "bootstrap values: out of "
+                       "memory");
+    rc = pmi_client_kvs_put (b->pmi, k, v, errbuf, errlen);
+    free (v);
+    if (rc == 0)
+        b->outbox_dirty = 0;
+    return rc;
+}
+
+/* rank's bundle: ours, or fetched once per barrier.  NULL + errno (and
+ * the message) if the rank published none or it is not an object. */
+static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
+                           size_t errlen)
+{
+    char k[32], r[16], *v;
+    json_t *o;
+    int len;
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if ((o = json_object_get (b->bundles, r)))
+        return o;
+    snprintf (k, sizeof (k), "bgn.%u", (unsigned)rank);
+    if (!(v = malloc (PMI_BUNDLE_MAX)))
+        return NULL;
+    len = pmi_client_kvs_get (b->pmi, k, v, PMI_BUNDLE_MAX, errbuf, errlen);
+    o = len < 0 ? NULL : json_loads (v, 0, NULL);
+    free (v);
+    if (len < 0)
+        return NULL;
+    if (!json_is_object (o)) {
+        json_decref (o);
+        errset (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
+                "not a JSON object", (unsigned)rank);
+        return NULL;
+    }
+    json_object_set_new (b->bundles, r, o);
+    return o;
 }
 
 static int make_key (char *buf, size_t len, uint32_t rank, const char *key)
@@ -506,7 +569,11 @@ int boot_put (struct boot *b, const char *key, const char *value,
         zhashx_update (b->local, k, (void *)value);
         return 0;
     }
-    return pmi_client_kvs_put (b->pmi, k, value, errbuf, errlen);
+    if (json_object_set_new (b->outbox, key, json_string (value)) < 0)
+        return errset (errbuf, errlen, EINVAL, "bootstrap value of %s is "
+                       "not UTF-8 text", k);
+    b->outbox_dirty = 1;
+    return 0;
 }
 
 static int copy_out (const char *v, char *buf, size_t len, const char *what,
@@ -572,7 +639,18 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
                            "bootstrap key %s not found", k);
         return copy_out (v, buf, len, k, errbuf, errlen);
     }
-    return pmi_client_kvs_get (b->pmi, k, buf, len, errbuf, errlen) < 0 ? -1 : 0;
+    /* Our own values before they went out; else the rank's bundle (for
+     * our own rank: what an earlier process of it published). */
+    json_t *o = rank == b->rank ? json_object_get (b->outbox, key) : NULL;
+    if (!o) {
+        json_t *bundle = bundle_get (b, rank, errbuf, errlen);
+        if (!bundle)
+            return -1;
+        if (!(o = json_object_get (bundle, key)))
+            return errset (errbuf, errlen, ENOENT,
+                           "bootstrap key %s not found", k);
+    }
+    return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
 }
 
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
@@ -583,7 +661,11 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 #endif
     if (!b->pmi)
         return 0;
-    return pmi_client_barrier (b->pmi, errbuf, errlen);
+    if (bundle_flush (b, errbuf, errlen) < 0
+        || pmi_client_barrier (b->pmi, errbuf, errlen) < 0)
+        return -1;
+    json_object_clear (b->bundles);     /* peers may have put anew */
+    return 0;
 }
 
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
@@ -594,5 +676,7 @@ int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
 #endif
     if (!b->pmi)
         return 0;
+    if (bundle_flush (b, errbuf, errlen) < 0)
+        return -1;
     return pmi_client_finalize (b->pmi, errbuf, errlen);
 }

@@ -24,6 +24,11 @@
  *
  * Keys are published per rank: boot_put("endpoint", v) on rank 3 is read
  * elsewhere with boot_get(3, "endpoint").  Every call has a deadline.
+ * Under PMI-1 a rank's values go out together at its next barrier (or
+ * finalize), as one JSON object under the PMI key "bgn.RANK", and a
+ * peer's are fetched once per barrier: one get per peer, not one per
+ * key, which is most of the start-up traffic bgn start's PMI server
+ * serves.
  *
  * Static mode, key by key:
  *   endpoint  the rank's host entry's "connect" template, %h replaced by
