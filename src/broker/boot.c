@@ -2,7 +2,8 @@
  * singleton.
  *
  * See boot.h for what each method provides and how one is chosen.  PMIx
- * lives in boot_pmix.c (built only with libpmix); this file dispatches.  The static method needs no
+ * lives in boot_pmix.c (a plugin, boot-pmix.so, built only with libpmix
+ * and loaded only when PMIx is the method); this file dispatches.  The static method needs no
  * network exchange at all: everything a peer would publish (its endpoint,
  * its public key, rank 0's instance id) follows from the shared config, so
  * every broker computes the same values on its own.  That is what lets a
@@ -25,6 +26,8 @@
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
 #if HAVE_PMIX
+#include <dlfcn.h>
+#include <limits.h>
 #include "boot_pmix.h"
 #endif
 
@@ -34,6 +37,7 @@ struct boot {
     pmi_client_t *pmi;       /* PMI-1; NULL otherwise */
 #if HAVE_PMIX
     struct boot_pmix *pmix;  /* PMIx; NULL otherwise */
+    const struct boot_pmix_ops *px;  /* boot-pmix.so's table, when loaded */
 #endif
     int is_static;           /* static host list */
     uint32_t rank;
@@ -365,21 +369,38 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
     return 0;
 }
 
-static int pmix_create (struct boot *b, double timeout, char *errbuf,
-                        size_t errlen)
+static int pmix_in_env (void)
+{
+    return getenv ("PMIX_NAMESPACE") && getenv ("PMIX_RANK");
+}
+
+static int pmix_create (struct boot *b, const char *plugin_dir,
+                        double timeout, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
-    if (!boot_pmix_in_env ())
+    char path[PATH_MAX];
+    void *dso;
+
+    if (!pmix_in_env ())
         return errset (errbuf, errlen, EINVAL,
                        "bootstrap.method is pmix but PMIX_NAMESPACE and "
                        "PMIX_RANK are not set (start the broker under a "
                        "PMIx launcher: mpirun.openmpi, srun --mpi=pmix)");
-    if (!(b->pmix = boot_pmix_create (timeout, errbuf, errlen)))
+    /* Loaded here, never unloaded: libpmix may keep threads. */
+    snprintf (path, sizeof (path), "%s/%s", plugin_dir, BOOT_PMIX_PLUGIN);
+    if (!(dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))
+        || !(b->px = dlsym (dso, BOOT_PMIX_SYMBOL)))
+        return errset (errbuf, errlen, EINVAL,
+                       "PMIx is unavailable: %s (reinstall bgn, or use "
+                       "a PMI-1 launcher or --boot=static|single)",
+                       dlerror ());
+    if (!(b->pmix = b->px->create (timeout, errbuf, errlen)))
         return -1;
-    b->rank = boot_pmix_rank (b->pmix);
-    b->size = boot_pmix_size (b->pmix);
+    b->rank = b->px->rank (b->pmix);
+    b->size = b->px->size (b->pmix);
     return 0;
 #else
+    (void)plugin_dir;
     return errset (errbuf, errlen, EINVAL,
                    "PMIx is unavailable: this bgn-broker was built without "
                    "libpmix (install libpmix-dev and re-run configure), "
@@ -388,7 +409,8 @@ static int pmix_create (struct boot *b, double timeout, char *errbuf,
 #endif
 }
 
-struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+struct boot *boot_create (json_t *conf, const char *confname,
+                          const char *plugin_dir, double timeout,
                           char *errbuf, size_t errlen)
 {
     struct boot *b = calloc (1, sizeof (*b));
@@ -410,7 +432,7 @@ struct boot *boot_create (json_t *conf, const char *confname, double timeout,
             goto error;
     }
     else if (!strcmp (method, "pmix")) {
-        if (pmix_create (b, timeout, errbuf, errlen) < 0)
+        if (pmix_create (b, plugin_dir, timeout, errbuf, errlen) < 0)
             goto error;
     }
     else if (!strcmp (method, "static")) {
@@ -446,7 +468,8 @@ void boot_destroy (struct boot **bp)
     if (bp && *bp) {
         pmi_client_destroy (&(*bp)->pmi);
 #if HAVE_PMIX
-        boot_pmix_destroy (&(*bp)->pmix);
+        if ((*bp)->pmix)
+            (*bp)->px->destroy (&(*bp)->pmix);
 #endif
         zhashx_destroy (&(*bp)->local);
         json_decref ((*bp)->outbox);
@@ -563,7 +586,7 @@ int boot_put (struct boot *b, const char *key, const char *value,
         return 0;
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_put (b->pmix, k, value, errbuf, errlen);
+        return b->px->put (b->pmix, k, value, errbuf, errlen);
 #endif
     if (!b->pmi) {
         zhashx_update (b->local, k, (void *)value);
@@ -630,7 +653,7 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     }
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_get (b->pmix, rank, k, buf, len, errbuf, errlen);
+        return b->px->get (b->pmix, rank, k, buf, len, errbuf, errlen);
 #endif
     if (!b->pmi) {
         const char *v = zhashx_lookup (b->local, k);
@@ -657,7 +680,7 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_fence (b->pmix, errbuf, errlen);
+        return b->px->fence (b->pmix, errbuf, errlen);
 #endif
     if (!b->pmi)
         return 0;
@@ -672,7 +695,7 @@ int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_finalize (b->pmix, errbuf, errlen);
+        return b->px->finalize (b->pmix, errbuf, errlen);
 #endif
     if (!b->pmi)
         return 0;

@@ -64,9 +64,11 @@ struct boot;
 
 /* Choose and start the bootstrap method.  'conf' is the finalized broker
  * config (static mode may add overlay.bind to it); 'confname' names it in
- * messages (a path, or NULL).  NULL + errno with a message.
+ * messages (a path, or NULL); 'plugin_dir' is where boot-pmix.so is.
+ * NULL + errno with a message.
  */
-struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+struct boot *boot_create (json_t *conf, const char *confname,
+                          const char *plugin_dir, double timeout,
                           char *errbuf, size_t errlen);
 void boot_destroy (struct boot **bp);
 

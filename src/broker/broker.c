@@ -160,16 +160,25 @@ static int exe_dir (char *buf, size_t len)
     return 0;
 }
 
+static int in_build_tree (void)
+{
+    char dir[PATH_MAX];
+    return exe_dir (dir, sizeof (dir)) == 0
+           && !strcmp (dir, ABS_TOP_BUILDDIR "/src/broker");
+}
+
 static char *default_module_path (void)
 {
-    char dir[PATH_MAX], *path;
-    if (exe_dir (dir, sizeof (dir)) == 0
-        && !strcmp (dir, ABS_TOP_BUILDDIR "/src/broker")) {
-        path = strdup (ABS_TOP_BUILDDIR "/src/modules/overlay/.libs");
-    }
-    else
-        path = strdup (MODULEDIR);
-    return path;
+    return strdup (in_build_tree ()
+                   ? ABS_TOP_BUILDDIR "/src/modules/overlay/.libs"
+                   : MODULEDIR);
+}
+
+/* Where the bootstrap plugins (boot-pmix.so) are. */
+static const char *plugin_dir (void)
+{
+    return in_build_tree () ? ABS_TOP_BUILDDIR "/src/broker/.libs"
+                            : PKGLIBDIR;
 }
 
 static int setup_rundir (struct bgn_broker *b, const char *dir)
@@ -491,7 +500,8 @@ int main (int argc, char **argv)
         logger_log (b->log, LOG_ERR, "signals: %s", strerror (errno));
         goto done;
     }
-    if (!(b->boot = boot_create (b->conf, opts.config, boot_timeout, err,
+    if (!(b->boot = boot_create (b->conf, opts.config, plugin_dir (),
+                                 boot_timeout, err,
                                  sizeof (err)))) {
         /* EINVAL: the config is wrong; restarting will not help. */
         if (errno == EINVAL)
