@@ -176,10 +176,18 @@ static void check_reencode (msg_t *m)
     msg_destroy (&m2);
 }
 
-/* msg_json_check and jansson must agree on data[0..len). */
+/* msg_json_check and jansson must agree on data[0..len).  Text with a
+ * NUL byte is refused by msg_json_check (and by msg_decode before any
+ * JSON is looked at), while jansson 2.14's lexer silently skips a NUL
+ * that follows a token it read one byte past: no comparison there. */
 static void check_json_verdict (const void *data, size_t len)
 {
     char why[128];
+
+    if (len > 0 && memchr (data, '\0', len)) {
+        check (msg_json_check (data, len, NULL, 0) < 0, "NUL refused");
+        return;
+    }
     json_t *o = json_loadb (data, len, 0, NULL);
     int theirs = o && json_is_object (o);
     int mine = msg_json_check (data, len, why, sizeof (why)) == 0;

@@ -829,6 +829,8 @@ static void test_json_check (void)
         "msg_json_check: a NUL byte inside the length is refused");
     ok (msg_json_check ("{}xyz", 2, NULL, 0) == 0,
         "msg_json_check reads only len bytes");
+    ok (msg_json_check ("{\"a\":[1\0,2]}", 12, NULL, 0) < 0,
+        "a NUL after a number is refused (jansson's lexer would skip it)");
 }
 
 static void test_json_cache (void)
