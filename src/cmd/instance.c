@@ -463,6 +463,10 @@ int instance_start (struct instance *in)
             pgid = in->pgid = pid;
         setpgid (pid, pgid);   /* also here: avoids a race with the child */
         in->procs[r].pid = pid;
+        /* Answer the brokers already running as we go: left waiting for
+         * the last fork, each would hold its share of the CPU while the
+         * PMI server it waits for cannot run. */
+        service_watched (in);
     }
     instance_write_pidfile (in);
     /* Phase 1: every broker bootstraps (PMI finalize).  Phase 2: the
