@@ -136,6 +136,23 @@ test_expect_success 'garbage from a client is dropped and counted; the broker su
 	grep "\"client_drops\":[1-9]" garbage.out
 '
 
+test_expect_success 'libclient does not allocate per request once warm' '
+	bgn start --size=1 bgn-test-client allocs 1000 >allocs.out &&
+	grep "^rpcs=2000 " allocs.out &&
+	a=$(sed -n "s/.*allocs=\\([0-9]*\\).*/\\1/p" allocs.out) &&
+	test -n "$a" && test "$a" -lt 100
+'
+
+test_expect_success 'a 60 kB payload crosses a broker and the overlay intact (zero-copy sends)' '
+	big=$(head -c 60000 /dev/zero | tr "\\0" x) &&
+	bgn start --size=2 sh -c "
+		bgn rpc broker.ping \"{\\\"big\\\":\\\"$big\\\"}\" >big0.out &&
+		bgn rpc -r 1 broker.ping \"{\\\"big\\\":\\\"$big\\\"}\" >big1.out" &&
+	test $(tr -cd x <big0.out | wc -c) -eq 60000 &&
+	test $(tr -cd x <big1.out | wc -c) -eq 60000 &&
+	grep "\"rank\":1" big1.out
+'
+
 test_expect_success 'an RPC to a broker that does not answer times out' '
 	bgn-test-garbage --listen "$PWD/silent.sock" &
 	pid=$! &&

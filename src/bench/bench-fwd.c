@@ -12,6 +12,17 @@
  *   bench-fwd raw-client --connect EP [options]
  *       a DEALER at the head of a raw chain.
  *
+ *   bench-fwd keygen
+ *       print a CURVE key pair as "PUBLIC:SECRET" (Z85) for --curve.
+ *
+ *   --curve PUBLIC:SECRET (relay, raw-client)
+ *       encrypt every link with CURVE, as bgn does by default: a relay
+ *       binds as a CURVE server with this key pair and connects to the
+ *       next relay as a client expecting the same public key; the client
+ *       connects the same way.  (One key pair for the whole chain: the
+ *       cost per message does not depend on whose keys they are.)  No
+ *       ZAP handler, so the handshake checks nothing more.
+ *
  *   bench-fwd bgn-client --target RANK [--uri URI] [options]
  *       the same pattern through bgn brokers: broker.ping RPCs via
  *       libclient to RANK (default uri: $BGN_URI).
@@ -55,6 +66,7 @@ static int cmp_double (const void *a, const void *b)
 
 struct opts {
     const char *bind, *next, *connect, *uri;
+    char curve_public[41], curve_secret[41];   /* "" without --curve */
     long target, size, window, count;
     double duration, maxtime;
 };
@@ -87,6 +99,28 @@ static void send_multi (void *sock, zmq_msg_t *frames, int first, int n)
     }
 }
 
+/* With --curve: make the next bind a CURVE server (our key pair). */
+static void curve_server (void *s, const struct opts *o)
+{
+    int one = 1;
+
+    if (!o->curve_public[0])
+        return;
+    zmq_setsockopt (s, ZMQ_CURVE_PUBLICKEY, o->curve_public, 40);
+    zmq_setsockopt (s, ZMQ_CURVE_SECRETKEY, o->curve_secret, 40);
+    zmq_setsockopt (s, ZMQ_CURVE_SERVER, &one, sizeof (one));
+}
+
+/* With --curve: make the next connect a CURVE client of the same key. */
+static void curve_client (void *s, const struct opts *o)
+{
+    if (!o->curve_public[0])
+        return;
+    zmq_setsockopt (s, ZMQ_CURVE_PUBLICKEY, o->curve_public, 40);
+    zmq_setsockopt (s, ZMQ_CURVE_SECRETKEY, o->curve_secret, 40);
+    zmq_setsockopt (s, ZMQ_CURVE_SERVERKEY, o->curve_public, 40);
+}
+
 static int do_relay (struct opts *o)
 {
     void *ctx = zmq_ctx_new ();
@@ -97,9 +131,11 @@ static int do_relay (struct opts *o)
     if (!s)
         die ("socket");
     zmq_setsockopt (s, ZMQ_ROUTER_MANDATORY, &one, sizeof (one));
+    curve_server (s, o);
     if (zmq_bind (s, o->bind) < 0)
         die (o->bind);
     if (o->next) {
+        curve_client (s, o);
         zmq_setsockopt (s, ZMQ_CONNECT_ROUTING_ID, "next", 4);
         if (zmq_connect (s, o->next) < 0)
             die (o->next);
@@ -197,6 +233,7 @@ static int do_client (struct opts *o, int bgn)
         c.ctx = zmq_ctx_new ();
         if (!(c.sock = zmq_socket (c.ctx, ZMQ_DEALER)))
             die ("socket");
+        curve_client (c.sock, o);
         if (zmq_connect (c.sock, o->connect) < 0)
             die (o->connect);
     }
@@ -257,7 +294,9 @@ static void usage (void)
 "Usage: bench-fwd relay --bind EP [--next EP]\n"
 "       bench-fwd raw-client --connect EP [client options]\n"
 "       bench-fwd bgn-client --target RANK [--uri URI] [client options]\n"
-"Client options: --size B --window W --duration S --count C --maxtime S\n");
+"       bench-fwd keygen\n"
+"Client options: --size B --window W --duration S --count C --maxtime S\n"
+"relay and raw-client also take --curve PUBLIC:SECRET (from keygen)\n");
     exit (1);
 }
 
@@ -274,6 +313,7 @@ int main (int argc, char **argv)
         { "duration", required_argument, NULL, 'd' },
         { "count", required_argument, NULL, 'C' },
         { "maxtime", required_argument, NULL, 'm' },
+        { "curve", required_argument, NULL, 'k' },
         { NULL, 0, NULL, 0 },
     };
     struct opts o = { .target = -1, .size = 64, .window = 64, .count = 1000,
@@ -284,6 +324,13 @@ int main (int argc, char **argv)
     if (argc < 2)
         usage ();
     mode = argv[1];
+    if (!strcmp (mode, "keygen")) {
+        char pub[41], sec[41];
+        if (zmq_curve_keypair (pub, sec) < 0)
+            die ("zmq_curve_keypair");
+        printf ("%s:%s\n", pub, sec);
+        return 0;
+    }
     optind = 2;
     while ((c = getopt_long (argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
@@ -297,6 +344,12 @@ int main (int argc, char **argv)
         case 'd': o.duration = atof (optarg); break;
         case 'C': o.count = atol (optarg); break;
         case 'm': o.maxtime = atof (optarg); break;
+        case 'k':
+            if (strlen (optarg) != 81 || optarg[40] != ':')
+                usage ();
+            memcpy (o.curve_public, optarg, 40);
+            memcpy (o.curve_secret, optarg + 41, 40);
+            break;
         default: usage ();
         }
     }

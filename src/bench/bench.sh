@@ -5,12 +5,14 @@
 #   BGN          the bgn front end (make bench passes the build tree's)
 #   BENCHDIR     where bench-fwd, bench-event, bench-fault are
 #   BENCH_RUNS   repetitions per figure; tables show medians (default 5)
-#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f")
+#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f g")
 #   BENCH_CHAIN  broker counts for the chain benchmark (default "1 2 4 8")
 #   BENCH_SIZES  sizes for the start-up benchmark (default "16 64 128 256")
 #   EV_SIZES     sizes for the event benchmark (default "16 64")
 #   EV_EVENTS    events of its sustained runs (default 100000)
 #   EV_PACED     events of its paced runs, at 1,000/s (default 3000)
+#   BENCH_IDLE   sizes for the idle-CPU benchmark (default "64 256")
+#   BENCH_IDLE_SECONDS  length of each idle measurement (default 20)
 #
 # Every section prints a Markdown table.  All traffic is ipc:// on this host.
 set -u
@@ -19,9 +21,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 BGN=${BGN:-$here/../cmd/bgn}
 BENCHDIR=${BENCHDIR:-$here}
 RUNS=${BENCH_RUNS:-5}
-ONLY=${BENCH_ONLY:-"a b c d e f"}
+ONLY=${BENCH_ONLY:-"a b c d e f g"}
 CHAIN=${BENCH_CHAIN:-"1 2 4 8"}
 SIZES=${BENCH_SIZES:-"16 64 128 256"}
+IDLE=${BENCH_IDLE:-"64 256"}
+IDLE_SECONDS=${BENCH_IDLE_SECONDS:-20}
 FWD=$BENCHDIR/bench-fwd
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/bgn-bench.XXXXXX") || exit 1
 relays=""
@@ -52,6 +56,27 @@ echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(free -m | awk '/^Mem:/
      "medians of $RUNS runs"
 
 # ---------------------------------------------------------------- a
+# start_chain DIR N [--curve KEY]: N raw relays binding ipc://DIR/0..N-1
+start_chain () {
+    d=$1 n=$2
+    shift 2
+    mkdir -p "$d"
+    i=$((n - 1))
+    while [ $i -ge 0 ]; do
+        if [ $i -eq $((n - 1)) ]; then
+            "$FWD" relay --bind "ipc://$d/$i" "$@" &
+        else
+            "$FWD" relay --bind "ipc://$d/$i" --next "ipc://$d/$((i + 1))" "$@" &
+        fi
+        relays="$relays $!"
+        i=$((i - 1))
+    done
+    for _ in 1 2 3 4 5 6 7 8 9 10; do
+        [ -S "$d/0" ] && break
+        sleep 0.1
+    done
+}
+
 if want a; then
     echo
     echo "## a. Forwarding chain: bgn brokers (kary:1) vs raw libzmq ROUTER relays"
@@ -59,83 +84,80 @@ if want a; then
     echo "64-byte requests; client at the head (libclient or DEALER), echo at the"
     echo "tail; N processes = N-1 hops between them plus the client's hop."
     echo "Throughput: window of 64 outstanding requests for 1 s; RTT: one at a time."
-    echo "bgn = default config (CURVE on); bgn-nc = overlay.curve=false."
+    echo "bgn = default config (CURVE on); bgn-nc = overlay.curve=false;"
+    echo "raw = the relays without encryption; raw-c = the relays with CURVE on"
+    echo "every link.  The four run interleaved, run by run (both bgn instances"
+    echo "and both raw chains are up together)."
     echo
     : >"$tmp/a.fit"
-    echo "| N | hops | bgn msg/s | bgn-nc msg/s | raw msg/s | thr bgn/raw | thr bgn-nc/raw | bgn RTT µs | bgn-nc RTT µs | raw RTT µs | RTT bgn/raw |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    key=$("$FWD" keygen) || exit 1
+    BENCH_CURVE_KEY=$key    # Z85 has shell characters: pass it in the environment
+    export BENCH_CURVE_KEY
+    echo "| N | hops | bgn msg/s | bgn-nc msg/s | raw msg/s | raw-c msg/s | thr bgn/raw-c | thr bgn/raw | thr bgn-nc/raw | bgn RTT µs | bgn-nc RTT µs | raw RTT µs | raw-c RTT µs | RTT bgn/raw-c | RTT bgn/raw | RTT bgn-nc/raw |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for n in $CHAIN; do
         hops=$((n - 1))
-        d=$tmp/raw$n
-        mkdir -p "$d"
         relays=""
-        i=$((n - 1))
-        while [ $i -ge 0 ]; do
-            if [ $i -eq $((n - 1)) ]; then
-                "$FWD" relay --bind "ipc://$d/$i" &
-            else
-                "$FWD" relay --bind "ipc://$d/$i" --next "ipc://$d/$((i + 1))" &
-            fi
-            relays="$relays $!"
-            i=$((i - 1))
-        done
-        for _ in 1 2 3 4 5 6 7 8 9 10; do
-            [ -S "$d/0" ] && break
-            sleep 0.1
-        done
+        start_chain "$tmp/raw$n" "$n"
+        start_chain "$tmp/rawc$n" "$n" --curve "$key"
         copts="--size 64 --window 64 --duration 1 --count 1000 --maxtime 0.7"
-        # the raw chain runs interleaved with the CURVE instance, run by run
+        : >"$tmp/a.bgn.$n"; : >"$tmp/a.nc.$n"; : >"$tmp/a.raw.$n"; : >"$tmp/a.rawc.$n"
+        # the CURVE instance runs the no-CURVE one, which runs the loop
         "$BGN" start --size="$n" --topology=kary:1 sh -c "
-            for r in \$(seq $RUNS); do
-                '$FWD' bgn-client --target $hops $copts >>'$tmp/a.bgn.$n' || exit 1
-                '$FWD' raw-client --connect ipc://$d/0 $copts >>'$tmp/a.raw.$n' || exit 1
-            done" || echo "(bgn chain N=$n failed)" >&2
-        "$BGN" start --size="$n" --topology=kary:1 -o overlay.curve=false sh -c "
-            for r in \$(seq $RUNS); do
-                '$FWD' bgn-client --target $hops $copts >>'$tmp/a.nc.$n' || exit 1
-            done" || echo "(bgn-nc chain N=$n failed)" >&2
+            BGN_URI_CURVE=\$BGN_URI '$BGN' start --size=$n --topology=kary:1 \
+                -o overlay.curve=false sh -c '
+                for r in \$(seq $RUNS); do
+                    \"$FWD\" bgn-client --uri \"\$BGN_URI_CURVE\" --target $hops $copts >>\"$tmp/a.bgn.$n\" || exit 1
+                    \"$FWD\" bgn-client --target $hops $copts >>\"$tmp/a.nc.$n\" || exit 1
+                    \"$FWD\" raw-client --connect ipc://$tmp/raw$n/0 $copts >>\"$tmp/a.raw.$n\" || exit 1
+                    \"$FWD\" raw-client --connect ipc://$tmp/rawc$n/0 --curve \"\$BENCH_CURVE_KEY\" $copts >>\"$tmp/a.rawc.$n\" || exit 1
+                done'" || echo "(chain N=$n failed)" >&2
         kill $relays 2>/dev/null
         wait $relays 2>/dev/null
         relays=""
         bt=$(field thr "$tmp/a.bgn.$n" | median)
         ct=$(field thr "$tmp/a.nc.$n" | median)
         rt=$(field thr "$tmp/a.raw.$n" | median)
+        kt=$(field thr "$tmp/a.rawc.$n" | median)
         bl=$(field rtt_med_us "$tmp/a.bgn.$n" | median)
         cl=$(field rtt_med_us "$tmp/a.nc.$n" | median)
         rl=$(field rtt_med_us "$tmp/a.raw.$n" | median)
-        echo "$hops $bl $cl $rl $bt $ct $rt" >>"$tmp/a.fit"
-        awk -v n=$n -v h=$hops -v bt="$bt" -v ct="$ct" -v rt="$rt" \
-            -v bl="$bl" -v cl="$cl" -v rl="$rl" 'BEGIN {
-            printf "| %d | %d | %.0f | %.0f | %.0f | %.2f | %.2f | %.0f | %.0f | %.0f | %.2f |\n",
-                n, h, bt, ct, rt, (rt > 0 ? bt / rt : 0), (rt > 0 ? ct / rt : 0),
-                bl, cl, rl, (rl > 0 ? bl / rl : 0) }'
+        kl=$(field rtt_med_us "$tmp/a.rawc.$n" | median)
+        echo "$hops $bl $cl $rl $kl $bt $ct $rt $kt" >>"$tmp/a.fit"
+        awk -v n=$n -v h=$hops -v bt="$bt" -v ct="$ct" -v rt="$rt" -v kt="$kt" \
+            -v bl="$bl" -v cl="$cl" -v rl="$rl" -v kl="$kl" '
+            function r(a, b) { return b > 0 ? a / b : 0 }
+            BEGIN {
+            printf "| %d | %d | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n",
+                n, h, bt, ct, rt, kt, r(bt, kt), r(bt, rt), r(ct, rt),
+                bl, cl, rl, kl, r(bl, kl), r(bl, rl), r(cl, rl) }'
     done
     echo
-    # least-squares slope of RTT against hops; one-way per hop = slope / 2
-    # and of the time per message (1/throughput) against hops: its inverse
-    # is the marginal forwarding rate one added hop can sustain
+    # least-squares slopes against hops: of the median RTT (k = 2..5:
+    # bgn, bgn-nc, raw, raw-c) and of 1/throughput (k = 6..9), whose
+    # inverse is the marginal forwarding rate one added hop sustains
     awk '{ n++; x += $1; xx += $1 * $1
-           for (k = 2; k <= 7; k++) {
-               v = (k <= 4) ? $k : 1e6 / $k
+           for (k = 2; k <= 9; k++) {
+               v = (k <= 5) ? $k : 1e6 / $k
                y[k] += v; xy[k] += $1 * v } }
         END {
         if (n < 2 || n * xx - x * x == 0) { print "(need two chain lengths for a per-hop fit)"; exit }
-        for (k = 2; k <= 7; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
+        for (k = 2; k <= 9; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
         print "Per added hop: least-squares slopes against hops over the chain sizes above,"
         print "of the median RTT (latency) and of 1/throughput (µs of pipeline time per"
         print "message per hop; its inverse is the rate one added hop sustains)."
         print ""
-        print "| per added hop | bgn | bgn-nc | raw libzmq | bgn/raw | bgn-nc/raw |"
-        print "|---|---|---|---|---|---|"
-        printf "| RTT, µs | %.1f | %.1f | %.1f | %.2f | %.2f |\n", s[2], s[3], s[4], s[2] / s[4], s[3] / s[4]
-        printf "| one-way latency, µs | %.1f | %.1f | %.1f | | |\n", s[2] / 2, s[3] / 2, s[4] / 2
-        printf "| 1/throughput, µs/msg | %.2f | %.2f | %.2f | | |\n", s[5], s[6], s[7]
-        printf "| forwarding rate, msg/s | %.0f | %.0f | %.0f | %.2f | %.2f |\n", 1e6 / s[5], 1e6 / s[6], 1e6 / s[7], s[7] / s[5], s[7] / s[6]
+        print "| per added hop | bgn | bgn-nc | raw | raw-c | bgn/raw-c | bgn/raw | bgn-nc/raw |"
+        print "|---|---|---|---|---|---|---|---|"
+        printf "| RTT, µs | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", s[2], s[3], s[4], s[5], s[2] / s[5], s[2] / s[4], s[3] / s[4]
+        printf "| one-way latency, µs | %.1f | %.1f | %.1f | %.1f | | | |\n", s[2] / 2, s[3] / 2, s[4] / 2, s[5] / 2
+        printf "| 1/throughput, µs/msg | %.2f | %.2f | %.2f | %.2f | | | |\n", s[6], s[7], s[8], s[9]
+        printf "| forwarding rate, msg/s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", 1e6 / s[6], 1e6 / s[7], 1e6 / s[8], 1e6 / s[9], s[9] / s[6], s[8] / s[6], s[8] / s[7]
     }' "$tmp/a.fit"
     # per-hop throughput: hop-traversals per second at the longest chain
     tail -n 1 "$tmp/a.fit" | awk '$1 > 0 {
-        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw) request hop-traversals/s\n", $1, $5 * $1, $6 * $1, $7 * $1
-        printf "(msg/s x hops): throughput ratio at this length bgn/raw %.2f, bgn-nc/raw %.2f.\n", $5 / $7, $6 / $7 }'
+        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw), %.0f (raw-c) request hop-traversals/s\n", $1, $6 * $1, $7 * $1, $8 * $1, $9 * $1
+        printf "(msg/s x hops); throughput ratios at this length: bgn/raw-c %.2f, bgn/raw %.2f, bgn-nc/raw %.2f.\n", $6 / $9, $6 / $8, $7 / $8 }'
 fi
 
 # ---------------------------------------------------------------- b
@@ -332,6 +354,42 @@ if want f; then
                  "$(echo "$line" | field route_us /dev/stdin) |" \
                  "$(echo "$line" | field searches_per_lookup /dev/stdin) |"
         done
+    done
+fi
+
+# ---------------------------------------------------------------- g
+if want g; then
+    echo
+    echo "## g. Idle CPU per broker"
+    echo
+    echo "\`bgn start --size=N\` with the default configuration (CURVE on,"
+    echo "keepalive_interval 1 s), left alone 5 s after it is whole, then the CPU"
+    echo "time of every thread of every broker over ${IDLE_SECONDS} s (from"
+    echo "/proc/PID/task/*/schedstat, nanoseconds).  % = of one core."
+    echo
+    # the CPU nanoseconds of every broker thread, one line per broker
+    cat >"$tmp/idle.sh" <<'EOF'
+while read rank pid rest; do
+    [ "$pid" -gt 0 ] 2>/dev/null || continue
+    cat /proc/$pid/task/*/schedstat 2>/dev/null \
+        | awk -v r=$rank '{ t += $1 } END { print r, t }'
+done <"$BGN_RUNDIR/brokers"
+EOF
+    echo "| N | mean % per broker | max % | total % (all brokers) | load at start |"
+    echo "|---|---|---|---|---|"
+    for n in $IDLE; do
+        load=$(cut -d' ' -f1 /proc/loadavg)
+        "$BGN" start --size=$n sh -c "
+            sleep 5
+            sh '$tmp/idle.sh' >'$tmp/g.a'
+            sleep $IDLE_SECONDS
+            sh '$tmp/idle.sh' >'$tmp/g.b'" || echo "(idle N=$n failed)" >&2
+        awk -v secs=$IDLE_SECONDS -v n=$n -v load=$load '
+            NR == FNR { a[$1] = $2; next }
+            ($1 in a) { d = ($2 - a[$1]) / 1e9 / secs * 100; s += d; k++
+                        if (d > m) m = d }
+            END { if (k) printf "| %d | %.3f | %.3f | %.2f | %s |\n", n, s / k, m, s, load }' \
+            "$tmp/g.a" "$tmp/g.b"
     done
 fi
 

@@ -2,7 +2,8 @@
  * singleton.
  *
  * See boot.h for what each method provides and how one is chosen.  PMIx
- * lives in boot_pmix.c (built only with libpmix); this file dispatches.  The static method needs no
+ * lives in boot_pmix.c (a plugin, boot-pmix.so, built only with libpmix
+ * and loaded only when PMIx is the method); this file dispatches.  The static method needs no
  * network exchange at all: everything a peer would publish (its endpoint,
  * its public key, rank 0's instance id) follows from the shared config, so
  * every broker computes the same values on its own.  That is what lets a
@@ -26,18 +27,29 @@
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
 #if HAVE_PMIX
+#include <dlfcn.h>
+#include <limits.h>
 #include "boot_pmix.h"
 #endif
+
+#define PMI_BUNDLE_MAX 4096     /* decoded bytes of one rank's bundle */
 
 struct boot {
     pmi_client_t *pmi;       /* PMI-1; NULL otherwise */
 #if HAVE_PMIX
     struct boot_pmix *pmix;  /* PMIx; NULL otherwise */
+    const struct boot_pmix_ops *px;  /* boot-pmix.so's table, when loaded */
 #endif
     int is_static;           /* static host list */
     uint32_t rank;
     uint32_t size;
     zhashx_t *local;         /* values kept in this process */
+
+    /* PMI-1: a rank's values travel as one bundle, a JSON object under
+     * "bgn.RANK", so a peer costs one get however many keys it has. */
+    json_t *outbox;          /* our values, put at the next barrier */
+    int outbox_dirty;
+    json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
 
     /* static mode */
     hostlist_t *hosts;       /* rank -> host name */
@@ -391,21 +403,38 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
     return 0;
 }
 
-static int pmix_create (struct boot *b, double timeout, char *errbuf,
-                        size_t errlen)
+static int pmix_in_env (void)
+{
+    return getenv ("PMIX_NAMESPACE") && getenv ("PMIX_RANK");
+}
+
+static int pmix_create (struct boot *b, const char *plugin_dir,
+                        double timeout, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
-    if (!boot_pmix_in_env ())
+    char path[PATH_MAX];
+    void *dso;
+
+    if (!pmix_in_env ())
         return errset (errbuf, errlen, EINVAL,
                        "bootstrap.method is pmix but PMIX_NAMESPACE and "
                        "PMIX_RANK are not set (start the broker under a "
                        "PMIx launcher: mpirun.openmpi, srun --mpi=pmix)");
-    if (!(b->pmix = boot_pmix_create (timeout, errbuf, errlen)))
+    /* Loaded here, never unloaded: libpmix may keep threads. */
+    snprintf (path, sizeof (path), "%s/%s", plugin_dir, BOOT_PMIX_PLUGIN);
+    if (!(dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))
+        || !(b->px = dlsym (dso, BOOT_PMIX_SYMBOL)))
+        return errset (errbuf, errlen, EINVAL,
+                       "PMIx is unavailable: %s (reinstall bgn, or use "
+                       "a PMI-1 launcher or --boot=static|single)",
+                       dlerror ());
+    if (!(b->pmix = b->px->create (timeout, errbuf, errlen)))
         return -1;
-    b->rank = boot_pmix_rank (b->pmix);
-    b->size = boot_pmix_size (b->pmix);
+    b->rank = b->px->rank (b->pmix);
+    b->size = b->px->size (b->pmix);
     return 0;
 #else
+    (void)plugin_dir;
     return errset (errbuf, errlen, EINVAL,
                    "PMIx is unavailable: this bgn-broker was built without "
                    "libpmix (install libpmix-dev and re-run configure), "
@@ -414,7 +443,8 @@ static int pmix_create (struct boot *b, double timeout, char *errbuf,
 #endif
 }
 
-struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+struct boot *boot_create (json_t *conf, const char *confname,
+                          const char *plugin_dir, double timeout,
                           char *errbuf, size_t errlen)
 {
     struct boot *b = calloc (1, sizeof (*b));
@@ -426,7 +456,8 @@ struct boot *boot_create (json_t *conf, const char *confname, double timeout,
 
     if (!b)
         return NULL;
-    if (!(b->local = zhashx_new ()))
+    if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ())
+        || !(b->bundles = json_object ()))
         goto error;
     zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
@@ -435,7 +466,7 @@ struct boot *boot_create (json_t *conf, const char *confname, double timeout,
             goto error;
     }
     else if (!strcmp (method, "pmix")) {
-        if (pmix_create (b, timeout, errbuf, errlen) < 0)
+        if (pmix_create (b, plugin_dir, timeout, errbuf, errlen) < 0)
             goto error;
     }
     else if (!strcmp (method, "static")) {
@@ -471,9 +502,12 @@ void boot_destroy (struct boot **bp)
     if (bp && *bp) {
         pmi_client_destroy (&(*bp)->pmi);
 #if HAVE_PMIX
-        boot_pmix_destroy (&(*bp)->pmix);
+        if ((*bp)->pmix)
+            (*bp)->px->destroy (&(*bp)->pmix);
 #endif
         zhashx_destroy (&(*bp)->local);
+        json_decref ((*bp)->outbox);
+        json_decref ((*bp)->bundles);
         hostlist_destroy (&(*bp)->hosts);
         free ((*bp)->entry);
         free ((*bp)->pubkeys);
@@ -506,6 +540,58 @@ const char *boot_hostname (struct boot *b)
     return b->is_static ? b->hostname : NULL;
 }
 
+/* ---- PMI-1 bundles ------------------------------------------------------ */
+
+/* Put our bundle if it changed since the last put. */
+static int bundle_flush (struct boot *b, char *errbuf, size_t errlen)
+{
+    char k[32];
+    char *v;
+    int rc;
+
+    if (!b->outbox_dirty)
+        return 0;
+    snprintf (k, sizeof (k), "bgn.%u", (unsigned)b->rank);
+    if (!(v = json_dumps (b->outbox, JSON_COMPACT)))
+        return errset (errbuf, errlen, ENOMEM, "bootstrap values: out of "
+                       "memory");
+    rc = pmi_client_kvs_put (b->pmi, k, v, errbuf, errlen);
+    free (v);
+    if (rc == 0)
+        b->outbox_dirty = 0;
+    return rc;
+}
+
+/* rank's bundle: ours, or fetched once per barrier.  NULL + errno (and
+ * the message) if the rank published none or it is not an object. */
+static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
+                           size_t errlen)
+{
+    char k[32], r[16], *v;
+    json_t *o;
+    int len;
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if ((o = json_object_get (b->bundles, r)))
+        return o;
+    snprintf (k, sizeof (k), "bgn.%u", (unsigned)rank);
+    if (!(v = malloc (PMI_BUNDLE_MAX)))
+        return NULL;
+    len = pmi_client_kvs_get (b->pmi, k, v, PMI_BUNDLE_MAX, errbuf, errlen);
+    o = len < 0 ? NULL : json_loads (v, 0, NULL);
+    free (v);
+    if (len < 0)
+        return NULL;
+    if (!json_is_object (o)) {
+        json_decref (o);
+        errset (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
+                "not a JSON object", (unsigned)rank);
+        return NULL;
+    }
+    json_object_set_new (b->bundles, r, o);
+    return o;
+}
+
 static int make_key (char *buf, size_t len, uint32_t rank, const char *key)
 {
     int n = snprintf (buf, len, "bgn.%u.%s", (unsigned)rank, key);
@@ -535,13 +621,17 @@ int boot_put (struct boot *b, const char *key, const char *value,
         return 0;
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_put (b->pmix, k, value, errbuf, errlen);
+        return b->px->put (b->pmix, k, value, errbuf, errlen);
 #endif
     if (!b->pmi) {
         zhashx_update (b->local, k, (void *)value);
         return 0;
     }
-    return pmi_client_kvs_put (b->pmi, k, value, errbuf, errlen);
+    if (json_object_set_new (b->outbox, key, json_string (value)) < 0)
+        return errset (errbuf, errlen, EINVAL, "bootstrap value of %s is "
+                       "not UTF-8 text", k);
+    b->outbox_dirty = 1;
+    return 0;
 }
 
 static int copy_out (const char *v, char *buf, size_t len, const char *what,
@@ -600,7 +690,7 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     }
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_get (b->pmix, rank, k, buf, len, errbuf, errlen);
+        return b->px->get (b->pmix, rank, k, buf, len, errbuf, errlen);
 #endif
     if (!b->pmi) {
         const char *v = zhashx_lookup (b->local, k);
@@ -609,27 +699,44 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
                            "bootstrap key %s not found", k);
         return copy_out (v, buf, len, k, errbuf, errlen);
     }
-    return pmi_client_kvs_get (b->pmi, k, buf, len, errbuf, errlen) < 0 ? -1 : 0;
+    /* Our own values before they went out; else the rank's bundle (for
+     * our own rank: what an earlier process of it published). */
+    json_t *o = rank == b->rank ? json_object_get (b->outbox, key) : NULL;
+    if (!o) {
+        json_t *bundle = bundle_get (b, rank, errbuf, errlen);
+        if (!bundle)
+            return -1;
+        if (!(o = json_object_get (bundle, key)))
+            return errset (errbuf, errlen, ENOENT,
+                           "bootstrap key %s not found", k);
+    }
+    return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
 }
 
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_fence (b->pmix, errbuf, errlen);
+        return b->px->fence (b->pmix, errbuf, errlen);
 #endif
     if (!b->pmi)
         return 0;
-    return pmi_client_barrier (b->pmi, errbuf, errlen);
+    if (bundle_flush (b, errbuf, errlen) < 0
+        || pmi_client_barrier (b->pmi, errbuf, errlen) < 0)
+        return -1;
+    json_object_clear (b->bundles);     /* peers may have put anew */
+    return 0;
 }
 
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
     if (b->pmix)
-        return boot_pmix_finalize (b->pmix, errbuf, errlen);
+        return b->px->finalize (b->pmix, errbuf, errlen);
 #endif
     if (!b->pmi)
         return 0;
+    if (bundle_flush (b, errbuf, errlen) < 0)
+        return -1;
     return pmi_client_finalize (b->pmi, errbuf, errlen);
 }

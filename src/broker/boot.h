@@ -24,6 +24,11 @@
  *
  * Keys are published per rank: boot_put("endpoint", v) on rank 3 is read
  * elsewhere with boot_get(3, "endpoint").  Every call has a deadline.
+ * Under PMI-1 a rank's values go out together at its next barrier (or
+ * finalize), as one JSON object under the PMI key "bgn.RANK", and a
+ * peer's are fetched once per barrier: one get per peer, not one per
+ * key, which is most of the start-up traffic bgn start's PMI server
+ * serves.
  *
  * Static mode, key by key:
  *   endpoint  the rank's host entry's "connect" template, %h replaced by
@@ -59,9 +64,11 @@ struct boot;
 
 /* Choose and start the bootstrap method.  'conf' is the finalized broker
  * config (static mode may add overlay.bind to it); 'confname' names it in
- * messages (a path, or NULL).  NULL + errno with a message.
+ * messages (a path, or NULL); 'plugin_dir' is where boot-pmix.so is.
+ * NULL + errno with a message.
  */
-struct boot *boot_create (json_t *conf, const char *confname, double timeout,
+struct boot *boot_create (json_t *conf, const char *confname,
+                          const char *plugin_dir, double timeout,
                           char *errbuf, size_t errlen);
 void boot_destroy (struct boot **bp);
 

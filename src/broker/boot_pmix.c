@@ -51,11 +51,6 @@ static int pmix_fail (char *errbuf, size_t errlen, pmix_status_t rc,
     return -1;
 }
 
-int boot_pmix_in_env (void)
-{
-    return getenv ("PMIX_NAMESPACE") && getenv ("PMIX_RANK");
-}
-
 struct boot_pmix *boot_pmix_create (double timeout, char *errbuf,
                                     size_t errlen)
 {
@@ -209,3 +204,14 @@ int boot_pmix_finalize (struct boot_pmix *p, char *errbuf, size_t errlen)
         return pmix_fail (errbuf, errlen, rc, "PMIx_Finalize");
     return 0;
 }
+
+const struct boot_pmix_ops bgn_boot_pmix_ops = {
+    .create = boot_pmix_create,
+    .destroy = boot_pmix_destroy,
+    .rank = boot_pmix_rank,
+    .size = boot_pmix_size,
+    .put = boot_pmix_put,
+    .get = boot_pmix_get,
+    .fence = boot_pmix_fence,
+    .finalize = boot_pmix_finalize,
+};

@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@
 #include <czmq.h>
 
 #include "src/common/libconf/conf.h"
+#include "src/common/libutil/forksrv.h"
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/ratelimit.h"
 #include "access.h"
@@ -164,16 +167,25 @@ static int exe_dir (char *buf, size_t len)
     return 0;
 }
 
+static int in_build_tree (void)
+{
+    char dir[PATH_MAX];
+    return exe_dir (dir, sizeof (dir)) == 0
+           && !strcmp (dir, ABS_TOP_BUILDDIR "/src/broker");
+}
+
 static char *default_module_path (void)
 {
-    char dir[PATH_MAX], *path;
-    if (exe_dir (dir, sizeof (dir)) == 0
-        && !strcmp (dir, ABS_TOP_BUILDDIR "/src/broker")) {
-        path = strdup (ABS_TOP_BUILDDIR "/src/modules/overlay/.libs");
-    }
-    else
-        path = strdup (MODULEDIR);
-    return path;
+    return strdup (in_build_tree ()
+                   ? ABS_TOP_BUILDDIR "/src/modules/overlay/.libs"
+                   : MODULEDIR);
+}
+
+/* Where the bootstrap plugins (boot-pmix.so) are. */
+static const char *plugin_dir (void)
+{
+    return in_build_tree () ? ABS_TOP_BUILDDIR "/src/broker/.libs"
+                            : PKGLIBDIR;
 }
 
 /* broker.guest_group: members of this group may connect as guests
@@ -515,7 +527,7 @@ static void broker_cleanup (struct bgn_broker *b)
     logger_destroy (&b->log);
 }
 
-int main (int argc, char **argv)
+static int broker_main (int argc, char **argv)
 {
     struct bgn_broker broker = { .sigfd = -1 }, *b = &broker;
     struct options opts = { 0 };
@@ -562,7 +574,8 @@ int main (int argc, char **argv)
         logger_log (b->log, LOG_ERR, "signals: %s", strerror (errno));
         goto done;
     }
-    if (!(b->boot = boot_create (b->conf, opts.config, boot_timeout, err,
+    if (!(b->boot = boot_create (b->conf, opts.config, plugin_dir (),
+                                 boot_timeout, err,
                                  sizeof (err)))) {
         /* EINVAL: the config is wrong; restarting will not help. */
         if (errno == EINVAL)
@@ -599,4 +612,68 @@ done:
     builtins_destroy (b);
     broker_cleanup (b);
     return rc;
+}
+
+/* ---- fork server (bgn start) ------------------------------------------ */
+
+struct fork_args {
+    int argc;
+    char **argv;
+};
+
+/* A child of the fork server becomes the broker its SPAWN asked for:
+ * the PMI socket (fds[0]) and the log pipe for stderr (fds[1]) are what
+ * an exec'd broker would have inherited, and it dies with the server as
+ * it would have died with bgn start. */
+static int fork_child (void *arg, const struct forksrv_msg *req)
+{
+    struct fork_args *fa = arg;
+    char fd[16], rank[16], size[16];
+
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    if (req->nfds < 1)
+        return EXIT_CONFIG;
+    if (req->nfds >= 2 && req->fds[1] >= 0) {
+        if (dup2 (req->fds[1], STDERR_FILENO) < 0)
+            return EXIT_FAILURE_RUNTIME;
+        close (req->fds[1]);
+    }
+    snprintf (fd, sizeof (fd), "%d", req->fds[0]);
+    snprintf (rank, sizeof (rank), "%d", (int)req->rank);
+    snprintf (size, sizeof (size), "%d", (int)req->size);
+    setenv ("PMI_FD", fd, 1);
+    setenv ("PMI_RANK", rank, 1);
+    setenv ("PMI_SIZE", size, 1);
+    unsetenv ("BGN_URI");
+    return broker_main (fa->argc, fa->argv);
+}
+
+/* bgn-broker --fork-server=FD [broker options]: started once by bgn
+ * start, which asks it for each broker over FD (forksrv.h); every child
+ * runs with the broker options given here.  Nothing else happens in this
+ * process, so forking it is safe: no threads, no sockets. */
+static int fork_server (int argc, char **argv)
+{
+    struct fork_args fa;
+    char *end;
+    long fd = strtol (argv[1] + strlen ("--fork-server="), &end, 10);
+
+    if (*end || fd < 0 || fd > INT_MAX) {
+        fprintf (stderr, "bgn-broker: %s: not a file descriptor\n", argv[1]);
+        return EXIT_CONFIG;
+    }
+    prctl (PR_SET_PDEATHSIG, SIGKILL);
+    /* the children's argv: this one without --fork-server */
+    argv[1] = argv[0];
+    fa.argc = argc - 1;
+    fa.argv = argv + 1;
+    return forksrv_serve ((int)fd, fork_child, &fa) == 0 ? 0
+                                                         : EXIT_FAILURE_RUNTIME;
+}
+
+int main (int argc, char **argv)
+{
+    if (argc > 1 && !strncmp (argv[1], "--fork-server=", 14))
+        return fork_server (argc, argv);
+    return broker_main (argc, argv);
 }

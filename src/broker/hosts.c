@@ -267,32 +267,30 @@ static long origin_rank (const msg_t *req)
 
 void hosts_register_request (struct hosts *h, const msg_t *req)
 {
-    const char *payload = msg_get_payload (req, NULL), *name;
-    json_t *o = payload ? json_loads (payload, 0, NULL) : NULL;
+    json_t *o = msg_get_json (req);     /* parsed once, borrowed */
+    const char *name;
     int rank;
 
     if (!o || json_unpack (o, "{s:i s:s}", "rank", &rank, "hostname",
                            &name) < 0) {
         broker_respond_error (h->b, req, EPROTO, "need rank and hostname");
-        goto done;
+        return;
     }
     if (h->b->rank != 0 || h->is_static) {
         broker_respond_error (h->b, req, EINVAL, "hosts are registered with "
                               "rank 0 of a PMI or single instance");
-        goto done;
+        return;
     }
     if (origin_rank (req) != rank) {
         broker_respond_error (h->b, req, EPERM, "a broker registers only "
                               "its own host");
-        goto done;
+        return;
     }
     if (hostmap_set (h->map, (uint32_t)rank, name) < 0) {
         broker_respond_error (h->b, req, EINVAL, "bad rank or host name");
-        goto done;
+        return;
     }
     broker_respond (h->b, req, NULL);
-done:
-    json_decref (o);
 }
 
 static struct pending *find_pending (struct hosts *h, uint32_t tag)
@@ -307,14 +305,13 @@ static struct pending *find_pending (struct hosts *h, uint32_t tag)
 /* A pulled broker.info answer: note the host. */
 static void pulled (struct hosts *h, struct pending *p, const msg_t *rsp)
 {
-    const char *payload = msg_get_payload (rsp, NULL), *name;
-    json_t *o = payload ? json_loads (payload, 0, NULL) : NULL;
+    json_t *o = msg_get_json (rsp);     /* parsed once, borrowed */
+    const char *name;
     int rank;
 
     if (o && json_unpack (o, "{s:i s:s}", "rank", &rank, "hostname",
                           &name) == 0 && (uint32_t)rank == p->rank)
         hostmap_set (h->map, p->rank, name);
-    json_decref (o);
 }
 
 int hosts_response (struct hosts *h, const msg_t *rsp)

@@ -141,23 +141,6 @@ int brokerlog_add (struct brokerlog *bl, int rank, int fd)
     return 0;
 }
 
-int brokerlog_count (struct brokerlog *bl)
-{
-    return bl ? bl->npipes : 0;
-}
-
-int brokerlog_pollfds (struct brokerlog *bl, struct pollfd *pfd, int max)
-{
-    int n = 0;
-
-    for (int i = 0; bl && i < bl->npipes && n < max; i++) {
-        pfd[n].fd = bl->pipes[i]->fd;
-        pfd[n].events = POLLIN;
-        pfd[n++].revents = 0;
-    }
-    return n;
-}
-
 int brokerlog_readable (struct brokerlog *bl, int fd)
 {
     for (int i = 0; bl && i < bl->npipes; i++) {

@@ -12,8 +12,6 @@
 #ifndef BGN_CMD_BROKERLOG_H
 #define BGN_CMD_BROKERLOG_H
 
-#include <poll.h>
-
 struct brokerlog;
 
 /* Open (create, append, mode 0600) the log file at 'path'.  Lines with a
@@ -27,12 +25,8 @@ void brokerlog_destroy (struct brokerlog **blp);
  * closed at EOF or destroy).  -1 + ENOMEM. */
 int brokerlog_add (struct brokerlog *bl, int rank, int fd);
 
-/* Fill pfd with the open pipes (POLLIN), at most max; returns how many. */
-int brokerlog_pollfds (struct brokerlog *bl, struct pollfd *pfd, int max);
-int brokerlog_count (struct brokerlog *bl);
-
-/* fd (one of brokerlog_pollfds) is readable: read and pass lines on.
- * Returns 1 if fd was ours, 0 if not. */
+/* fd (one added with brokerlog_add) is readable: read and pass lines
+ * on.  Returns 1 if fd was ours, 0 if not. */
 int brokerlog_readable (struct brokerlog *bl, int fd);
 
 /* Read every pipe until it has nothing more (at shutdown). */

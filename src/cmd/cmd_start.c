@@ -182,7 +182,8 @@ int cmd_start (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct instance in = { .size = 1, .sigfd = -1, .ctlfd = -1,
+    struct instance in = { .size = 1, .sigfd = -1, .epfd = -1, .ctlfd = -1,
+                           .fsfd = -1,
                            .startup_timeout = 60.,
                            .shutdown_grace = 10. };
     struct fault_ctl *fc = NULL;

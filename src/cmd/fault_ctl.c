@@ -38,7 +38,8 @@ static int restart_rank (struct instance *in, int r)
         instance_log ("rank %d: restart failed: %s", r, strerror (errno));
         return -1;
     }
-    setpgid (pid, in->pgid);
+    if (in->fsfd < 0)
+        setpgid (pid, in->pgid);    /* a child of ours (no fork server) */
     b->pid = pid;
     b->exited = b->expected = b->stopped = 0;
     b->restarts++;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -99,7 +100,24 @@ int instance_setup_signals (struct instance *in)
     if (sigprocmask (SIG_BLOCK, &set, NULL) < 0)
         return -1;
     in->sigfd = signalfd (-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
-    return in->sigfd < 0 ? -1 : 0;
+    if (in->sigfd < 0)
+        return -1;
+    in->epfd = epoll_create1 (EPOLL_CLOEXEC);
+    return in->epfd < 0 ? -1 : 0;
+}
+
+/* What an fd in the epoll set is (the event's data: kind << 32 | fd). */
+enum { WATCH_PMI = 1, WATCH_LOG = 2, WATCH_FORKSRV = 3 };
+
+/* Watch fd; a closed fd leaves the set by itself. */
+static void watch (struct instance *in, int kind, int fd)
+{
+    struct epoll_event ev = { .events = EPOLLIN,
+                              .data.u64 = (uint64_t)kind << 32
+                                          | (uint32_t)fd };
+
+    if (epoll_ctl (in->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+        instance_log ("epoll: fd %d: %s", fd, strerror (errno));
 }
 
 void instance_set_control (struct instance *in, int fd, instance_control_f cb,
@@ -115,6 +133,8 @@ void instance_write_pidfile (struct instance *in)
     char path[PATH_MAX + 16], tmp[PATH_MAX + 16];
     FILE *f;
 
+    in->pidfile_dirty = 0;
+    in->pidfile_at = monotime_now ();
     snprintf (path, sizeof (path), "%s/brokers", in->dir);
     snprintf (tmp, sizeof (tmp), "%s/brokers.tmp", in->dir);
     if (!(f = fopen (tmp, "w")))
@@ -166,6 +186,106 @@ static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd,
     _exit (127);
 }
 
+/* Keep an exit the fork server reported, for reap(). */
+static void queue_exit (struct instance *in, const struct forksrv_msg *m)
+{
+    if (in->nexits == in->exits_cap) {
+        int cap = in->exits_cap ? in->exits_cap * 2 : 64;
+        struct forksrv_msg *v = realloc (in->exits, cap * sizeof (*v));
+        if (!v)
+            return;     /* the broker shows as running; its PMI fd says */
+        in->exits = v;
+        in->exits_cap = cap;
+    }
+    in->exits[in->nexits++] = *m;
+}
+
+/* Take every message the fork server has sent (exits) without waiting. */
+static void drain_forksrv (struct instance *in)
+{
+    struct forksrv_msg m;
+
+    while (in->fsfd >= 0 && forksrv_recv (in->fsfd, &m, 0) == 1) {
+        if (m.type == FORKSRV_EXITED)
+            queue_exit (in, &m);
+    }
+}
+
+/* Start the fork server: bgn-broker --fork-server=FD with the brokers'
+ * options and --rundir=DIR/%r, in a process group of its own that its
+ * children, the brokers, inherit.  -1 if it cannot start (brokers are
+ * then exec'd one by one). */
+static int start_fork_server (struct instance *in)
+{
+    char fdarg[32], rundir[PATH_MAX + 32];
+    char **argv = calloc (in->nargs + 2, sizeof (char *));
+    int sv[2];
+    pid_t pid;
+
+    if (!argv)
+        return -1;
+    if (socketpair (AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+        free (argv);
+        return -1;
+    }
+    snprintf (fdarg, sizeof (fdarg), "--fork-server=%d", sv[1]);
+    snprintf (rundir, sizeof (rundir), "--rundir=%s/%%r", in->dir);
+    argv[0] = in->broker_args[0];
+    argv[1] = fdarg;
+    argv[2] = rundir;
+    for (int i = 2; i < in->nargs; i++)
+        argv[i + 1] = in->broker_args[i];
+    if ((pid = fork ()) == 0) {
+        sigset_t none;
+        sigemptyset (&none);
+        sigprocmask (SIG_SETMASK, &none, NULL);
+        prctl (PR_SET_PDEATHSIG, SIGKILL);
+        setpgid (0, 0);
+        fcntl (sv[1], F_SETFD, 0);
+        execv (in->broker_path, argv);
+        fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
+                 strerror (errno));
+        _exit (127);
+    }
+    free (argv);
+    close (sv[1]);
+    if (pid < 0) {
+        close (sv[0]);
+        return -1;
+    }
+    setpgid (pid, pid);   /* also here: avoids a race with the child */
+    in->fsfd = sv[0];
+    in->fs_pid = in->pgid = pid;
+    watch (in, WATCH_FORKSRV, sv[0]);
+    return 0;
+}
+
+/* Ask the fork server for rank's broker with these fds; its pid, or -1. */
+static pid_t forksrv_spawn (struct instance *in, int rank, int pmi_fd,
+                            int log_fd)
+{
+    int fds[2] = { pmi_fd, log_fd };
+    struct forksrv_msg m;
+    int rc;
+
+    if (forksrv_request (in->fsfd, rank, in->size, fds,
+                         log_fd >= 0 ? 2 : 1) < 0)
+        return -1;
+    /* Its answer, with any exits it reports meanwhile kept for reap(). */
+    while ((rc = forksrv_recv (in->fsfd, &m, 10.0)) == 1
+           && m.type == FORKSRV_EXITED)
+        queue_exit (in, &m);
+    if (rc == 0)
+        errno = ETIMEDOUT;
+    if (rc < 1)
+        return -1;
+    if (m.pid < 0 || m.rank != rank) {
+        errno = m.pid < 0 ? -m.pid : EPROTO;
+        return -1;
+    }
+    return m.pid;
+}
+
 pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
 {
     int sv[2], lp[2] = { -1, -1 };
@@ -179,24 +299,30 @@ pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
         close (sv[1]);
         return -1;
     }
-    if ((pid = fork ()) < 0) {
+    if (in->fsfd >= 0)
+        pid = forksrv_spawn (in, rank, sv[1], lp[1]);
+    else if ((pid = fork ()) == 0) {
+        close (sv[0]);
+        exec_broker (in, rank, pgid, sv[1], lp[1]);
+    }
+    if (pid < 0) {
+        int saved = errno;
         close (sv[0]);
         close (sv[1]);
         if (lp[0] >= 0) {
             close (lp[0]);
             close (lp[1]);
         }
+        errno = saved;
         return -1;
-    }
-    if (pid == 0) {
-        close (sv[0]);
-        exec_broker (in, rank, pgid, sv[1], lp[1]);
     }
     close (sv[1]);
     if (lp[0] >= 0) {
         close (lp[1]);
         if (brokerlog_add (in->log, rank, lp[0]) < 0)
             close (lp[0]);
+        else
+            watch (in, WATCH_LOG, lp[0]);
     }
     if ((rejoin ? pmi_server_rejoin_client (in->pmi, rank, sv[0], errbuf,
                                             sizeof (errbuf))
@@ -205,6 +331,7 @@ pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin)
         instance_log ("rank %d: %s", rank, errbuf);
         return -1;
     }
+    watch (in, WATCH_PMI, sv[0]);
     return pid;
 }
 
@@ -216,48 +343,88 @@ static int rank_of_pid (struct instance *in, pid_t pid)
     return -1;
 }
 
-/* Reap every exited child.  Returns the number of brokers that exited
- * unexpectedly. */
+/* A broker ended with wait status 'status'.  Returns 1 if that was
+ * unexpected (a failure), 0 if not, -1 if pid is no broker of ours. */
+static int broker_ended (struct instance *in, pid_t pid, int status,
+                         int starting, int stopping)
+{
+    int r = rank_of_pid (in, pid);
+    char why[128];
+
+    if (r < 0)
+        return -1;
+    in->procs[r].exited = 1;
+    in->procs[r].status = status;
+    instance_describe_status (status, why, sizeof (why));
+    if (in->procs[r].expected) {
+        instance_log ("rank %d %s (fault injection)", r, why);
+        instance_write_pidfile (in);
+        return 0;
+    }
+    if (!starting && !stopping && WIFEXITED (status)
+        && WEXITSTATUS (status) == 0) {
+        /* an orderly leave (overlay-disconnect, broker.shutdown):
+         * the others route around it */
+        instance_log ("rank %d left the instance", r);
+        in->procs[r].expected = 1;
+        instance_write_pidfile (in);
+        return 0;
+    }
+    if (starting)
+        instance_log ("rank %d %s during start-up", r, why);
+    else if (!stopping || !((WIFEXITED (status) && WEXITSTATUS (status) == 0)
+                            || (WIFSIGNALED (status)
+                                && WTERMSIG (status) == SIGTERM)))
+        instance_log ("rank %d %s", r, why);
+    instance_write_pidfile (in);
+    return 1;
+}
+
+/* The fork server is gone, and with it (PR_SET_PDEATHSIG) every broker
+ * it had started: they count as killed. */
+static int fork_server_ended (struct instance *in, int status, int starting,
+                              int stopping)
+{
+    char why[128];
+    int n = 0;
+
+    instance_describe_status (status, why, sizeof (why));
+    instance_log ("the broker fork server %s", why);
+    close (in->fsfd);
+    in->fsfd = -1;
+    in->fs_pid = 0;
+    for (int r = 0; r < in->size; r++) {
+        if (in->procs[r].pid > 0 && !in->procs[r].exited
+            && broker_ended (in, in->procs[r].pid, SIGKILL, starting,
+                             stopping) == 1)
+            n++;
+    }
+    return n;
+}
+
+/* Reap every exited child and every exit the fork server reported.
+ * Returns the number of brokers that exited unexpectedly. */
 static int reap (struct instance *in, int starting, int stopping)
 {
     int status, n = 0;
     pid_t pid;
-    char why[128];
 
+    drain_forksrv (in);
+    for (int i = 0; i < in->nexits; i++) {
+        if (broker_ended (in, in->exits[i].pid, in->exits[i].status,
+                          starting, stopping) == 1)
+            n++;
+    }
+    in->nexits = 0;
     while ((pid = waitpid (-1, &status, WNOHANG)) > 0) {
-        int r = rank_of_pid (in, pid);
         if (pid == in->cmd_pid) {
             in->cmd_exited = 1;
             in->cmd_status = status;
-            continue;
         }
-        if (r < 0)
-            continue;
-        in->procs[r].exited = 1;
-        in->procs[r].status = status;
-        instance_describe_status (status, why, sizeof (why));
-        if (in->procs[r].expected) {
-            instance_log ("rank %d %s (fault injection)", r, why);
-            instance_write_pidfile (in);
-            continue;
-        }
-        if (!starting && !stopping && WIFEXITED (status)
-            && WEXITSTATUS (status) == 0) {
-            /* an orderly leave (overlay-disconnect, broker.shutdown):
-             * the others route around it */
-            instance_log ("rank %d left the instance", r);
-            in->procs[r].expected = 1;
-            instance_write_pidfile (in);
-            continue;
-        }
-        n++;
-        if (starting)
-            instance_log ("rank %d %s during start-up", r, why);
-        else if (!stopping || !((WIFEXITED (status) && WEXITSTATUS (status) == 0)
-                                || (WIFSIGNALED (status)
-                                    && WTERMSIG (status) == SIGTERM)))
-            instance_log ("rank %d %s", r, why);
-        instance_write_pidfile (in);
+        else if (pid == in->fs_pid)
+            n += fork_server_ended (in, status, starting, stopping);
+        else if (broker_ended (in, pid, status, starting, stopping) == 1)
+            n++;
     }
     return n;
 }
@@ -278,46 +445,52 @@ static int brokers_alive (struct instance *in)
     return n;
 }
 
+/* Handle what the epoll set says is ready (without waiting). */
+static void service_watched (struct instance *in)
+{
+    struct epoll_event ev[128];
+    int n;
+
+    while ((n = epoll_wait (in->epfd, ev, 128, 0)) > 0) {
+        for (int i = 0; i < n; i++) {
+            int kind = (int)(ev[i].data.u64 >> 32);
+            int fd = (int)(uint32_t)ev[i].data.u64;
+            if (kind == WATCH_LOG) {
+                brokerlog_readable (in->log, fd);
+                continue;
+            }
+            if (kind == WATCH_FORKSRV) {
+                drain_forksrv (in);     /* exits, for reap() */
+                continue;
+            }
+            int r = pmi_server_client_rank (in->pmi, fd);
+            if (r < 0)
+                continue;   /* closed while handling an earlier one */
+            pmi_server_handle (in->pmi, fd);
+            /* a rank that finished bootstrap is now "running" */
+            if (pmi_server_client_state (in->pmi, r) != PMI_CLIENT_CONNECTED)
+                in->pidfile_dirty = 1;
+        }
+        if (n < 128)
+            break;
+    }
+}
+
 int instance_service_events (struct instance *in, double timeout, int phase,
                              int *broker_exits)
 {
-    int nlogs = brokerlog_count (in->log);
-    int max = in->size + 2 + nlogs;
-    struct pollfd *pfd = calloc (max, sizeof (*pfd));
-    int *fds = calloc (in->size, sizeof (int));
-    int nfds = 0, got = 0, nclients, first_log;
+    struct pollfd pfd[3] = {
+        { .fd = in->sigfd, .events = POLLIN },
+        { .fd = phase == INSTANCE_RUNNING && in->ctl_cb ? in->ctlfd : -1,
+          .events = POLLIN },
+        { .fd = in->epfd, .events = POLLIN },
+    };
+    int got = 0;
 
-    if (!pfd || !fds) {
-        free (pfd);
-        free (fds);
-        return 0;
-    }
-    nclients = pmi_server_fds (in->pmi, fds, in->size);
-    pfd[nfds].fd = in->sigfd;
-    pfd[nfds++].events = POLLIN;
-    pfd[nfds].fd = phase == INSTANCE_RUNNING && in->ctl_cb ? in->ctlfd : -1;
-    pfd[nfds++].events = POLLIN;
-    for (int i = 0; i < nclients && i < in->size; i++) {
-        pfd[nfds].fd = fds[i];
-        pfd[nfds++].events = POLLIN;
-    }
-    first_log = nfds;
-    nfds += brokerlog_pollfds (in->log, pfd + nfds, nlogs);
-    if (poll (pfd, nfds, (int)(timeout * 1000)) < 0)
+    if (poll (pfd, 3, (int)(timeout * 1000)) < 0)
         goto done;
-    for (int i = first_log; i < nfds; i++)
-        if (pfd[i].revents)
-            brokerlog_readable (in->log, pfd[i].fd);
-    for (int i = 2; i < first_log; i++) {
-        if (pfd[i].revents) {
-            int r = pmi_server_client_rank (in->pmi, pfd[i].fd);
-            pmi_server_handle (in->pmi, pfd[i].fd);
-            /* a rank that finished bootstrap is now "running" */
-            if (r >= 0 && pmi_server_client_state (in->pmi, r)
-                              != PMI_CLIENT_CONNECTED)
-                instance_write_pidfile (in);
-        }
-    }
+    if (pfd[2].revents & POLLIN)
+        service_watched (in);
     if (pfd[0].revents & POLLIN) {
         struct signalfd_siginfo si;
         while (read (in->sigfd, &si, sizeof (si)) == sizeof (si)) {
@@ -330,52 +503,61 @@ int instance_service_events (struct instance *in, double timeout, int phase,
 done:
     *broker_exits += reap (in, phase == INSTANCE_STARTING,
                            phase == INSTANCE_STOPPING);
-    free (pfd);
-    free (fds);
+    /* Progress during start-up is written at most every 0.25 s: 256
+     * brokers finishing their bootstrap one by one need not rewrite the
+     * file 256 times. */
+    if (in->pidfile_dirty && (phase != INSTANCE_STARTING
+                              || monotime_now () - in->pidfile_at >= 0.25))
+        instance_write_pidfile (in);
     return got;
 }
 
 void instance_wait_reaped (struct instance *in, int r)
 {
     double deadline = monotime_now () + 10.;
+
     while (!in->procs[r].exited && monotime_now () < deadline) {
+        if (in->fsfd >= 0) {
+            /* its exit comes from the fork server */
+            struct pollfd p = { .fd = in->fsfd, .events = POLLIN };
+            poll (&p, 1, 100);
+            reap (in, 0, 0);
+            continue;
+        }
         int status;
         pid_t pid = waitpid (in->procs[r].pid, &status, 0);
-        if (pid == in->procs[r].pid) {
-            char why[128];
-            in->procs[r].exited = 1;
-            in->procs[r].status = status;
-            instance_describe_status (status, why, sizeof (why));
-            instance_log ("rank %d %s (fault injection)", r, why);
-        }
+        if (pid == in->procs[r].pid)
+            broker_ended (in, pid, status, 0, 0);
         else if (pid < 0 && errno != EINTR)
             break;
     }
 }
 
-/* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet. */
+/* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet.
+ * One connection to rank 0 serves every check (in->h0): opening one per
+ * check, every 20 ms, cost a ZeroMQ context and its threads each time. */
 static int overlay_ready (struct instance *in)
 {
     char uri[PATH_MAX + 32], err[256];
-    bgn_t *h;
     bgn_rpc_t *rpc;
     const char *payload;
     const char *health = NULL;
     int ready = 0;
     json_t *o = NULL;
 
-    snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
-    if (!(h = bgn_open (uri, err, sizeof (err))))
-        return 0;
-    bgn_set_timeout (h, 1.0);
-    if ((rpc = bgn_rpc (h, "broker.info", 0, NULL, 0))
+    if (!in->h0) {
+        snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
+        if (!(in->h0 = bgn_open (uri, err, sizeof (err))))
+            return 0;
+        bgn_set_timeout (in->h0, 1.0);
+    }
+    if ((rpc = bgn_rpc (in->h0, "broker.info", 0, NULL, 0))
         && bgn_rpc_get (rpc, &payload) == 0
         && (o = json_loads (payload, 0, NULL))
         && json_unpack (o, "{s:s}", "health", &health) == 0)
         ready = !strcmp (health, "full");
     json_decref (o);
     bgn_rpc_destroy (&rpc);
-    bgn_close (&h);
     return ready;
 }
 
@@ -421,6 +603,11 @@ int instance_start (struct instance *in)
         instance_log ("PMI server: %s", err);
         return -1;
     }
+    if (start_fork_server (in) < 0)
+        instance_log ("no fork server (%s): starting brokers one exec at a "
+                      "time", strerror (errno));
+    else
+        pgid = in->pgid;
     for (int r = 0; r < in->size; r++) {
         pid_t pid = instance_spawn (in, r, pgid, 0);
         if (pid < 0) {
@@ -430,15 +617,25 @@ int instance_start (struct instance *in)
         }
         if (pgid == 0)
             pgid = in->pgid = pid;
-        setpgid (pid, pgid);   /* also here: avoids a race with the child */
+        if (in->fsfd < 0)
+            setpgid (pid, pgid);   /* also here: avoids a race with it */
         in->procs[r].pid = pid;
+        /* Answer the brokers already running as we go: left waiting for
+         * the last fork, each would hold its share of the CPU while the
+         * PMI server it waits for cannot run. */
+        service_watched (in);
     }
     instance_write_pidfile (in);
     /* Phase 1: every broker bootstraps (PMI finalize).  Phase 2: the
      * overlay reports full health at rank 0. */
     if (wait_phase (in, deadline, 0.1, all_bootstrapped, &timedout) == 0
-        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0)
+        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0) {
+        bgn_close (&in->h0);
+        instance_write_pidfile (in);   /* every broker "running" */
         return 0;
+    }
+    bgn_close (&in->h0);
+    instance_write_pidfile (in);
     if (!timedout)
         return -1;
     instance_log ("start-up did not finish within %gs (%d of %d brokers "
@@ -481,11 +678,21 @@ void instance_shutdown (struct instance *in)
 
 void instance_cleanup (struct instance *in)
 {
+    if (in->fsfd >= 0) {
+        int status;
+        close (in->fsfd);           /* the server ends at EOF */
+        in->fsfd = -1;
+        if (in->fs_pid > 0)
+            waitpid (in->fs_pid, &status, 0);
+    }
+    free (in->exits);
     brokerlog_destroy (&in->log);
     pmi_server_destroy (&in->pmi);
     instance_remove_dir (in);
     if (in->sigfd >= 0)
         close (in->sigfd);
+    if (in->epfd >= 0)
+        close (in->epfd);
     free (in->procs);
     free (in->broker_args);
     free (in->broker_path);

@@ -20,7 +20,9 @@
 #include <limits.h>
 #include <sys/types.h>
 
+#include "src/common/libclient/client.h"
 #include "src/common/libpmi/pmi_server.h"
+#include "src/common/libutil/forksrv.h"
 #include "brokerlog.h"
 
 struct broker_proc {
@@ -49,7 +51,15 @@ struct instance {
     pmi_server_t *pmi;
     struct brokerlog *log;      /* brokers' stderr, or NULL: inherited */
     int sigfd;
+    int epfd;                   /* PMI sockets and log pipes, epoll */
     int ctlfd;                  /* polled while running; see set_control */
+    int pidfile_dirty;          /* brokers changed state since the write */
+    bgn_t *h0;                  /* rank 0, while start-up waits for it */
+    int fsfd;                   /* the fork server's socket, or -1 */
+    pid_t fs_pid;
+    struct forksrv_msg *exits;  /* broker exits it reported, not handled */
+    int nexits, exits_cap;
+    double pidfile_at;          /* when it was last written */
     instance_control_f ctl_cb;
     void *ctl_arg;
     pid_t pgid;
@@ -78,7 +88,9 @@ int instance_add_arg (struct instance *in, const char *arg);
 int instance_make_dir (struct instance *in);
 void instance_remove_dir (struct instance *in);
 
-/* Block SIGINT/SIGTERM/SIGCHLD and read them from in->sigfd. */
+/* Block SIGINT/SIGTERM/SIGCHLD and read them from in->sigfd; make the
+ * epoll set (in->epfd) that watches the PMI sockets and log pipes, so a
+ * wait costs what is ready, not one entry per broker. */
 int instance_setup_signals (struct instance *in);
 
 /* Poll in->ctlfd while running and call cb when it is readable. */
@@ -91,7 +103,9 @@ void instance_write_pidfile (struct instance *in);
 
 /* Start rank's broker in process group pgid (0: a new group).  'rejoin'
  * hands its PMI client to a running job (a restart).  Returns the pid,
- * or -1 (message logged for PMI errors). */
+ * or -1 (message logged for PMI errors).  Brokers are forked by the
+ * broker fork server (forksrv.h) that instance_start() runs, so they
+ * need no exec of their own; without it each is fork+exec'd here. */
 pid_t instance_spawn (struct instance *in, int rank, pid_t pgid, int rejoin);
 
 /* Wait up to 10 s for rank to be reaped after a kill. */

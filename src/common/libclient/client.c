@@ -7,6 +7,14 @@
  * the socket with the earliest relevant deadline, so a wait always ends.
  * Asynchronous publishes are ordinary rpcs kept in a FIFO in the order
  * they were sent.
+ *
+ * The request path allocates nothing once warm: a request is encoded
+ * from one message the handle keeps and refills (libmsg reuses its
+ * buffers), rpc objects come back to a small pool when destroyed, rpcs
+ * are found by matchtag in an open-addressing table (idmap), a response
+ * waits in its rpc's one-message slot (a list only for a streaming rpc's
+ * backlog), and each response is decoded into the memory of the last
+ * one the program finished with.
  */
 #include <errno.h>
 #include <math.h>
@@ -22,9 +30,12 @@
 
 #include "client.h"
 #include "src/common/libmsg/evbatch.h"
+#include "src/common/libutil/idmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libzmqutil/multipart.h"
 
+#define RPC_POOL_MAX 256        /* destroyed rpcs kept for reuse */
+#define SPARES_MAX 16           /* finished messages kept to decode into */
 
 struct bgn_handle {
     void *ctx;
@@ -32,7 +43,7 @@ struct bgn_handle {
     char id[40];
     uint32_t next_matchtag;
     double timeout;
-    zhashx_t *rpcs;            /* matchtag (as key string) -> rpc */
+    struct idmap *rpcs;        /* matchtag -> bgn_rpc_t * */
     zlistx_t *events;          /* struct evitem *, oldest first */
     uint64_t nevents;          /* events in them */
     uint64_t event_drops;
@@ -48,15 +59,21 @@ struct bgn_handle {
     int pub_requests;          /* requests not answered */
     int window;
     char *pub_errstr;
+    msg_t *req;                /* refilled for every request */
+    msg_t *spares[SPARES_MAX]; /* finished messages, to decode into */
+    int nspares;
+    bgn_rpc_t *pool;           /* destroyed rpcs, linked by next_free */
+    int npool;
 };
 
 struct bgn_rpc {
     bgn_t *h;
     uint32_t matchtag;
-    char key[16];
+    int tracked;               /* in h->rpcs under matchtag */
     double deadline;
     int flags;
-    zlistx_t *responses;       /* msg_t * */
+    msg_t *first;              /* the oldest response not yet taken */
+    zlistx_t *more;            /* later ones (streaming), made when needed */
     msg_t *current;            /* the response bgn_rpc_get returned */
     char *errstr;
     int publish;               /* in the handle's publish FIFO */
@@ -64,7 +81,8 @@ struct bgn_rpc {
     int count;                 /* events it published */
     int taken;                 /* answers bgn_event_publish_get gave */
     int timed_out;             /* its deadline passed unanswered */
-    uint32_t first;            /* their first seq */
+    uint32_t first_seq;        /* their first seq */
+    bgn_rpc_t *next_free;
 };
 
 static void msg_destructor (void **item)
@@ -141,7 +159,9 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
     }
     h->next_matchtag = 1;
     h->window = BGN_PUBLISH_WINDOW;
-    if (!(h->rpcs = zhashx_new ()) || !(h->events = zlistx_new ()))
+    if (!(h->rpcs = idmap_create (sizeof (bgn_rpc_t *)))
+        || !(h->events = zlistx_new ())
+        || !(h->req = msg_create (MSGTYPE_REQUEST)))
         goto nomem;
     zlistx_set_destructor (h->events, evitem_destructor);
     uuid_generate (u);
@@ -174,10 +194,16 @@ void bgn_close (bgn_t **hp)
         int saved = errno;
         /* rpcs still alive keep a pointer to h: detach them. */
         if (h->rpcs) {
-            for (bgn_rpc_t *r = zhashx_first (h->rpcs); r;
-                 r = zhashx_next (h->rpcs))
-                r->h = NULL;
-            zhashx_destroy (&h->rpcs);
+            struct idmap_iter it;
+            for (bgn_rpc_t **r = idmap_first (h->rpcs, &it); r;
+                 r = idmap_next (&it))
+                (*r)->h = NULL;
+            idmap_destroy (&h->rpcs);
+        }
+        while (h->pool) {
+            bgn_rpc_t *r = h->pool;
+            h->pool = r->next_free;
+            free (r);
         }
         zlistx_destroy (&h->events);
         free (h->payload);
@@ -188,6 +214,9 @@ void bgn_close (bgn_t **hp)
         }
         free (h->pubq);
         free (h->pub_errstr);
+        msg_destroy (&h->req);
+        while (h->nspares > 0)
+            msg_destroy (&h->spares[--h->nspares]);
         if (h->sock)
             zmq_close (h->sock);
         if (h->ctx)
@@ -245,22 +274,68 @@ static void enqueue_event (bgn_t *h, msg_t *msg)
     enqueue (h, it, 1);
 }
 
+/* Keep a message the program is done with, to decode a later one into
+ * (a few, for responses that arrive together). */
+static void recycle (bgn_t *h, msg_t **msg)
+{
+    if (h && h->nspares < SPARES_MAX) {
+        h->spares[h->nspares++] = *msg;
+        *msg = NULL;
+    }
+    else
+        msg_destroy (msg);
+}
+
+static bgn_rpc_t *rpc_lookup (bgn_t *h, uint32_t matchtag)
+{
+    bgn_rpc_t **slot = idmap_get (h->rpcs, matchtag);
+    return slot ? *slot : NULL;
+}
+
+/* Queue a response on its rpc: the slot first, the list after. */
+static void rpc_enqueue (bgn_rpc_t *rpc, msg_t *msg)
+{
+    if (!rpc->first) {
+        rpc->first = msg;
+        return;
+    }
+    if (!rpc->more) {
+        if (!(rpc->more = zlistx_new ())) {
+            msg_destroy (&msg);
+            return;
+        }
+        zlistx_set_destructor (rpc->more, msg_destructor);
+    }
+    zlistx_add_end (rpc->more, msg);
+}
+
+/* The oldest queued response, taken off the queue, or NULL. */
+static msg_t *rpc_dequeue (bgn_rpc_t *rpc)
+{
+    msg_t *msg = rpc->first;
+
+    rpc->first = NULL;
+    if (rpc->more && zlistx_size (rpc->more) > 0) {
+        zlistx_first (rpc->more);
+        rpc->first = zlistx_detach (rpc->more, NULL);
+    }
+    return msg;
+}
+
 /* Sort one received message into its rpc or the event queue. */
 static void dispatch (bgn_t *h, msg_t *msg)
 {
-    char key[16];
     bgn_rpc_t *rpc;
 
     switch (msg_get_type (msg)) {
     case MSGTYPE_RESPONSE:
-        snprintf (key, sizeof (key), "%u", (unsigned)msg_get_matchtag (msg));
-        if ((rpc = zhashx_lookup (h->rpcs, key))) {
+        if ((rpc = rpc_lookup (h, msg_get_matchtag (msg)))) {
             if (rpc->publish && !rpc->answered) {
                 rpc->answered = 1;
                 h->pub_unanswered -= rpc->count;
                 h->pub_requests--;
             }
-            zlistx_add_end (rpc->responses, msg);
+            rpc_enqueue (rpc, msg);
             return;
         }
         break;  /* late response to a destroyed rpc */
@@ -270,7 +345,7 @@ static void dispatch (bgn_t *h, msg_t *msg)
     default:
         break;
     }
-    msg_destroy (&msg);
+    recycle (h, &msg);
 }
 
 /* A batch of events from the broker, checked, into the event queue as
@@ -354,7 +429,11 @@ static int drain (bgn_t *h)
             continue;
         }
         if (n > 0) {
-            msg = zmqutil_decode (parts, n, NULL, 0);
+            msg_t **spare = h->nspares > 0 ? &h->spares[h->nspares - 1]
+                                           : NULL;
+            msg = zmqutil_decode_reuse (spare, parts, n, NULL, 0);
+            if (spare && !*spare)
+                h->nspares--;   /* consumed */
             zmqutil_close (parts, n);
         }
         if (!msg)
@@ -388,57 +467,83 @@ static int wait_readable (bgn_t *h, double deadline)
     return rc > 0;
 }
 
-/* Send request msg (taken) as a new rpc. */
+/* An rpc from the pool, or a new one; zeroed. */
+static bgn_rpc_t *rpc_get (bgn_t *h)
+{
+    bgn_rpc_t *rpc = h->pool;
+
+    if (!rpc)
+        return calloc (1, sizeof (*rpc));
+    h->pool = rpc->next_free;
+    h->npool--;
+    memset (rpc, 0, sizeof (*rpc));
+    return rpc;
+}
+
+/* Refill the handle's request message.  -1 with EINVAL for a bad topic
+ * or a payload that is not a JSON object. */
+static int request_fill (bgn_t *h, const char *topic, uint32_t nodeid,
+                         const char *payload, int flags)
+{
+    msg_t *msg = h->req;
+    size_t len = payload ? strlen (payload) : 0;
+    uint8_t content = MSGFLAG_TOPIC | MSGFLAG_PAYLOAD | MSGFLAG_ROUTE;
+
+    if ((payload && msg_json_check (payload, len, NULL, 0) < 0)
+        || msg_set_topic (msg, topic) < 0
+        || msg_set_payload (msg, payload, len) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    msg_set_nodeid (msg, nodeid);
+    return msg_set_flags (msg, (uint8_t)((msg_get_flags (msg) & content)
+                                         | flags));
+}
+
+/* Send request msg (the caller keeps it) as a new rpc; flags as set in
+ * msg. */
 static bgn_rpc_t *rpc_send (bgn_t *h, msg_t *msg, int flags)
 {
     bgn_rpc_t *rpc;
 
-    if (flags && msg_set_flags (msg, msg_get_flags (msg) | flags) < 0)
-        goto error;
-    if (!(rpc = calloc (1, sizeof (*rpc))))
-        goto error;
+    if (!(rpc = rpc_get (h)))
+        return NULL;
     rpc->h = h;
     rpc->flags = flags;
     rpc->deadline = monotime_now () + h->timeout;
-    if (!(rpc->responses = zlistx_new ())) {
-        free (rpc);
-        goto error;
-    }
-    zlistx_set_destructor (rpc->responses, msg_destructor);
     if (!(flags & MSGFLAG_NORESPONSE)) {
+        bgn_rpc_t **slot;
         rpc->matchtag = h->next_matchtag++;
         if (h->next_matchtag == 0)
             h->next_matchtag = 1;
-        msg_set_matchtag (msg, rpc->matchtag);
-        snprintf (rpc->key, sizeof (rpc->key), "%u", (unsigned)rpc->matchtag);
-        zhashx_update (h->rpcs, rpc->key, rpc);
+        if (!(slot = idmap_put (h->rpcs, rpc->matchtag, NULL))) {
+            bgn_rpc_destroy (&rpc);
+            errno = ENOMEM;
+            return NULL;
+        }
+        *slot = rpc;
+        rpc->tracked = 1;
     }
+    msg_set_matchtag (msg, rpc->matchtag);
     if (send_msg (h, msg) < 0) {
         int saved = errno;
         bgn_rpc_destroy (&rpc);
-        msg_destroy (&msg);
         errno = saved;
         return NULL;
     }
-    msg_destroy (&msg);
     return rpc;
-error:
-    msg_destroy (&msg);
-    return NULL;
 }
 
 bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
                     const char *payload, int flags)
 {
-    msg_t *msg;
-
     if (!h || !topic || (flags & ~(MSGFLAG_NORESPONSE | MSGFLAG_STREAMING))) {
         errno = EINVAL;
         return NULL;
     }
-    if (!(msg = msg_request_create (topic, nodeid, payload)))
+    if (request_fill (h, topic, nodeid, payload, flags) < 0)
         return NULL;
-    return rpc_send (h, msg, flags);
+    return rpc_send (h, h->req, flags);
 }
 
 static int response_result (bgn_rpc_t *rpc, const char **payload)
@@ -467,14 +572,11 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
         return -1;
     }
     while (!rpc->current) {
-        msg_t *m = zlistx_first (rpc->responses);
-        if (m) {
-            rpc->current = zlistx_detach (rpc->responses, NULL);
+        if ((rpc->current = rpc_dequeue (rpc)))
             break;
-        }
         if (drain (rpc->h) < 0)
             return -1;
-        if (zlistx_size (rpc->responses) > 0)
+        if (rpc->first)
             continue;
         int rc = wait_readable (rpc->h, rpc->deadline);
         if (rc < 0)
@@ -489,8 +591,8 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
 
 void bgn_rpc_next (bgn_rpc_t *rpc)
 {
-    if (rpc)
-        msg_destroy (&rpc->current);
+    if (rpc && rpc->current)
+        recycle (rpc->h, &rpc->current);
 }
 
 void bgn_rpc_set_timeout (bgn_rpc_t *rpc, double seconds)
@@ -513,13 +615,23 @@ void bgn_rpc_destroy (bgn_rpc_t **rpcp)
 {
     if (rpcp && *rpcp) {
         bgn_rpc_t *rpc = *rpcp;
+        bgn_t *h = rpc->h;
         int saved = errno;
-        if (rpc->h && rpc->key[0])
-            zhashx_delete (rpc->h->rpcs, rpc->key);
-        zlistx_destroy (&rpc->responses);
-        msg_destroy (&rpc->current);
+        /* the matchtag may have wrapped round to a newer rpc */
+        if (h && rpc->tracked && rpc_lookup (h, rpc->matchtag) == rpc)
+            idmap_delete (h->rpcs, rpc->matchtag);
+        zlistx_destroy (&rpc->more);
+        msg_destroy (&rpc->first);
+        if (rpc->current)
+            recycle (h, &rpc->current);
         free (rpc->errstr);
-        free (rpc);
+        if (h && h->npool < RPC_POOL_MAX) {
+            rpc->next_free = h->pool;
+            h->pool = rpc;
+            h->npool++;
+        }
+        else
+            free (rpc);
         *rpcp = NULL;
         errno = saved;
     }
@@ -907,12 +1019,15 @@ int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
         goto nomem;
     if (window_wait (h, n) < 0)
         goto error;
-    /* Checked piece by piece above: no second parse of the request. */
-    if (!(msg = msg_create (MSGTYPE_REQUEST))
-        || msg_set_topic (msg, "event.pub") < 0
+    /* Checked piece by piece above: no second parse of the request.  The
+     * handle's request message is refilled, as for any rpc. */
+    msg = h->req;
+    if (msg_set_topic (msg, "event.pub") < 0
         || msg_set_payload (msg, s, len) < 0
-        || msg_set_nodeid (msg, 0) < 0) {
-        msg_destroy (&msg);
+        || msg_set_nodeid (msg, 0) < 0
+        || msg_set_flags (msg, (uint8_t)(msg_get_flags (msg)
+                                         & (MSGFLAG_TOPIC | MSGFLAG_PAYLOAD
+                                            | MSGFLAG_ROUTE))) < 0) {
         errno = EINVAL;
         goto error;
     }
@@ -986,13 +1101,13 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
         rc = bgn_rpc_get (rpc, &payload);
     if (rc == 0 && rpc->taken == 0) {
         const char *p = payload ? strstr (payload, "\"seq\":") : NULL;
-        rpc->first = p ? (uint32_t)strtoul (p + 6, NULL, 10) : 0;
+        rpc->first_seq = p ? (uint32_t)strtoul (p + 6, NULL, 10) : 0;
     }
     else if (rc < 0 && rpc->taken == 0 && bgn_rpc_error (rpc))
         h->pub_errstr = strdup (bgn_rpc_error (rpc));
     int saved = errno;
     if (rc == 0 && seq)
-        *seq = rpc->first + (uint32_t)rpc->taken;
+        *seq = rpc->first_seq + (uint32_t)rpc->taken;
     rpc->taken++;
     h->pub_events--;
     if (rpc->taken == rpc->count)

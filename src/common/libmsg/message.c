@@ -1,15 +1,24 @@
 /* message.c: the Flux-style message codec declared in message.h.
  *
- * A msg_t is one heap block holding the proto fields and the whole route
- * stack inline (a packed byte buffer plus offsets), so building, copying
- * and routing a message costs at most three allocations: the block, the
- * topic and the payload.  The route stack is stored bottom first (index 0
- * is the original sender), so push and pop only touch the end of the
- * buffer; the wire order (top first) is produced by msg_encode.
+ * A msg_t is one heap block: the header fields, then a tail holding the
+ * topic and the route stack, each sized to what the message holds when
+ * it is made (decoded, copied, built by a helper), with some room for
+ * the pushes a request gets on its way.  What outgrows the tail moves to
+ * a separate block.  The payload is a separate, reference-counted,
+ * immutable buffer: msg_copy shares it, msg_payload_ref hands it to a
+ * transport without copying, and msg_set_payload rewrites it in place
+ * only when nobody else holds it.
+ *
+ * The route stack is stored bottom first (the original sender at offset
+ * 0) as entries [id][NUL][length byte], so push and pop touch only the
+ * end and the top entry is found from the last byte; the wire order (top
+ * first) is produced by msg_encode.
  *
  * msg_decode is the trust boundary: every frame comes from a peer or a
  * client, so it validates everything the header promises before it
- * allocates, and never reads past a frame's stated size.
+ * allocates, and never reads past a frame's stated size.  Payload JSON is
+ * validated by a scanner that builds nothing (jsonv.c); msg_get_json
+ * parses it with jansson once, when someone asks.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,31 +28,49 @@
 
 #include <jansson.h>
 
+#include "jsonv.h"
 #include "message.h"
 
 /* Content flags are derived from what the message holds, never stored. */
 #define CONTENT_FLAGS (MSGFLAG_TOPIC | MSGFLAG_PAYLOAD | MSGFLAG_ROUTE)
 
-/* Room for every route id plus its NUL terminator. */
-#define ROUTE_BUFSIZE (MSG_MAX_ROUTES * (MSG_MAX_ROUTEID + 1))
+/* Bytes a route entry takes: the id, its NUL and its length byte. */
+#define ENTRY_SIZE(len) ((size_t)(len) + 2)
+
+/* Room a new request keeps for pushes: a client uuid and a rank. */
+#define REQUEST_ROUTE_ROOM 64
+
+/* Which of topic / rbuf live in blocks of their own (not the tail). */
+#define OWN_TOPIC  0x01
+#define OWN_ROUTES 0x02
+
+struct payload {
+    int refs;               /* atomic: a transport may drop it in its thread */
+    size_t len;
+    size_t cap;             /* text room, not counting the NUL */
+    char data[];            /* len bytes and a NUL */
+};
 
 struct msg {
     uint8_t type;
     uint8_t flags;          /* non-content flags only */
     int8_t nroutes;         /* -1: routing disabled */
-    uint16_t rused;         /* bytes used in rbuf */
+    uint8_t own;            /* OWN_* */
     uint16_t topic_len;
+    uint16_t tcap;          /* tail bytes for the topic, NUL included */
+    uint16_t rused;         /* bytes of route entries in rbuf */
+    uint16_t rcap;          /* size of rbuf */
+    uint16_t tailcap;       /* size of the tail (for msg_decode_reuse) */
     uint32_t userid;
     uint32_t rolemask;
     uint32_t aux1;
     uint32_t aux2;
-    char *topic;            /* NULL: no topic */
-    char *payload;          /* NULL: no payload; always NUL-terminated */
-    size_t payload_len;
+    char *topic;            /* NULL: no topic; the tail or OWN_TOPIC */
+    char *rbuf;             /* route entries; the tail or OWN_ROUTES */
+    struct payload *payload;/* NULL: no payload */
+    json_t *json;           /* msg_get_json's parse, or NULL */
     uint8_t proto[MSG_PROTO_SIZE]; /* filled by msg_encode */
-    uint16_t roff[MSG_MAX_ROUTES]; /* route i starts at rbuf + roff[i] */
-    uint8_t rlen[MSG_MAX_ROUTES];
-    char rbuf[ROUTE_BUFSIZE];
+    char tail[];            /* [topic: tcap][routes: rcap if not OWN_ROUTES] */
 };
 
 /* One-line reason for a decode failure; errbuf is optional. */
@@ -96,42 +123,119 @@ static bool routeid_valid (const void *data, size_t len)
     return len >= 1 && len <= MSG_MAX_ROUTEID && printable (data, len);
 }
 
-/* True if data[len] (NUL-free) parses as one JSON object and nothing
- * else.  jansson rejects trailing garbage, invalid UTF-8 and "\u0000"
- * with these flags.
- */
+/* True if data[len] is one JSON object; the reason goes to errbuf. */
 static bool json_object_valid (const char *data, size_t len,
                                char *errbuf, size_t errlen)
 {
-    json_error_t error;
-    json_t *o = json_loadb (data, len, 0, &error);
-    if (!o) {
-        seterr (errbuf, errlen, "payload is not valid JSON: %s", error.text);
-        return false;
-    }
-    bool isobj = json_is_object (o);
-    json_decref (o);
-    if (!isobj) {
+    char why[96];
+
+    if (jsonv_object (data, len, why, sizeof (why)) == 0)
+        return true;
+    if (!strncmp (why, "not a JSON object", 17))
         seterr (errbuf, errlen, "payload is not a JSON object");
-        return false;
-    }
-    return true;
+    else
+        seterr (errbuf, errlen, "payload is not valid JSON: %s", why);
+    return false;
 }
 
-static void msg_init (msg_t *msg, int type)
+int msg_json_check (const char *s, size_t len, char *errbuf, size_t errlen)
+{
+    if (!json_object_valid (s, len, errbuf, errlen)) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- payload buffers --------------------------------------------------- */
+
+static struct payload *payload_create (const void *data, size_t len)
+{
+    struct payload *pl;
+
+    if (len > SIZE_MAX - sizeof (*pl) - 1) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (!(pl = malloc (sizeof (*pl) + len + 1)))
+        return NULL;
+    pl->refs = 1;
+    pl->len = len;
+    pl->cap = len;
+    if (len > 0)
+        memcpy (pl->data, data, len);
+    pl->data[len] = '\0';
+    return pl;
+}
+
+static struct payload *payload_incref (struct payload *pl)
+{
+    if (pl)
+        __atomic_add_fetch (&pl->refs, 1, __ATOMIC_RELAXED);
+    return pl;
+}
+
+static void payload_decref (struct payload *pl)
+{
+    if (pl && __atomic_sub_fetch (&pl->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free (pl);
+}
+
+static bool payload_shared (struct payload *pl)
+{
+    return __atomic_load_n (&pl->refs, __ATOMIC_ACQUIRE) > 1;
+}
+
+void *msg_payload_ref (const msg_t *msg)
+{
+    if (!msg || !msg->payload) {
+        errno = msg ? ENOENT : EINVAL;
+        return NULL;
+    }
+    return payload_incref (msg->payload);
+}
+
+void msg_payload_unref (void *data, void *ref)
+{
+    (void)data;
+    payload_decref (ref);
+}
+
+/* ---- the message block ------------------------------------------------- */
+
+/* Set msg's fields for a new message of 'type' whose tail gives tcap
+ * bytes to the topic (NUL included) and the rest to route entries. */
+static void msg_init (msg_t *msg, int type, size_t tcap)
 {
     msg->type = (uint8_t)type;
     msg->flags = 0;
     msg->nroutes = -1;
-    msg->rused = 0;
+    msg->own = 0;
     msg->topic_len = 0;
+    msg->tcap = (uint16_t)tcap;
+    msg->rused = 0;
+    msg->rcap = (uint16_t)(msg->tailcap - tcap);
     msg->userid = 0;
     msg->rolemask = 0;
     msg->aux1 = (type == MSGTYPE_REQUEST) ? NODEID_ANY : 0;
     msg->aux2 = 0;
     msg->topic = NULL;
+    msg->rbuf = msg->tail + tcap;
     msg->payload = NULL;
-    msg->payload_len = 0;
+    msg->json = NULL;
+}
+
+/* A message of 'type' with tail room for a topic of tcap bytes (NUL
+ * included) and rcap bytes of route entries. */
+static msg_t *msg_alloc (int type, size_t tcap, size_t rcap)
+{
+    msg_t *msg = malloc (sizeof (*msg) + tcap + rcap);
+
+    if (!msg)
+        return NULL;
+    msg->tailcap = (uint16_t)(tcap + rcap);
+    msg_init (msg, type, tcap);
+    return msg;
 }
 
 msg_t *msg_create (int type)
@@ -140,83 +244,150 @@ msg_t *msg_create (int type)
         errno = EINVAL;
         return NULL;
     }
-    /* malloc, not calloc: the route buffer is only read up to rused. */
-    msg_t *msg = malloc (sizeof (*msg));
-    if (!msg)
-        return NULL;
-    msg_init (msg, type);
-    return msg;
+    return msg_alloc (type, 0, type == MSGTYPE_REQUEST ? REQUEST_ROUTE_ROOM
+                                                      : 0);
+}
+
+static void drop_json (msg_t *msg)
+{
+    json_decref (msg->json);
+    msg->json = NULL;
+}
+
+/* Free what msg holds outside its block, but its payload. */
+static void msg_free_side (msg_t *msg)
+{
+    if (msg->own & OWN_TOPIC)
+        free (msg->topic);
+    if (msg->own & OWN_ROUTES)
+        free (msg->rbuf);
+    drop_json (msg);
 }
 
 void msg_destroy (msg_t **msg)
 {
     if (msg && *msg) {
+        msg_t *m = *msg;
         int saved = errno;
-        free ((*msg)->topic);
-        free ((*msg)->payload);
-        free (*msg);
+        msg_free_side (m);
+        payload_decref (m->payload);
+        free (m);
         *msg = NULL;
         errno = saved;
     }
 }
 
-static char *memdup_nul (const void *data, size_t len)
+/* Put a validated topic of len bytes in place: the tail if it fits,
+ * else a block of its own.  -1 with ENOMEM. */
+static int topic_store (msg_t *msg, const char *topic, size_t len)
 {
-    if (len == SIZE_MAX) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    char *s = malloc (len + 1);
-    if (!s)
-        return NULL;
-    if (len > 0)
-        memcpy (s, data, len);
-    s[len] = '\0';
-    return s;
+    char *dst;
+
+    if (len + 1 <= msg->tcap)
+        dst = msg->tail;
+    else if (!(dst = malloc (len + 1)))
+        return -1;
+    memcpy (dst, topic, len);
+    dst[len] = '\0';
+    if (msg->own & OWN_TOPIC)
+        free (msg->topic);
+    msg->own = (uint8_t)((msg->own & ~OWN_TOPIC)
+                         | (dst != msg->tail ? OWN_TOPIC : 0));
+    msg->topic = dst;
+    msg->topic_len = (uint16_t)len;
+    return 0;
 }
 
-/* Copy route stack from 'src' into 'dst' (which has none yet). */
-static void routes_copy (msg_t *dst, const msg_t *src)
+/* Make room for 'more' bytes of route entries.  -1 with ENOMEM. */
+static int routes_reserve (msg_t *msg, size_t more)
 {
-    dst->nroutes = src->nroutes;
-    dst->rused = src->rused;
-    if (src->nroutes > 0) {
-        memcpy (dst->roff, src->roff, src->nroutes * sizeof (src->roff[0]));
-        memcpy (dst->rlen, src->rlen, src->nroutes * sizeof (src->rlen[0]));
-        memcpy (dst->rbuf, src->rbuf, src->rused);
+    size_t need = (size_t)msg->rused + more;
+    size_t cap;
+    char *buf;
+
+    if (need <= msg->rcap)
+        return 0;
+    cap = (size_t)msg->rcap * 2;
+    if (cap < need + REQUEST_ROUTE_ROOM)
+        cap = need + REQUEST_ROUTE_ROOM;
+    if (cap > UINT16_MAX)
+        cap = UINT16_MAX;
+    if (msg->own & OWN_ROUTES)
+        buf = realloc (msg->rbuf, cap);
+    else if ((buf = malloc (cap)) && msg->rused > 0)
+        memcpy (buf, msg->rbuf, msg->rused);
+    if (!buf)
+        return -1;
+    msg->rbuf = buf;
+    msg->rcap = (uint16_t)cap;
+    msg->own |= OWN_ROUTES;
+    return 0;
+}
+
+/* Append (push) a validated route id; room must have been reserved. */
+static void route_append (msg_t *msg, const void *id, size_t len)
+{
+    char *e = msg->rbuf + msg->rused;
+
+    memcpy (e, id, len);
+    e[len] = '\0';
+    e[len + 1] = (char)(uint8_t)len;
+    msg->rused = (uint16_t)(msg->rused + ENTRY_SIZE (len));
+    msg->nroutes++;
+}
+
+/* Offset in rbuf of the entry 'i' down from the top (0 = top). */
+static size_t route_offset (const msg_t *msg, int i)
+{
+    size_t end = msg->rused;
+
+    for (;;) {
+        size_t start = end - ENTRY_SIZE ((uint8_t)msg->rbuf[end - 1]);
+        if (i-- == 0)
+            return start;
+        end = start;
     }
+}
+
+/* A copy of msg's header and topic with room for its routes and
+ * 'room' more bytes of them; routes copied, payload shared if 'payload'. */
+static msg_t *msg_clone (const msg_t *msg, int type, size_t room,
+                         bool payload)
+{
+    size_t tcap = msg->topic ? (size_t)msg->topic_len + 1 : 0;
+    msg_t *cpy = msg_alloc (type, tcap, (size_t)msg->rused + room);
+
+    if (!cpy)
+        return NULL;
+    if (msg->topic)
+        topic_store (cpy, msg->topic, msg->topic_len);   /* fits the tail */
+    cpy->userid = msg->userid;
+    cpy->rolemask = msg->rolemask;
+    cpy->aux2 = msg->aux2;
+    cpy->nroutes = msg->nroutes;
+    cpy->rused = msg->rused;
+    if (msg->rused > 0)
+        memcpy (cpy->rbuf, msg->rbuf, msg->rused);
+    if (payload) {
+        cpy->payload = payload_incref (msg->payload);
+        cpy->json = msg->json ? json_incref (msg->json) : NULL;
+    }
+    return cpy;
 }
 
 msg_t *msg_copy (const msg_t *msg)
 {
+    msg_t *cpy;
+
     if (!msg) {
         errno = EINVAL;
         return NULL;
     }
-    msg_t *cpy = msg_create (msg->type);
-    if (!cpy)
+    if (!(cpy = msg_clone (msg, msg->type, 0, true)))
         return NULL;
     cpy->flags = msg->flags;
-    cpy->userid = msg->userid;
-    cpy->rolemask = msg->rolemask;
     cpy->aux1 = msg->aux1;
-    cpy->aux2 = msg->aux2;
-    routes_copy (cpy, msg);
-    if (msg->topic) {
-        if (!(cpy->topic = memdup_nul (msg->topic, msg->topic_len)))
-            goto error;
-        cpy->topic_len = msg->topic_len;
-    }
-    if (msg->payload) {
-        if (!(cpy->payload = memdup_nul (msg->payload, msg->payload_len)))
-            goto error;
-        cpy->payload_len = msg->payload_len;
-    }
     return cpy;
-error:
-    msg_destroy (&cpy);
-    errno = ENOMEM;
-    return NULL;
 }
 
 static uint32_t get32 (const uint8_t *p)
@@ -233,20 +404,10 @@ static void put32 (uint8_t *p, uint32_t v)
     p[3] = (uint8_t)v;
 }
 
-/* Append a route id that has already been validated (bottom first). */
-static void route_append (msg_t *msg, const void *id, size_t len)
-{
-    int n = msg->nroutes;
-    msg->roff[n] = msg->rused;
-    msg->rlen[n] = (uint8_t)len;
-    memcpy (msg->rbuf + msg->rused, id, len);
-    msg->rbuf[msg->rused + len] = '\0';
-    msg->rused = (uint16_t)(msg->rused + len + 1);
-    msg->nroutes++;
-}
-
-msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
-                   char *errbuf, size_t errlen)
+/* msg_decode and msg_decode_reuse: validate, then build the message in
+ * *spare's memory if there is one and it is big enough, else anew. */
+static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
+                      size_t nframes, char *errbuf, size_t errlen)
 {
     msg_t *msg = NULL;
 
@@ -366,10 +527,22 @@ msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
             goto eproto;
     }
 
-    /* Valid: build the message. */
-    msg = msg_create (type);
-    if (!msg)
-        return NULL;
+    /* Valid: build the message, one block sized to what it holds. */
+    size_t rbytes = 0;
+    for (size_t i = 0; i < nroutes; i++)
+        rbytes += ENTRY_SIZE (frames[i].size);
+    size_t tneed = tf ? tf->size + 1 : 0;
+    size_t rneed = rbytes + (type == MSGTYPE_REQUEST ? REQUEST_ROUTE_ROOM : 0);
+    struct payload *old = NULL;
+    if (spare && *spare && (*spare)->tailcap >= tneed + rneed) {
+        msg = *spare;
+        *spare = NULL;
+        old = msg->payload;
+        msg_free_side (msg);
+        msg_init (msg, type, tneed);
+    }
+    else if (!(msg = msg_alloc (type, tneed, rneed)))
+        goto enomem;
     msg->flags = flags & ~CONTENT_FLAGS;
     msg->userid = get32 (proto + 4);
     msg->rolemask = get32 (proto + 8);
@@ -381,16 +554,22 @@ msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
         for (size_t i = nroutes; i-- > 0; )
             route_append (msg, frames[i].data, frames[i].size);
     }
-    if (tf) {
-        if (!(msg->topic = memdup_nul (tf->data, tf->size)))
-            goto enomem;
-        msg->topic_len = (uint16_t)tf->size;
+    if (tf)
+        topic_store (msg, tf->data, tf->size);   /* fits the tail */
+    if (plf && old && !payload_shared (old) && old->cap >= plf->size) {
+        /* the spare's buffer is ours alone and big enough */
+        memcpy (old->data, plf->data, plf->size);
+        old->data[plf->size] = '\0';
+        old->len = plf->size;
+        msg->payload = old;
+        old = NULL;
     }
-    if (plf) {
-        if (!(msg->payload = memdup_nul (plf->data, plf->size)))
-            goto enomem;
-        msg->payload_len = plf->size;
-    }
+    payload_decref (old);
+    if (plf && !msg->payload
+        && !(msg->payload = payload_create (plf->data, plf->size)))
+        goto enomem;
+    if (spare)
+        msg_destroy (spare);    /* too small to reuse: consumed all the same */
     return msg;
 enomem:
     msg_destroy (&msg);
@@ -400,6 +579,18 @@ enomem:
 eproto:
     errno = EPROTO;
     return NULL;
+}
+
+msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
+                   char *errbuf, size_t errlen)
+{
+    return decode (NULL, frames, nframes, errbuf, errlen);
+}
+
+msg_t *msg_decode_reuse (msg_t **spare, const struct msg_frame *frames,
+                         size_t nframes, char *errbuf, size_t errlen)
+{
+    return decode (spare, frames, nframes, errbuf, errlen);
 }
 
 size_t msg_frame_count (const msg_t *msg)
@@ -425,10 +616,15 @@ int msg_encode (msg_t *msg, struct msg_frame *frames, size_t max)
     }
     size_t k = 0;
     if (msg->nroutes >= 0) {
-        for (int i = msg->nroutes - 1; i >= 0; i--) {
-            frames[k].data = msg->rbuf + msg->roff[i];
-            frames[k].size = msg->rlen[i];
+        /* Top first: walk the entries down from the end of rbuf. */
+        size_t end = msg->rused;
+        while (end > 0) {
+            size_t len = (uint8_t)msg->rbuf[end - 1];
+            size_t start = end - ENTRY_SIZE (len);
+            frames[k].data = msg->rbuf + start;
+            frames[k].size = len;
             k++;
+            end = start;
         }
         /* Any valid pointer will do for an empty frame. */
         frames[k].data = msg->proto;
@@ -441,8 +637,8 @@ int msg_encode (msg_t *msg, struct msg_frame *frames, size_t max)
         k++;
     }
     if (msg->payload) {
-        frames[k].data = msg->payload;
-        frames[k].size = msg->payload_len;
+        frames[k].data = msg->payload->data;
+        frames[k].size = msg->payload->len;
         k++;
     }
     msg->proto[0] = MSG_PROTO_MAGIC;
@@ -616,22 +812,30 @@ int msg_set_topic (msg_t *msg, const char *topic)
         errno = EINVAL;
         return -1;
     }
-    char *cpy = NULL;
-    size_t len = 0;
-    if (topic) {
-        /* strnlen: never scan a huge string just to reject it. */
-        len = strnlen (topic, MSG_MAX_TOPIC + 1);
-        if (!topic_valid (topic, len)) {
-            errno = EINVAL;
-            return -1;
-        }
-        if (!(cpy = memdup_nul (topic, len)))
-            return -1;
+    if (!topic) {
+        if (msg->own & OWN_TOPIC)
+            free (msg->topic);
+        msg->own &= (uint8_t)~OWN_TOPIC;
+        msg->topic = NULL;
+        msg->topic_len = 0;
+        return 0;
     }
-    free (msg->topic);
-    msg->topic = cpy;
-    msg->topic_len = (uint16_t)len;
-    return 0;
+    /* strnlen: never scan a huge string just to reject it. */
+    size_t len = strnlen (topic, MSG_MAX_TOPIC + 1);
+    if (!topic_valid (topic, len)) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (msg->topic && msg->topic_len == len && !memcmp (msg->topic, topic, len))
+        return 0;
+    /* Reuse a topic block of our own that is big enough. */
+    if ((msg->own & OWN_TOPIC) && len <= msg->topic_len) {
+        memcpy (msg->topic, topic, len);
+        msg->topic[len] = '\0';
+        msg->topic_len = (uint16_t)len;
+        return 0;
+    }
+    return topic_store (msg, topic, len);
 }
 
 const char *msg_get_topic (const msg_t *msg)
@@ -641,32 +845,69 @@ const char *msg_get_topic (const msg_t *msg)
 
 int msg_set_payload (msg_t *msg, const char *s, size_t len)
 {
+    struct payload *pl = NULL;
+
     if (!msg) {
         errno = EINVAL;
         return -1;
     }
-    char *cpy = NULL;
-    if (s) {
-        if (len > 0 && memchr (s, '\0', len)) {
-            errno = EINVAL;
-            return -1;
-        }
-        if (!(cpy = memdup_nul (s, len)))
-            return -1;
+    if (s && len > 0 && memchr (s, '\0', len)) {
+        errno = EINVAL;
+        return -1;
     }
-    else
-        len = 0;
-    free (msg->payload);
-    msg->payload = cpy;
-    msg->payload_len = len;
+    drop_json (msg);
+    if (s && msg->payload && !payload_shared (msg->payload)
+        && msg->payload->cap >= len) {
+        /* ours alone and big enough: rewrite it in place */
+        memmove (msg->payload->data, s, len);
+        msg->payload->data[len] = '\0';
+        msg->payload->len = len;
+        return 0;
+    }
+    if (s && !(pl = payload_create (s, len)))
+        return -1;
+    payload_decref (msg->payload);
+    msg->payload = pl;
     return 0;
 }
 
 const char *msg_get_payload (const msg_t *msg, size_t *len)
 {
     if (len)
-        *len = (msg && msg->payload) ? msg->payload_len : 0;
-    return msg ? msg->payload : NULL;
+        *len = (msg && msg->payload) ? msg->payload->len : 0;
+    return (msg && msg->payload) ? msg->payload->data : NULL;
+}
+
+json_t *msg_get_json (const msg_t *msg)
+{
+    json_t *o;
+
+    if (!msg) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (msg->json)
+        return msg->json;
+    if (!msg->payload) {
+        errno = ENOENT;
+        return NULL;
+    }
+    if (msg->type == MSGTYPE_RESPONSE && msg->aux1 != 0) {
+        errno = EPROTO;         /* an error response's text */
+        return NULL;
+    }
+    if (!(o = json_loadb (msg->payload->data, msg->payload->len, 0, NULL))) {
+        errno = EPROTO;
+        return NULL;
+    }
+    if (!json_is_object (o)) {
+        json_decref (o);
+        errno = EPROTO;
+        return NULL;
+    }
+    /* A cache: logically the message does not change. */
+    ((msg_t *)msg)->json = o;
+    return o;
 }
 
 void msg_route_enable (msg_t *msg)
@@ -704,6 +945,8 @@ int msg_route_push (msg_t *msg, const char *id)
         errno = E2BIG;
         return -1;
     }
+    if (routes_reserve (msg, ENTRY_SIZE (len)) < 0)
+        return -1;
     route_append (msg, id, len);
     return 0;
 }
@@ -722,16 +965,17 @@ int msg_route_pop (msg_t *msg, char *id, size_t idlen)
         errno = ENOENT;
         return -1;
     }
-    int top = msg->nroutes - 1;
+    size_t len = (uint8_t)msg->rbuf[msg->rused - 1];
+    size_t start = msg->rused - ENTRY_SIZE (len);
     if (id) {
         /* Check before removing, so a failed pop leaves the stack alone. */
-        if (idlen < (size_t)msg->rlen[top] + 1) {
+        if (idlen < len + 1) {
             errno = EOVERFLOW;
             return -1;
         }
-        memcpy (id, msg->rbuf + msg->roff[top], msg->rlen[top] + 1);
+        memcpy (id, msg->rbuf + start, len + 1);
     }
-    msg->rused = msg->roff[top];
+    msg->rused = (uint16_t)start;
     msg->nroutes--;
     return 0;
 }
@@ -745,7 +989,7 @@ const char *msg_route_at (const msg_t *msg, int i)
 {
     if (!msg || i < 0 || i >= msg->nroutes)
         return NULL;
-    return msg->rbuf + msg->roff[msg->nroutes - 1 - i];
+    return msg->rbuf + route_offset (msg, i);
 }
 
 const char *msg_route_first (const msg_t *msg)
@@ -755,7 +999,8 @@ const char *msg_route_first (const msg_t *msg)
 
 const char *msg_route_last (const msg_t *msg)
 {
-    return msg ? msg_route_at (msg, msg->nroutes - 1) : NULL;
+    /* the bottom entry starts the buffer */
+    return msg && msg->nroutes > 0 ? msg->rbuf : NULL;
 }
 
 /* Set a JSON object payload from a C string; NULL means none.  Helpers
@@ -773,49 +1018,50 @@ static int set_json_payload (msg_t *msg, const char *payload)
     return msg_set_payload (msg, payload, len);
 }
 
-msg_t *msg_request_create (const char *topic, uint32_t nodeid,
-                           const char *payload)
+/* A new message of 'type' whose tail fits 'topic' (validated here). */
+static msg_t *msg_create_topic (int type, const char *topic)
 {
-    if (!topic) {
+    size_t len;
+    msg_t *msg;
+
+    if (!topic || !topic_valid (topic, (len = strnlen (topic,
+                                                       MSG_MAX_TOPIC + 1)))) {
         errno = EINVAL;
         return NULL;
     }
-    msg_t *msg = msg_create (MSGTYPE_REQUEST);
+    if (!(msg = msg_alloc (type, len + 1, type == MSGTYPE_REQUEST
+                                              ? REQUEST_ROUTE_ROOM : 0)))
+        return NULL;
+    topic_store (msg, topic, len);
+    return msg;
+}
+
+msg_t *msg_request_create (const char *topic, uint32_t nodeid,
+                           const char *payload)
+{
+    msg_t *msg = msg_create_topic (MSGTYPE_REQUEST, topic);
+
     if (!msg)
         return NULL;
     msg->aux1 = nodeid;
-    if (msg_set_topic (msg, topic) < 0 || set_json_payload (msg, payload) < 0)
-        goto error;
+    if (set_json_payload (msg, payload) < 0)
+        msg_destroy (&msg);
     return msg;
-error:
-    msg_destroy (&msg);
-    return NULL;
 }
 
 /* Start a response to 'request' without a payload. */
 static msg_t *response_derive (const msg_t *request)
 {
+    msg_t *msg;
+
     if (!request || request->type != MSGTYPE_REQUEST) {
         errno = EINVAL;
         return NULL;
     }
-    msg_t *msg = msg_create (MSGTYPE_RESPONSE);
-    if (!msg)
+    if (!(msg = msg_clone (request, MSGTYPE_RESPONSE, 0, false)))
         return NULL;
     /* A streaming request's responses are streaming responses. */
     msg->flags = request->flags & MSGFLAG_STREAMING;
-    msg->userid = request->userid;
-    msg->rolemask = request->rolemask;
-    msg->aux2 = request->aux2;
-    routes_copy (msg, request);
-    if (request->topic) {
-        if (!(msg->topic = memdup_nul (request->topic, request->topic_len))) {
-            msg_destroy (&msg);
-            errno = ENOMEM;
-            return NULL;
-        }
-        msg->topic_len = request->topic_len;
-    }
     return msg;
 }
 
@@ -852,19 +1098,11 @@ msg_t *msg_error_response_create (const msg_t *request, int errnum,
 
 msg_t *msg_event_create (const char *topic, const char *payload)
 {
-    if (!topic) {
-        errno = EINVAL;
-        return NULL;
-    }
-    msg_t *msg = msg_create (MSGTYPE_EVENT);
-    if (!msg)
-        return NULL;
-    if (msg_set_topic (msg, topic) < 0 || set_json_payload (msg, payload) < 0)
-        goto error;
+    msg_t *msg = msg_create_topic (MSGTYPE_EVENT, topic);
+
+    if (msg && set_json_payload (msg, payload) < 0)
+        msg_destroy (&msg);
     return msg;
-error:
-    msg_destroy (&msg);
-    return NULL;
 }
 
 msg_t *msg_control_create (int ctype, int status)

@@ -35,6 +35,13 @@
  * Ownership: a msg_t owns copies of everything put in it.  Getters return
  * pointers into the message, valid until it is modified or destroyed.
  * Errors: -1 (or NULL) with errno set as documented per function.
+ *
+ * Cost: a message is one small block holding its header, topic and
+ * route stack (sized to what it holds, with room for a few pushes), plus
+ * its payload, an immutable reference-counted buffer that msg_copy and
+ * the response helpers' callers share instead of copying.  Payload
+ * validation (msg_decode, the helpers, msg_json_check) scans the text
+ * without building a JSON tree; msg_get_json parses it once, on demand.
  */
 #ifndef BGN_MESSAGE_H
 #define BGN_MESSAGE_H
@@ -42,6 +49,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <jansson.h>
 
 #define MSG_PROTO_MAGIC     0x8e
 #define MSG_PROTO_VERSION   1
@@ -120,6 +128,17 @@ msg_t *msg_copy (const msg_t *msg);
 msg_t *msg_decode (const struct msg_frame *frames, size_t nframes,
                    char *errbuf, size_t errlen);
 
+/* msg_decode, reusing the memory of *spare (a message the caller is done
+ * with, or NULL) when it is big enough, so a program that receives
+ * message after message need not allocate for each.  On success *spare
+ * is consumed (set to NULL; the result may be the same block) and the
+ * new message returned; on failure NULL as msg_decode says, and *spare
+ * is left as it was (but for ENOMEM, after which it is gone).  A payload
+ * another copy shares or a reference holds is never reused.
+ */
+msg_t *msg_decode_reuse (msg_t **spare, const struct msg_frame *frames,
+                         size_t nframes, char *errbuf, size_t errlen);
+
 /* Number of frames msg_encode() will produce. */
 size_t msg_frame_count (const msg_t *msg);
 
@@ -168,10 +187,42 @@ const char *msg_get_topic (const msg_t *msg);
 
 /* Payload as a string (JSON text for normal messages).  NULL clears it.
  * EINVAL if it contains a NUL within len.  msg_get_payload returns NULL
- * if there is none.
+ * if there is none; the text is always NUL-terminated.  Setting a
+ * payload reuses the message's buffer when no copy shares it and it is
+ * big enough, so a message reused for request after request does not
+ * allocate.
  */
 int msg_set_payload (msg_t *msg, const char *s, size_t len);
 const char *msg_get_payload (const msg_t *msg, size_t *len);
+
+/* The payload parsed as a JSON object: parsed once, on first use, and
+ * kept with the message (copies share it), so a service reads its
+ * request without parsing it again.  Borrowed: valid until the payload
+ * changes or the message is destroyed; do not modify it (json_copy() it
+ * to add keys).  NULL with errno ENOENT (no payload), EPROTO (not a JSON
+ * object: an error response's text, or text set with msg_set_payload
+ * that is not JSON) or ENOMEM.  The first call writes to the message:
+ * not for a message other threads are reading.
+ */
+json_t *msg_get_json (const msg_t *msg);
+
+/* 0 if s[0..len) is one JSON object by the rule msg_decode applies to
+ * payloads (what jansson 2.14's json_loadb accepts: RFC 8259, valid
+ * UTF-8, no \u0000, integers within int64, reals within double, at most
+ * 2048 levels deep), else -1 with EINVAL and, if errbuf is non-NULL, a
+ * one-line reason.  Allocates nothing.
+ */
+int msg_json_check (const char *s, size_t len, char *errbuf, size_t errlen);
+
+/* Zero-copy hand-off of the payload (to libzmq's zmq_msg_init_data, for
+ * instance): a reference that keeps the payload's bytes, at the address
+ * msg_get_payload returns, valid and unchanged after the message is
+ * modified or destroyed.  NULL (errno ENOENT) if there is no payload.
+ * Release it exactly once with msg_payload_unref (NULL, ref), from any
+ * thread: the (data, hint) shape is libzmq's zmq_free_fn.
+ */
+void *msg_payload_ref (const msg_t *msg);
+void msg_payload_unref (void *data, void *ref);
 
 /* Route stack.  msg_route_enable() turns on MSGFLAG_ROUTE with an empty
  * stack (no-op if already enabled); msg_route_disable() clears it.

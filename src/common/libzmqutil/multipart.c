@@ -1,5 +1,6 @@
 /* multipart.c: whole multipart messages on a socket (see multipart.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "multipart.h"
@@ -39,6 +40,32 @@ int zmqutil_recv (void *sock, zmq_msg_t *parts, int max)
     return n;
 }
 
+/* Send one part; a large payload is handed to libzmq by reference to the
+ * message's payload buffer instead of being copied into the socket. */
+static int send_part (void *sock, msg_t *msg, const struct msg_frame *f,
+                      int flags)
+{
+    void *ref;
+    zmq_msg_t m;
+
+    if (f->size < ZMQUTIL_ZERO_COPY_MIN
+        || f->data != (const void *)msg_get_payload (msg, NULL)
+        || !(ref = msg_payload_ref (msg)))
+        return zmq_send (sock, f->data, f->size, flags);
+    if (zmq_msg_init_data (&m, (void *)f->data, f->size, msg_payload_unref,
+                           ref) < 0) {
+        msg_payload_unref (NULL, ref);
+        return zmq_send (sock, f->data, f->size, flags);
+    }
+    if (zmq_msg_send (&m, sock, flags) < 0) {
+        int saved = errno;
+        zmq_msg_close (&m);     /* drops the reference */
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
 int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
 {
     struct msg_frame frames[ZMQUTIL_MAX_PARTS];
@@ -51,18 +78,22 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
     if (id && zmq_send (sock, id, strlen (id), ZMQ_SNDMORE | flags) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
-        if (zmq_send (sock, frames[i].data, frames[i].size,
-                      (i < n - 1 ? ZMQ_SNDMORE : 0) | flags) < 0)
+        if (send_part (sock, msg, &frames[i],
+                       (i < n - 1 ? ZMQ_SNDMORE : 0) | flags) < 0)
             return -1;
     }
     return 0;
 }
 
-msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
+msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
+                             char *errbuf, size_t errlen)
 {
     struct msg_frame mf[MSG_MAX_FRAMES];
 
     if (n > MSG_MAX_FRAMES) {
+        if (errbuf && errlen)
+            snprintf (errbuf, errlen, "message has %d frames, max %d", n,
+                      MSG_MAX_FRAMES);
         errno = EPROTO;
         return NULL;
     }
@@ -70,5 +101,10 @@ msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
         mf[i].data = zmq_msg_data (&parts[i]);
         mf[i].size = zmq_msg_size (&parts[i]);
     }
-    return msg_decode (mf, n, errbuf, errlen);
+    return msg_decode_reuse (spare, mf, n, errbuf, errlen);
+}
+
+msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen)
+{
+    return zmqutil_decode_reuse (NULL, parts, n, errbuf, errlen);
 }

@@ -31,14 +31,25 @@ int zmqutil_recv (void *sock, zmq_msg_t *parts, int max);
 /* Close parts[0..n-1]. */
 void zmqutil_close (zmq_msg_t *parts, int n);
 
+/* Payloads of at least this many bytes leave without a copy. */
+#define ZMQUTIL_ZERO_COPY_MIN 16384
+
 /* Send broker message msg, preceded by routing id 'id' if not NULL;
  * flags: 0 or ZMQ_DONTWAIT.  All or nothing: a failure can only happen on
  * the first part, so nothing is half sent.  -1 with errno (EAGAIN,
- * EHOSTUNREACH, EINVAL for a message that does not encode). */
+ * EHOSTUNREACH, EINVAL for a message that does not encode).  A payload
+ * of ZMQUTIL_ZERO_COPY_MIN bytes or more is handed to libzmq by
+ * reference (msg_payload_ref): the caller may destroy msg at once, the
+ * bytes stay until libzmq has sent them. */
 int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags);
 
 /* Decode parts[0..n-1] into a broker message.  NULL with errno EPROTO
  * and, if errbuf is given, a one-line reason. */
 msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen);
+
+/* The same into *spare's memory when it is big enough (see
+ * msg_decode_reuse: on success *spare is consumed). */
+msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
+                             char *errbuf, size_t errlen);
 
 #endif

@@ -4,7 +4,9 @@
  * target's framing (a length byte per frame, 0xff = 2-byte length
  * follows), built by hand here rather than with libmsg so the seeds do
  * not inherit the encoder's bugs.  Seeds cover every type, with and
- * without routes, topic and payload, plus a few near-misses.
+ * without routes, topic and payload, plus a few near-misses, and JSON
+ * payloads at the validator's edges (escapes, surrogates, UTF-8, numbers
+ * at the limits of int64 and double, deep nesting).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -141,6 +143,25 @@ int main (int argc, char **argv)
     str (&s, "[1,2,3]");
     proto (&s, 0x01, 0x01 | 0x02, 0, 0);
     rc |= save (dir, "bad-array", &s);
+
+    /* JSON at the validator's edges, one event each */
+    static const char *edges[] = {
+        "{\"s\":\"\\ud83d\\ude00 \\u00e9 \\n \\/ \\\"\"}",
+        "{\"u\":\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"}",
+        "{\"i\":[9223372036854775807,-9223372036854775808,0,-0]}",
+        "{\"r\":[1.5e308,1.7976931348623157e308,1e-400,0.0e99999]}",
+        "{\"d\":[[[[[[[[[[[[[[[[{\"a\":[true,false,null]}]]]]]]]]]]]]]]]]}",
+        "{\"k\":{},\"l\":[],\"m\":{\"\":\"\"},\"k\":1}",
+    };
+    for (size_t i = 0; i < sizeof (edges) / sizeof (edges[0]); i++) {
+        char name[32];
+        s.len = 0;
+        str (&s, "json.edge");
+        str (&s, edges[i]);
+        proto (&s, 0x04, 0x01 | 0x02, 1, 0);
+        snprintf (name, sizeof (name), "json-edge-%zu", i);
+        rc |= save (dir, name, &s);
+    }
 
     return rc ? 1 : 0;
 }

@@ -9,13 +9,20 @@
  * invariants and abort()s on a violation:
  *   - decoding is lossless: encoding it gives back the input frames;
  *   - the re-encoded frames decode again to an equal message;
- *   - msg_copy() is equal, and derived responses decode.
+ *   - msg_copy() is equal, and derived responses decode;
+ *   - the payload validator (msg_json_check) accepts a frame exactly when
+ *     jansson parses it as an object, for every frame of every input,
+ *     so the scanner that replaced jansson at the trust boundary is
+ *     fuzzed against jansson itself;
+ *   - msg_get_json agrees with the validator on decoded payloads, and a
+ *     payload reference keeps its bytes after the message is gone.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "message.h"
 
@@ -169,6 +176,30 @@ static void check_reencode (msg_t *m)
     msg_destroy (&m2);
 }
 
+/* msg_json_check and jansson must agree on data[0..len).  Text with a
+ * NUL byte is refused by msg_json_check (and by msg_decode before any
+ * JSON is looked at), while jansson 2.14's lexer silently skips a NUL
+ * that follows a token it read one byte past: no comparison there. */
+static void check_json_verdict (const void *data, size_t len)
+{
+    char why[128];
+
+    if (len > 0 && memchr (data, '\0', len)) {
+        check (msg_json_check (data, len, NULL, 0) < 0, "NUL refused");
+        return;
+    }
+    json_t *o = json_loadb (data, len, 0, NULL);
+    int theirs = o && json_is_object (o);
+    int mine = msg_json_check (data, len, why, sizeof (why)) == 0;
+
+    json_decref (o);
+    if (mine != theirs) {
+        fprintf (stderr, "message_fuzz: msg_json_check %s, jansson %s\n",
+                 mine ? "accepts" : why, theirs ? "accepts" : "rejects");
+        abort ();
+    }
+}
+
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     struct msg_frame in[MAX_FRAMES];
@@ -176,6 +207,8 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     char err[128];
 
     size_t nin = frame_split (data, size, in, MAX_FRAMES);
+    for (size_t i = 0; i < nin; i++)
+        check_json_verdict (in[i].data, in[i].size);
     err[0] = 'x';
     msg_t *m = msg_decode (in, nin, err, sizeof (err));
     if (!m) {
@@ -192,6 +225,43 @@ int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
     frames_free (in, nin);
 
     check_reencode (m);
+
+    /* A valid request or success response payload is an object, and
+     * msg_get_json says so; a referenced payload outlives its message. */
+    size_t jl;
+    const char *jp = msg_get_payload (m, &jl);
+    int errresp = 0;
+    if (msg_get_type (m) == MSGTYPE_RESPONSE)
+        check (msg_get_errnum (m, &errresp) == 0, "errnum");
+    if (jp && !errresp) {
+        check (msg_json_check (jp, jl, NULL, 0) == 0, "payload checks");
+        check (msg_get_json (m) != NULL && msg_get_json (m) == msg_get_json (m),
+               "msg_get_json parses and caches a valid payload");
+    }
+    if (jp) {
+        msg_t *tmp = msg_copy (m);
+        check (tmp != NULL, "copy for a payload reference");
+        void *ref = msg_payload_ref (tmp);
+        const char *tp = msg_get_payload (tmp, NULL);
+        check (ref != NULL, "payload reference");
+        msg_destroy (&tmp);
+        check (memcmp (tp, jp, jl) == 0 && tp[jl] == '\0',
+               "referenced bytes outlive their message");
+        msg_payload_unref (NULL, ref);
+    }
+
+    /* Decoding into a spare (a copy of this message, so big enough)
+     * gives an equal message. */
+    {
+        struct msg_frame f[MAX_FRAMES + 4];
+        msg_t *spare = msg_copy (m);
+        int nf = msg_encode (m, f, MAX_FRAMES + 4);
+        check (spare != NULL && nf > 0, "spare");
+        msg_t *again = msg_decode_reuse (&spare, f, (size_t)nf, NULL, 0);
+        check (again != NULL && spare == NULL, "decode_reuse");
+        check_equal (m, again);
+        msg_destroy (&again);
+    }
 
     msg_t *cpy = msg_copy (m);
     check (cpy != NULL, "copy");

@@ -5,11 +5,18 @@
  * getters; the response helpers; msg_copy; and one hand-built malformed
  * message for each class of decode failure, so every validation branch
  * in msg_decode is known to fire with EPROTO and a one-line reason.
+ * The payload validator is checked against jansson itself on a table of
+ * edge cases (it must accept exactly what jansson accepts), and the
+ * cost-related parts of the API (msg_get_json's cache, payload sharing
+ * and in-place reuse, zero-copy payload references, route stacks that
+ * outgrow their room) are checked for behaviour.
  */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "src/common/libtap/tap.h"
 #include "src/common/libmsg/message.h"
@@ -725,6 +732,294 @@ static void test_decode_errors (void)
         && strlen (tiny) == 3, "errbuf is truncated to its size");
 }
 
+/* Does jansson (flags 0) parse s[0..len) as an object? */
+static int jansson_object (const char *s, size_t len)
+{
+    json_t *o = json_loadb (s, len, 0, NULL);
+    int isobj = o && json_is_object (o);
+    json_decref (o);
+    return isobj;
+}
+
+/* msg_json_check must agree with jansson on every case. */
+static void test_json_check (void)
+{
+    static const char *cases[] = {
+        "{}", " {} ", "\t{\r\n}\n", "{\"a\":1}", "{\"a\":[1,2,{\"b\":null}]}",
+        "{\"a\":true,\"b\":false,\"c\":null}", "{\"a\":\"\"}",
+        "{\"a\":1,\"a\":2}",                    /* duplicate keys */
+        "[]", "[1]", "1", "\"s\"", "null", "", " ",
+        "{", "}", "{\"a\"}", "{\"a\":}", "{\"a\":1,}", "{,}", "{\"a\" 1}",
+        "{\"a\":[1,]}", "{\"a\":[,1]}", "{\"a\":1}x", "{\"a\":1}{}",
+        "{a:1}", "{'a':1}", "{\"a\":tru}", "{\"a\":truex}", "{\"a\":nul}",
+        "{\"a\":True}",
+        /* numbers */
+        "{\"a\":0}", "{\"a\":-0}", "{\"a\":01}", "{\"a\":-01}", "{\"a\":-}",
+        "{\"a\":1.}", "{\"a\":.5}", "{\"a\":1.5}", "{\"a\":1e5}",
+        "{\"a\":1E+5}", "{\"a\":1e-5}", "{\"a\":1e}", "{\"a\":1e+}",
+        "{\"a\":+1}", "{\"a\":0x10}", "{\"a\":1.5e3.2}",
+        "{\"a\":9223372036854775807}", "{\"a\":9223372036854775808}",
+        "{\"a\":-9223372036854775808}", "{\"a\":-9223372036854775809}",
+        "{\"a\":99999999999999999999}", "{\"a\":1e308}", "{\"a\":1.7e308}",
+        "{\"a\":1.8e308}", "{\"a\":1e309}", "{\"a\":-1e309}",
+        "{\"a\":1e-400}", "{\"a\":0e99999999999999999999}",
+        "{\"a\":0.000001e314}", "{\"a\":179769313486231570000e288}",
+        "{\"a\":17976931348623159e292}", "{\"a\":1e99999999999999999999}",
+        /* strings and escapes */
+        "{\"a\":\"\\n\\t\\r\\b\\f\\/\\\\\\\"\"}", "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\u0041\"}", "{\"a\":\"\\u00e9\"}", "{\"a\":\"\\u0000\"}",
+        "{\"\\u0000\":1}", "{\"a\":\"\\u12\"}", "{\"a\":\"\\u12G4\"}",
+        "{\"a\":\"\\ud83d\\ude00\"}", "{\"a\":\"\\ud83d\"}",
+        "{\"a\":\"\\ud83dx\"}", "{\"a\":\"\\ude00\"}",
+        "{\"a\":\"\\ud83d\\u0041\"}", "{\"a\":\"\\ud83d\\ud83d\"}",
+        "{\"a\":\"unterminated}", "{\"a\":\"tab\there\"}",
+        "{\"a\":\"\x7f\"}",
+        /* UTF-8 */
+        "{\"a\":\"\xc3\xa9\"}", "{\"a\":\"\xe2\x82\xac\"}",
+        "{\"a\":\"\xf0\x9f\x98\x80\"}", "{\"a\":\"\xc0\x80\"}",
+        "{\"a\":\"\xc1\xbf\"}", "{\"a\":\"\xe0\x80\xaf\"}",
+        "{\"a\":\"\xed\xa0\x80\"}", "{\"a\":\"\xf4\x90\x80\x80\"}",
+        "{\"a\":\"\xf5\x80\x80\x80\"}", "{\"a\":\"\x80\"}",
+        "{\"a\":\"\xc3\"}", "{\"a\":\"\xe2\x82\"}", "{\"a\":\"\xff\"}",
+        "{\"\xc3\xa9\":1}", "{\"a\":1}\xc3\xa9",
+    };
+    int agree = 0, total = 0;
+    char why[128];
+
+    for (size_t i = 0; i < sizeof (cases) / sizeof (cases[0]); i++) {
+        size_t len = strlen (cases[i]);
+        int mine = msg_json_check (cases[i], len, why, sizeof (why)) == 0;
+        int theirs = jansson_object (cases[i], len);
+        total++;
+        if (mine == theirs)
+            agree++;
+        else
+            diag ("disagree on '%s': msg_json_check %s, jansson %s",
+                  cases[i], mine ? "accepts" : why,
+                  theirs ? "accepts" : "rejects");
+    }
+    ok (agree == total, "msg_json_check agrees with jansson on %d cases",
+        total);
+
+    /* nesting: the object is depth 1, jansson allows 2048 */
+    for (int depth = 2046; depth <= 2050; depth++) {
+        size_t n = 0;
+        char *s = malloc (2 * (size_t)depth + 16);
+        if (!s)
+            bail_out ("out of memory");
+        s[n++] = '{';
+        memcpy (s + n, "\"a\":", 4);
+        n += 4;
+        for (int k = 1; k < depth - 1; k++)
+            s[n++] = '[';
+        s[n++] = '1';
+        for (int k = 1; k < depth - 1; k++)
+            s[n++] = ']';
+        s[n++] = '}';
+        ok ((msg_json_check (s, n, NULL, 0) == 0) == jansson_object (s, n),
+            "nesting %d deep: same verdict as jansson (%s)", depth,
+            jansson_object (s, n) ? "accepted" : "refused");
+        free (s);
+    }
+
+    ok (msg_json_check ("{\"a\":1}", 3, why, sizeof (why)) < 0
+        && errno == EINVAL && strchr (why, '\n') == NULL && *why,
+        "msg_json_check: a cut-off object fails with EINVAL and a reason");
+    ok (msg_json_check ("{\"a\":\"x\0y\"}", 11, NULL, 0) < 0,
+        "msg_json_check: a NUL byte inside the length is refused");
+    ok (msg_json_check ("{}xyz", 2, NULL, 0) == 0,
+        "msg_json_check reads only len bytes");
+    ok (msg_json_check ("{\"a\":[1\0,2]}", 12, NULL, 0) < 0,
+        "a NUL after a number is refused (jansson's lexer would skip it)");
+}
+
+static void test_json_cache (void)
+{
+    msg_t *m = msg_request_create ("a.b", 1, "{\"x\":[1,2],\"y\":\"z\"}");
+    json_t *o, *o2;
+    msg_t *cpy, *rsp;
+
+    o = msg_get_json (m);
+    ok (o != NULL && json_is_object (o)
+        && json_integer_value (json_array_get (json_object_get (o, "x"), 1))
+               == 2, "msg_get_json parses the payload");
+    o2 = msg_get_json (m);
+    ok (o2 == o, "a second msg_get_json returns the same parse (cached)");
+    cpy = msg_copy (m);
+    ok (cpy && msg_get_json (cpy) == o, "a copy shares the parse");
+    msg_destroy (&m);
+    ok (cpy && json_is_object (msg_get_json (cpy)),
+        "the copy's parse outlives the original");
+    ok (msg_set_payload (cpy, "{\"k\":3}", 7) == 0
+        && (o = msg_get_json (cpy))
+        && json_integer_value (json_object_get (o, "k")) == 3,
+        "a new payload is parsed anew");
+    ok (msg_set_payload (cpy, NULL, 0) == 0 && !msg_get_json (cpy)
+        && errno == ENOENT, "no payload: ENOENT");
+    ok (msg_set_payload (cpy, "[1]", 3) == 0 && !msg_get_json (cpy)
+        && errno == EPROTO, "a payload that is not an object: EPROTO");
+    ok (msg_set_payload (cpy, "{oops", 5) == 0 && !msg_get_json (cpy)
+        && errno == EPROTO, "a payload that is not JSON: EPROTO");
+    rsp = msg_error_response_create (cpy, ENOENT, "{\"looks\":\"like json\"}");
+    ok (rsp && !msg_get_json (rsp) && errno == EPROTO,
+        "an error response's text is never JSON to msg_get_json");
+    msg_destroy (&rsp);
+    msg_destroy (&cpy);
+    ok (msg_get_json (NULL) == NULL && errno == EINVAL,
+        "msg_get_json (NULL): EINVAL");
+}
+
+static void test_payload_sharing (void)
+{
+    msg_t *m = msg_request_create ("a.b", 1, "{\"x\":1}");
+    msg_t *cpy;
+    const char *p1, *p2;
+    void *ref;
+
+    cpy = msg_copy (m);
+    p1 = msg_get_payload (m, NULL);
+    ok (cpy && msg_get_payload (cpy, NULL) == p1,
+        "msg_copy shares the payload bytes");
+    ok (msg_set_payload (cpy, "{\"y\":2}", 7) == 0
+        && streq (msg_get_payload (m, NULL), "{\"x\":1}")
+        && streq (msg_get_payload (cpy, NULL), "{\"y\":2}"),
+        "setting a shared payload leaves the other copy alone");
+    p2 = msg_get_payload (cpy, NULL);
+    ok (msg_set_payload (cpy, "{\"z\":3}", 7) == 0
+        && msg_get_payload (cpy, NULL) == p2
+        && streq (p2, "{\"z\":3}"),
+        "an unshared payload of the same size is rewritten in place");
+    ok (msg_set_payload (cpy, "{\"zz\":3}", 8) == 0
+        && streq (msg_get_payload (cpy, NULL), "{\"zz\":3}"),
+        "a longer payload gets a new buffer");
+
+    ref = msg_payload_ref (m);
+    ok (ref != NULL, "msg_payload_ref gives a reference");
+    msg_destroy (&m);
+    ok (streq (p1, "{\"x\":1}"),
+        "the referenced bytes outlive their message, unchanged");
+    msg_payload_unref (NULL, ref);
+    m = msg_create (MSGTYPE_EVENT);
+    ok (msg_payload_ref (m) == NULL && errno == ENOENT,
+        "msg_payload_ref without a payload: ENOENT");
+    msg_destroy (&m);
+
+    /* a reference taken on a message blocks in-place rewriting */
+    m = msg_request_create ("a.b", 1, "{\"q\":1}");
+    p1 = msg_get_payload (m, NULL);
+    ref = msg_payload_ref (m);
+    ok (msg_set_payload (m, "{\"r\":2}", 7) == 0 && streq (p1, "{\"q\":1}"),
+        "a referenced payload is never rewritten in place");
+    msg_payload_unref (NULL, ref);
+    msg_destroy (&m);
+    msg_destroy (&cpy);
+}
+
+/* Push past the room a request keeps, change the topic back and forth:
+ * the message stays exact. */
+static void test_growth (void)
+{
+    msg_t *m = msg_request_create ("t", 1, NULL);
+    char id[128], want[128];
+    int bad = 0;
+    msg_t *m2;
+
+    msg_route_enable (m);
+    for (int i = 0; i < MSG_MAX_ROUTES; i++) {
+        snprintf (id, sizeof (id), "%d-%.*s", i, (i * 2) % 61,
+                  "0123456789012345678901234567890123456789012345678901234567890123");
+        if (msg_route_push (m, id) < 0 || !streq (msg_route_first (m), id))
+            bad++;
+    }
+    ok (bad == 0 && msg_route_count (m) == MSG_MAX_ROUTES,
+        "a stack grows past its initial room to %d ids", MSG_MAX_ROUTES);
+    snprintf (want, sizeof (want), "0-");
+    ok (streq (msg_route_last (m), want) && streq (msg_route_at (m, 31),
+                                                   want),
+        "the bottom survives growth");
+    ok (msg_set_topic (m, "a-much-longer-topic-than-before") == 0
+        && streq (msg_get_topic (m), "a-much-longer-topic-than-before")
+        && msg_set_topic (m, "short") == 0
+        && streq (msg_get_topic (m), "short")
+        && msg_set_topic (m, "short") == 0,
+        "topics grow and shrink");
+    m2 = roundtrip (m);
+    ok (m2 && msg_same (m, m2), "a grown message round trips");
+    msg_destroy (&m2);
+    bad = 0;
+    for (int i = MSG_MAX_ROUTES - 1; i >= 0; i--) {
+        snprintf (want, sizeof (want), "%d-%.*s", i, (i * 2) % 61,
+                  "0123456789012345678901234567890123456789012345678901234567890123");
+        if (msg_route_pop (m, id, sizeof (id)) < 0 || !streq (id, want))
+            bad++;
+    }
+    ok (bad == 0 && msg_route_count (m) == 0, "every id pops back in order");
+    msg_destroy (&m);
+}
+
+static void test_decode_reuse (void)
+{
+    struct msg_frame f[MAXF];
+    msg_t *big = msg_request_create ("a.long.topic.name", 3,
+                                     "{\"payload\":\"long enough\"}");
+    msg_t *small = msg_event_create ("e", "{\"s\":1}");
+    msg_t *spare, *m, *keep;
+    const char *pl;
+    int n;
+
+    msg_route_enable (big);
+    msg_route_push (big, "client-1");
+    msg_route_push (big, "7");
+    n = msg_encode (small, f, MAXF);
+
+    /* a big spare takes a small message in place, payload and all */
+    spare = msg_copy (big);
+    pl = msg_get_payload (big, NULL);
+    msg_destroy (&big);         /* the spare's payload is now its own */
+    keep = spare;
+    m = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m == keep && spare == NULL, "a big enough spare is reused in place");
+    ok (m && msg_same (m, small), "the reused message equals the input");
+    ok (m && msg_get_payload (m, NULL) == pl,
+        "and its unshared payload buffer is reused too");
+    ok (m && msg_get_json (m) && json_integer_value (json_object_get (
+            msg_get_json (m), "s")) == 1, "msg_get_json sees the new payload");
+
+    /* a spare too small for the next one is replaced */
+    n = msg_encode (m, f, MAXF);
+    spare = msg_create (MSGTYPE_CONTROL);
+    msg_t *m2 = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m2 && spare == NULL && msg_same (m2, small),
+        "a small spare is replaced by a fresh message");
+    msg_destroy (&m2);
+
+    /* a payload a copy shares is left alone */
+    spare = m;
+    keep = msg_copy (m);
+    pl = msg_get_payload (keep, NULL);
+    msg_t *other = msg_event_create ("e", "{\"t\":2}");
+    n = msg_encode (other, f, MAXF);
+    m = msg_decode_reuse (&spare, f, (size_t)n, NULL, 0);
+    ok (m && msg_same (m, other) && streq (pl, "{\"s\":1}")
+        && streq (msg_get_payload (keep, NULL), "{\"s\":1}"),
+        "a shared payload is not overwritten by reuse");
+
+    /* failure leaves the spare alone */
+    struct msg_frame bad = { "short", 5 };
+    spare = m;
+    ok (msg_decode_reuse (&spare, &bad, 1, NULL, 0) == NULL
+        && errno == EPROTO && spare == m && msg_same (spare, other),
+        "a failed decode leaves the spare as it was");
+    m = msg_decode_reuse (NULL, f, (size_t)n, NULL, 0);
+    ok (m && m != spare && msg_same (m, other),
+        "msg_decode_reuse (NULL, ...) decodes into a new message");
+    msg_destroy (&m);
+    msg_destroy (&spare);
+    msg_destroy (&keep);
+    msg_destroy (&other);
+    msg_destroy (&small);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -734,6 +1029,11 @@ int main (void)
     test_roundtrip ();
     test_helpers ();
     test_decode_errors ();
+    test_json_check ();
+    test_json_cache ();
+    test_payload_sharing ();
+    test_growth ();
+    test_decode_reuse ();
     return done_testing ();
 }
 
