@@ -145,6 +145,8 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
         redial_later (ov, p);
     }
     live_set_state (ov, p, PEER_DOWN);
+    snprintf (p->problem, sizeof (p->problem), "it refused our hello: %s",
+              reason);
 }
 
 /* A fenced (or older) incarnation says hello: it must come back as new. */
@@ -350,7 +352,8 @@ void hello_connected (struct overlay *ov, const char *endpoint)
     }
 }
 
-void hello_handshake_failed (struct overlay *ov, const char *endpoint)
+void hello_handshake_failed (struct overlay *ov, const char *endpoint,
+                             const char *why)
 {
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
@@ -360,6 +363,7 @@ void hello_handshake_failed (struct overlay *ov, const char *endpoint)
         /* libzmq gives up on a connection whose handshake failed (a key
          * refused while the peer was still starting, say): dial again */
         p->refused = true;
+        snprintf (p->problem, sizeof (p->problem), "%s", why);
         ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
         redial_later (ov, p);
     }

@@ -57,7 +57,9 @@ void hello_retry (struct overlay *ov, double now);
 void hello_connected (struct overlay *ov, const char *endpoint);
 
 /* The transport gave up on our connection to endpoint (its handshake
- * failed: the key refused, say): dial it again later. */
-void hello_handshake_failed (struct overlay *ov, const char *endpoint);
+ * failed: the key refused, say): dial it again later.  'why' (in words)
+ * becomes the peer's problem, shown by overlay-status until it is up. */
+void hello_handshake_failed (struct overlay *ov, const char *endpoint,
+                             const char *why);
 
 #endif

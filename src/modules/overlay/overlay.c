@@ -576,7 +576,8 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
         ov->c.auth_failures++;
         ovl_log_limited (ov, LOG_WARNING, "%s: %s", endpoint,
                          detail ? detail : "handshake failed");
-        hello_handshake_failed (ov, endpoint);
+        hello_handshake_failed (ov, endpoint, detail ? detail
+                                                     : "handshake failed");
         break;
     case OVL_SOCK_HANDSHAKE_LOST:
         ovl_log (ov, LOG_INFO, "%s: %s", endpoint,

@@ -186,8 +186,10 @@ int peers_set_state (struct peers *ps, struct peer *p, int state, double now)
         ps->up++;
     if (!peer_is_up (p) && was_up)
         ps->up--;
-    if (peer_is_up (p))
+    if (peer_is_up (p)) {
         p->unreachable = false;
+        p->problem[0] = '\0';
+    }
     ps->changed = true;
     return old;
 }

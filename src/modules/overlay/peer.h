@@ -77,6 +77,9 @@ struct peer {
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands
                                 in for (-1 if it connected to us) */
+    char problem[160];       /* why the link is not up, in words (a refused
+                                CURVE handshake, say); "" if none known;
+                                cleared when it comes up */
 };
 
 struct peers {

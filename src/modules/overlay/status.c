@@ -1,5 +1,6 @@
 /* status.c: overlay.status and the status-all reduction (see status.h). */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,10 +93,15 @@ static json_t *peer_json (struct peer *p, double now)
                                              ? now - p->last_heard : -1.0,
                            "state_since", now - p->state_since,
                            "backlog", p->backlog.count);
-    if (o)
+    if (o) {
+        /* microseconds to one decimal: no 17-digit float noise */
         json_object_set_new (o, "rtt_us", p->rtt_us >= 0
-                                              ? json_real (p->rtt_us)
-                                              : json_null ());
+                                 ? json_real (round (p->rtt_us * 10.) / 10.)
+                                 : json_null ());
+        json_object_set_new (o, "problem", p->problem[0]
+                                               ? json_string (p->problem)
+                                               : json_null ());
+    }
     return o;
 }
 

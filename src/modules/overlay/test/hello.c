@@ -3,6 +3,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
+#include "src/modules/overlay/status.h"
 #include "fakeio.h"
 
 #define GOOD "{\"version\":2,\"rank\":%u,\"instance\":\"test-instance\"," \
@@ -113,6 +114,9 @@ static void check_connector (void)
     ok (fake_peer (f, 2)->refused && fake_peer (f, 2)->state == PEER_DOWN
         && f->disconnects == 1 && fake_logged (f, "refused our hello"),
         "a refusal marks 2 refused, disconnects and logs it");
+    ok (!strcmp (fake_peer (f, 2)->problem, "it refused our hello: peer "
+                 "belongs to another instance"),
+        "the refusal is 2's problem, in words, for overlay-status");
     fake_advance (f, 0.5);
     ok (fake_count (f, ENV_HELLO, 2) == 0, "a refused peer hears no hello "
         "for a while");
@@ -120,6 +124,25 @@ static void check_connector (void)
     fake_advance (f, 1.0);
     ok (f->connects == dials + 1 && fake_count (f, ENV_HELLO, 2) == 1,
         "a second later its link is dialled again, with a hello");
+
+    overlay_sock_event (f->ov, OVL_SOCK_HANDSHAKE_FAILED,
+                        fake_peer (f, 4)->endpoint, "CURVE key not "
+                        "authorized: the peer has a different certificate");
+    json_t *st = status_json (f->ov);
+    json_t *p4 = NULL, *v;
+    size_t i;
+    json_array_foreach (json_object_get (st, "peers"), i, v)
+        if (json_integer_value (json_object_get (v, "rank")) == 4)
+            p4 = v;
+    ok (p4 && json_is_string (json_object_get (p4, "problem"))
+        && strstr (json_string_value (json_object_get (p4, "problem")),
+                   "different certificate"),
+        "a failed handshake on our link to 4 is its problem in the status");
+    json_decref (st);
+    fake_advance (f, 2.0);      /* redialled, with a hello */
+    fake_hello (f, 4, ENV_HELLO_ACK, 1004);
+    ok (fake_peer (f, 4)->state == PEER_UP && fake_peer (f, 4)->problem[0] == 0,
+        "when 4 comes up its problem is forgotten");
 
     fake_clear (f);
     fake_hello_json (f, 1, ENV_HELLO_NAK, 1001,
