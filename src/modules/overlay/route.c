@@ -113,6 +113,32 @@ void route_fail_request (struct overlay *ov, struct frame **body, int n,
     msg_destroy (&msg);
 }
 
+/* How a drop is told: the errno of a failed route_out in words. */
+static const char *drop_reason (int errnum)
+{
+    switch (errnum) {
+    case ENOBUFS:
+        return "overlay backlog full";
+    case EHOSTUNREACH:
+        return "no route to the destination rank";
+    default:
+        return "could not be routed";
+    }
+}
+
+void route_drop (struct overlay *ov, const struct envelope *env,
+                 struct frame **body, int n, int errnum)
+{
+    const char *why = drop_reason (errnum);
+
+    ov->c.no_route_drops++;
+    ovl_log_limited (ov, LOG_NOTICE, "dropped a message from rank %u to "
+                     "rank %u: %s", (unsigned)env->source,
+                     (unsigned)env->dest, why);
+    route_fail_request (ov, body, n, errnum == ENOBUFS ? ENOBUFS
+                                                       : EHOSTUNREACH, why);
+}
+
 #define HELD_MAX 1024
 
 int route_hold (struct overlay *ov, const struct envelope *env,
@@ -147,23 +173,29 @@ void route_release (struct overlay *ov, uint32_t rank)
         if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
             pd->nframes = 0;
         else
-            ov->c.no_route_drops++;
+            route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
         pending_destroy (&pd);
     }
     ov->route.held = keep;
 }
 
-/* Held responses whose rank stayed fenced a peer timeout: it is dead. */
+/* Held messages whose rank stayed fenced a peer timeout: it is dead.  A
+ * request among them (one passing through) is answered. */
 static void expire_held (struct overlay *ov, double now)
 {
     struct pending *pd;
+    char why[96];
 
     while ((pd = backlog_first (&ov->route.held))
            && now - pd->queued > ov->cfg.peer_timeout) {
         pd = backlog_pop (&ov->route.held);
         ov->c.held_expired++;
-        ovl_log (ov, LOG_DEBUG, "response to rank %u dropped: it stayed "
-                 "down %.0fs", (unsigned)pd->env.dest, now - pd->queued);
+        snprintf (why, sizeof (why), "rank %u stayed down %.0fs",
+                  (unsigned)pd->env.dest, now - pd->queued);
+        ovl_log_limited (ov, LOG_INFO, "dropped a message from rank %u held "
+                         "for its rejoin: %s", (unsigned)pd->env.source,
+                         why);
+        route_fail_request (ov, pd->frames, pd->nframes, EHOSTUNREACH, why);
         pending_destroy (&pd);
     }
 }
@@ -365,16 +397,45 @@ int route_out (struct overlay *ov, struct envelope *env,
     return enqueue (ov, queue_on, env, frames, n);
 }
 
+int route_forward (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from)
+{
+    if (env->dest < ov->size && bgn_router_is_down (ov->router, env->dest))
+        return route_hold (ov, env, frames, n);
+    return route_out (ov, env, frames, n, from);
+}
+
 /* Route a message that waited for p another way. */
 static void reroute_pending (struct overlay *ov, struct peer *p,
                              struct pending *pd)
 {
     p->reroutes++;
     if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
-        ov->c.no_route_drops++;
+        route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
     else
         pd->nframes = 0;   /* frames moved on */
     pending_destroy (&pd);
+}
+
+/* p is still connecting, but some peer is up now: what waits for p
+ * takes the way route_out finds now (another shortest hop or a detour),
+ * as it would have if that peer had been up when it was queued.  A
+ * restarted broker queues its first messages before any peer is up, and
+ * the neighbours that dial it may do so only a while later.  What still
+ * has no other way is queued on p again, in order. */
+static void reroute_connecting (struct overlay *ov, struct peer *p)
+{
+    struct backlog waiting = p->backlog;
+    struct pending *pd;
+
+    p->backlog = (struct backlog){ 0 };
+    while ((pd = backlog_pop (&waiting))) {
+        double queued = pd->queued;
+        int before = p->backlog.count;
+        reroute_pending (ov, p, pd);
+        if (p->backlog.count > before)   /* back on p: its age goes on */
+            p->backlog.tail->queued = queued;
+    }
 }
 
 void route_flush (struct overlay *ov)
@@ -385,9 +446,12 @@ void route_flush (struct overlay *ov)
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         struct pending *pd;
+        if (p->state == PEER_CONNECTING) {
+            if (p->backlog.count > 0 && ov->peers->up > 0)
+                reroute_connecting (ov, p);
+            continue;
+        }
         while ((pd = backlog_first (&p->backlog))) {
-            if (p->state == PEER_CONNECTING)
-                break;
             if (p->state == PEER_DOWN) {
                 reroute_pending (ov, p, backlog_pop (&p->backlog));
                 continue;
@@ -409,7 +473,7 @@ void route_requeue (struct overlay *ov, struct peer *p)
         if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
             pd->nframes = 0;
         else
-            ov->c.no_route_drops++;
+            route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
         pending_destroy (&pd);
     }
 }

@@ -56,6 +56,12 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
 void route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr);
 
+/* A message that cannot go on (route_out failed with errnum): counted
+ * (no_route_drops), logged (rate-limited), and a request answered with
+ * EHOSTUNREACH or ENOBUFS.  Frames are left with the caller. */
+void route_drop (struct overlay *ov, const struct envelope *env,
+                 struct frame **body, int n, int errnum);
+
 /* Fail what waited in a backlog longer than the peer timeout. */
 void route_expire (struct overlay *ov, double now);
 
@@ -75,15 +81,29 @@ int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
 int route_out (struct overlay *ov, struct envelope *env,
                struct frame **frames, int n, int from);
 
+/* route_out for a message passing through: one for a rank fenced here
+ * is held for its unfence instead (route_hold), a request as well as a
+ * response.  A rank that rejoined is admitted by its neighbours and
+ * rank 0 learns it at once, but the unfence reaches the other brokers
+ * later (the fence tree), so a message from or to that rank can reach a
+ * broker that still has it fenced; a rank really down stays fenced, and
+ * what was held for it expires (a request is answered).  Returns as
+ * route_out (ENOBUFS also when too much is held). */
+int route_forward (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from);
+
 /* Send what waits in backlogs of peers that can take it; what waits for
  * a peer that is down goes another way (it was never sent, so this
  * cannot duplicate it). */
 void route_flush (struct overlay *ov);
 
-/* A response to a rank fenced here waits for its unfence, a while: a rank
+/* A message for a rank fenced here waits for its unfence, a while: a rank
  * that rejoined may send requests that overtake the news of its rejoin
- * (the unfence travels a tree, the request the shortest path).  Frames
- * are taken (0), or left with the caller (-1, ENOBUFS: too many held). */
+ * (the unfence travels a tree, the request the shortest path), and their
+ * responses can reach brokers the news has not.  Frames are taken (0),
+ * or left with the caller (-1, ENOBUFS: too many held).  After a peer
+ * timeout the message is dropped (held_expired, logged) and a request
+ * answered with EHOSTUNREACH. */
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n);
 /* rank was unfenced: send what was held for it. */
