@@ -351,7 +351,8 @@ static void recv_data (struct overlay *ov, struct peer *p,
                             "TTL expired in the overlay (routing loop?)");
         return;
     }
-    /* for a rank fenced here: held, it may have rejoined (route_forward) */
+    /* a response for a rank fenced here is held: the rank may have
+     * rejoined, the news not yet here (route_forward) */
     if (route_forward (ov, env, body, n, (int)p->rank) < 0) {
         route_drop (ov, env, body, n, errno);
         return;

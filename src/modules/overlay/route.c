@@ -103,14 +103,18 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
     return send_raw (ov, p, &env, f, 1);
 }
 
-void route_fail_request (struct overlay *ov, struct frame **body, int n,
+bool route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr)
 {
     msg_t *msg = body_decode (body, n, NULL, 0);
+    bool answered = false;
 
-    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST)
+    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST) {
         ov->io->respond_error (ov->ctx, msg, errnum, errstr);
+        answered = true;
+    }
     msg_destroy (&msg);
+    return answered;
 }
 
 /* How a drop is told: the errno of a failed route_out in words. */
@@ -132,11 +136,13 @@ void route_drop (struct overlay *ov, const struct envelope *env,
     const char *why = drop_reason (errnum);
 
     ov->c.no_route_drops++;
-    ovl_log_limited (ov, LOG_NOTICE, "dropped a message from rank %u to "
-                     "rank %u: %s", (unsigned)env->source,
-                     (unsigned)env->dest, why);
-    route_fail_request (ov, body, n, errnum == ENOBUFS ? ENOBUFS
-                                                       : EHOSTUNREACH, why);
+    /* a request's client hears why; anything else is told in the log */
+    if (!route_fail_request (ov, body, n, errnum == ENOBUFS ? ENOBUFS
+                                                            : EHOSTUNREACH,
+                             why))
+        ovl_log_limited (ov, LOG_NOTICE, "dropped a message from rank %u to "
+                         "rank %u: %s", (unsigned)env->source,
+                         (unsigned)env->dest, why);
 }
 
 #define HELD_MAX 1024
@@ -179,23 +185,19 @@ void route_release (struct overlay *ov, uint32_t rank)
     ov->route.held = keep;
 }
 
-/* Held messages whose rank stayed fenced a peer timeout: it is dead.  A
- * request among them (one passing through) is answered. */
+/* Held responses whose rank stayed fenced a peer timeout: it is dead. */
 static void expire_held (struct overlay *ov, double now)
 {
     struct pending *pd;
-    char why[96];
 
     while ((pd = backlog_first (&ov->route.held))
            && now - pd->queued > ov->cfg.peer_timeout) {
         pd = backlog_pop (&ov->route.held);
         ov->c.held_expired++;
-        snprintf (why, sizeof (why), "rank %u stayed down %.0fs",
-                  (unsigned)pd->env.dest, now - pd->queued);
-        ovl_log_limited (ov, LOG_INFO, "dropped a message from rank %u held "
-                         "for its rejoin: %s", (unsigned)pd->env.source,
-                         why);
-        route_fail_request (ov, pd->frames, pd->nframes, EHOSTUNREACH, why);
+        ovl_log_limited (ov, LOG_INFO, "dropped a response from rank %u "
+                         "held for the rejoin of rank %u: it stayed down "
+                         "%.0fs", (unsigned)pd->env.source,
+                         (unsigned)pd->env.dest, now - pd->queued);
         pending_destroy (&pd);
     }
 }
@@ -397,10 +399,23 @@ int route_out (struct overlay *ov, struct envelope *env,
     return enqueue (ov, queue_on, env, frames, n);
 }
 
+/* Do frames carry a broker response?  (Decoded: only for the few
+ * messages whose destination is fenced here.) */
+static bool carries_response (struct frame **frames, int n)
+{
+    msg_t *msg = body_decode (frames, n, NULL, 0);
+    bool rsp = msg && msg_get_type (msg) == MSGTYPE_RESPONSE;
+
+    msg_destroy (&msg);
+    return rsp;
+}
+
 int route_forward (struct overlay *ov, struct envelope *env,
                    struct frame **frames, int n, int from)
 {
-    if (env->dest < ov->size && bgn_router_is_down (ov->router, env->dest))
+    if (env->kind == ENV_DATA && env->dest < ov->size
+        && bgn_router_is_down (ov->router, env->dest)
+        && carries_response (frames, n))
         return route_hold (ov, env, frames, n);
     return route_out (ov, env, frames, n, from);
 }
