@@ -420,12 +420,13 @@ int route_forward (struct overlay *ov, struct envelope *env,
     return route_out (ov, env, frames, n, from);
 }
 
-/* Route a message that waited for p another way. */
+/* Route a message that waited for p another way (a response for a rank
+ * fenced meanwhile waits for its rejoin). */
 static void reroute_pending (struct overlay *ov, struct peer *p,
                              struct pending *pd)
 {
     p->reroutes++;
-    if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
+    if (route_forward (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
         route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
     else
         pd->nframes = 0;   /* frames moved on */
@@ -485,7 +486,7 @@ void route_requeue (struct overlay *ov, struct peer *p)
     struct pending *pd;
 
     while ((pd = backlog_pop (&p->backlog))) {
-        if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
+        if (route_forward (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
             pd->nframes = 0;
         else
             route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
