@@ -433,27 +433,6 @@ static void reroute_pending (struct overlay *ov, struct peer *p,
     pending_destroy (&pd);
 }
 
-/* p is still connecting, but some peer is up now: what waits for p
- * takes the way route_out finds now (another shortest hop or a detour),
- * as it would have if that peer had been up when it was queued.  A
- * restarted broker queues its first messages before any peer is up, and
- * the neighbours that dial it may do so only a while later.  What still
- * has no other way is queued on p again, in order. */
-static void reroute_connecting (struct overlay *ov, struct peer *p)
-{
-    struct backlog waiting = p->backlog;
-    struct pending *pd;
-
-    p->backlog = (struct backlog){ 0 };
-    while ((pd = backlog_pop (&waiting))) {
-        double queued = pd->queued;
-        int before = p->backlog.count;
-        reroute_pending (ov, p, pd);
-        if (p->backlog.count > before)   /* back on p: its age goes on */
-            p->backlog.tail->queued = queued;
-    }
-}
-
 void route_flush (struct overlay *ov)
 {
     /* Sending may change the table (never here: reactions are deferred),
@@ -462,12 +441,9 @@ void route_flush (struct overlay *ov)
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         struct pending *pd;
-        if (p->state == PEER_CONNECTING) {
-            if (p->backlog.count > 0 && ov->peers->up > 0)
-                reroute_connecting (ov, p);
-            continue;
-        }
         while ((pd = backlog_first (&p->backlog))) {
+            if (p->state == PEER_CONNECTING)
+                break;
             if (p->state == PEER_DOWN) {
                 reroute_pending (ov, p, backlog_pop (&p->backlog));
                 continue;

@@ -321,44 +321,6 @@ static void check_no_route (void)
     fake_destroy (&f);
 }
 
-/* A restarted broker's first messages wait on a link still connecting:
- * once another peer is up they go that way. */
-static void check_connecting_backlog (void)
-{
-    struct fake *f = fake_create (21, 32, "bgn");
-    struct peer *q = NULL, *u = NULL;
-    struct sent *s;
-
-    fake_start (f);
-    fake_clear (f);
-    ok (send_to (f, 0, 1) == 0 && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
-        "rank 21, no peer up yet: a request to 0 is taken and waits");
-    for (int i = 0; i < f->ov->peers->n; i++) {
-        struct peer *p = f->ov->peers->v[i];
-        if (p->backlog.count > 0)
-            q = p;
-        else if (!u && bgn_topo_distance (f->ov->topo, p->rank, 0)
-                           < bgn_topo_distance (f->ov->topo, 21, 0))
-            u = p;
-    }
-    ok (q && q->state == PEER_CONNECTING && u,
-        "on the backlog of %u, still connecting", q ? q->rank : 0);
-    fake_advance (f, 0.05);
-    ok (q && q->backlog.count == 1, "where it stays while no peer is up");
-    if (!q || !u) {
-        fake_destroy (&f);
-        return;
-    }
-    fake_hello (f, u->rank, u->connector ? ENV_HELLO_ACK : ENV_HELLO,
-                1000 + u->rank);
-    s = fake_last (f, ENV_DATA, UINT32_MAX);
-    ok (u->state == PEER_UP && s && s->to == u->rank && s->env.dest == 0
-        && q->backlog.count == 0 && q->state == PEER_CONNECTING,
-        "when %u comes up (another shortest hop) it leaves through %u at "
-        "once", u->rank, s ? s->to : 0);
-    fake_destroy (&f);
-}
-
 int main (void)
 {
     plan (NO_PLAN);
@@ -370,6 +332,5 @@ int main (void)
     check_held ();
     check_held_forward ();
     check_no_route ();
-    check_connecting_backlog ();
     done_testing ();
 }
