@@ -6,7 +6,9 @@ after overlay.join_timeout, health is degraded (not partial for ever) and
 requests to it fail at once; when it starts late it joins.  A request sent
 to a stopped broker fails for its client, and once the broker runs again
 it does not execute it.  Sixteen static brokers stopped in turns while
-they start up never exit "partitioned".'
+they start up never exit "partitioned".  The first requests of a
+restarted broker, sent before the news of its rejoin has reached every
+broker, are answered at once.'
 
 . "$(dirname "$0")/sharness.sh"
 
@@ -200,6 +202,39 @@ test_expect_success 'restarts with a pause between bind and start: every link co
 	grep "^all brokers agree$" race.all &&
 	test_must_fail grep "brokers with a problem" race.all &&
 	grep "^reply from rank 14" race.ping
+'
+
+# ---- a restarted broker's first milliseconds ----------------------------------
+# At N=32 rank 0's answers to rank 21 pass rank 1, no neighbour of 21,
+# which learns of 21's rejoin after rank 0 does: they must wait there
+# for it, not be dropped.
+
+test_expect_success 'a restarted broker asks through the overlay at once: answered' '
+	cat >first.sh <<-\EOT &&
+	bgn fault kill 21 || exit 1
+	bgn overlay-status --wait=degraded --summary --timeout=20s || exit 1
+	sleep 0.5
+	bgn fault restart 21 || exit 1
+	bgn --rank 21 rpc -r 0 broker.ping >first.ping 2>first.ping.err
+	echo ping=$? >first.rc
+	bgn --rank 21 rpc broker.hosts >first.hosts 2>first.hosts.err
+	echo hosts=$? >>first.rc
+	n=50
+	while test $n -gt 0 && ! bgn --rank 21 dmesg | grep -q "registered with"
+	do
+		sleep 0.1
+		n=$((n - 1))
+	done
+	bgn --rank 21 dmesg >first.dmesg21
+	EOT
+	bgn start --size=32 --keep-going -o broker.log_level=7 $FAST \
+		sh ./first.sh >first.out 2>first.err &&
+	grep "^ping=0$" first.rc &&
+	grep "^hosts=0$" first.rc &&
+	grep "\"size\":32" first.hosts &&
+	grep "\"hosts\":\[" first.hosts &&
+	grep "\"rank\":0" first.ping &&
+	grep "registered with rank 0 (attempt 1)$" first.dmesg21
 '
 
 test_done

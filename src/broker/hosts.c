@@ -3,10 +3,14 @@
  * Requests this broker sends itself (registration, forwarded questions,
  * pulls) go out through broker_route() like a module's, and their
  * responses come back to the "broker" service, which hands them here;
- * each is matched to its pending record by matchtag.
+ * each is matched to its pending record by matchtag and topic.  Tags
+ * start at a value of this process's own (its pid), so a late answer
+ * meant for an earlier process of the same rank is not taken for one of
+ * ours.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <jansson.h>
 #include <czmq.h>
@@ -27,6 +31,7 @@ enum pending_kind { P_REGISTER, P_FORWARD, P_PULL };
 struct pending {
     uint32_t tag;
     enum pending_kind kind;
+    int attempt;                 /* P_REGISTER: 1 for the first */
     uint32_t rank;               /* P_PULL: who was asked */
     msg_t *req;                  /* P_FORWARD: the client's request */
     double deadline;
@@ -37,6 +42,7 @@ struct hosts {
     hostmap_t *map;
     int is_static;
     int registered;
+    int attempts;                /* registrations sent */
     double next_register;
     double last_pull;
     uint32_t next_tag;
@@ -93,7 +99,7 @@ struct hosts *hosts_create (struct bgn_broker *b)
     if (!h)
         return NULL;
     h->b = b;
-    h->next_tag = 1;
+    h->next_tag = ((uint32_t)getpid () << 12) | 1;
     if (!(h->map = hostmap_create (b->size)) || !(h->pending = zlistx_new ()))
         goto error;
     zlistx_set_destructor (h->pending, pending_destroy);
@@ -147,7 +153,10 @@ static int send_own (struct hosts *h, const char *topic, uint32_t rank,
         return -1;
     }
     p->tag = h->next_tag++;
+    if (h->next_tag == 0)   /* 0 is no tag */
+        h->next_tag = 1;
     p->kind = kind;
+    p->attempt = kind == P_REGISTER ? ++h->attempts : 0;
     p->rank = rank;
     p->req = req;
     p->deadline = monotime_now () + HOSTS_DEADLINE;
@@ -293,11 +302,21 @@ void hosts_register_request (struct hosts *h, const msg_t *req)
     broker_respond (h->b, req, NULL);
 }
 
-static struct pending *find_pending (struct hosts *h, uint32_t tag)
+static const char *const kind_topic[] = {
+    [P_REGISTER] = "broker.hosts-register",
+    [P_FORWARD] = "broker.hosts",
+    [P_PULL] = "broker.info",
+};
+
+/* The pending request rsp answers: same tag, same topic. */
+static struct pending *find_pending (struct hosts *h, const msg_t *rsp)
 {
+    uint32_t tag = msg_get_matchtag (rsp);
+    const char *topic = msg_get_topic (rsp);
+
     for (struct pending *p = zlistx_first (h->pending); p;
          p = zlistx_next (h->pending))
-        if (p->tag == tag)
+        if (p->tag == tag && topic && !strcmp (topic, kind_topic[p->kind]))
             return p;
     return NULL;
 }
@@ -316,7 +335,7 @@ static void pulled (struct hosts *h, struct pending *p, const msg_t *rsp)
 
 int hosts_response (struct hosts *h, const msg_t *rsp)
 {
-    struct pending *p = find_pending (h, msg_get_matchtag (rsp));
+    struct pending *p = find_pending (h, rsp);
     int errnum = 0;
 
     if (!p)
@@ -327,7 +346,7 @@ int hosts_response (struct hosts *h, const msg_t *rsp)
         if (errnum == 0 && !h->registered) {
             h->registered = 1;
             logger_log (h->b->log, LOG_DEBUG, "host %s registered with "
-                        "rank 0", h->b->hostname);
+                        "rank 0 (attempt %d)", h->b->hostname, p->attempt);
         }
         break;
     case P_FORWARD:

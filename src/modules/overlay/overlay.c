@@ -351,12 +351,10 @@ static void recv_data (struct overlay *ov, struct peer *p,
                             "TTL expired in the overlay (routing loop?)");
         return;
     }
-    if (route_out (ov, env, body, n, (int)p->rank) < 0) {
-        bool full = errno == ENOBUFS;
-        ov->c.no_route_drops++;
-        route_fail_request (ov, body, n, full ? ENOBUFS : EHOSTUNREACH,
-                            full ? "overlay backlog full"
-                                 : "no route to the destination rank");
+    /* a response for a rank fenced here is held: the rank may have
+     * rejoined, the news not yet here (route_forward) */
+    if (route_forward (ov, env, body, n, (int)p->rank) < 0) {
+        route_drop (ov, env, body, n, errno);
         return;
     }
     ov->c.forwarded++;

@@ -103,14 +103,46 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
     return send_raw (ov, p, &env, f, 1);
 }
 
-void route_fail_request (struct overlay *ov, struct frame **body, int n,
+bool route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr)
 {
     msg_t *msg = body_decode (body, n, NULL, 0);
+    bool answered = false;
 
-    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST)
+    if (msg && msg_get_type (msg) == MSGTYPE_REQUEST) {
         ov->io->respond_error (ov->ctx, msg, errnum, errstr);
+        answered = true;
+    }
     msg_destroy (&msg);
+    return answered;
+}
+
+/* How a drop is told: the errno of a failed route_out in words. */
+static const char *drop_reason (int errnum)
+{
+    switch (errnum) {
+    case ENOBUFS:
+        return "overlay backlog full";
+    case EHOSTUNREACH:
+        return "no route to the destination rank";
+    default:
+        return "could not be routed";
+    }
+}
+
+void route_drop (struct overlay *ov, const struct envelope *env,
+                 struct frame **body, int n, int errnum)
+{
+    const char *why = drop_reason (errnum);
+
+    ov->c.no_route_drops++;
+    /* a request's client hears why; anything else is told in the log */
+    if (!route_fail_request (ov, body, n, errnum == ENOBUFS ? ENOBUFS
+                                                            : EHOSTUNREACH,
+                             why))
+        ovl_log_limited (ov, LOG_NOTICE, "dropped a message from rank %u to "
+                         "rank %u: %s", (unsigned)env->source,
+                         (unsigned)env->dest, why);
 }
 
 #define HELD_MAX 1024
@@ -147,7 +179,7 @@ void route_release (struct overlay *ov, uint32_t rank)
         if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
             pd->nframes = 0;
         else
-            ov->c.no_route_drops++;
+            route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
         pending_destroy (&pd);
     }
     ov->route.held = keep;
@@ -162,8 +194,10 @@ static void expire_held (struct overlay *ov, double now)
            && now - pd->queued > ov->cfg.peer_timeout) {
         pd = backlog_pop (&ov->route.held);
         ov->c.held_expired++;
-        ovl_log (ov, LOG_DEBUG, "response to rank %u dropped: it stayed "
-                 "down %.0fs", (unsigned)pd->env.dest, now - pd->queued);
+        ovl_log_limited (ov, LOG_INFO, "dropped a response from rank %u "
+                         "held for the rejoin of rank %u: it stayed down "
+                         "%.0fs", (unsigned)pd->env.source,
+                         (unsigned)pd->env.dest, now - pd->queued);
         pending_destroy (&pd);
     }
 }
@@ -365,13 +399,35 @@ int route_out (struct overlay *ov, struct envelope *env,
     return enqueue (ov, queue_on, env, frames, n);
 }
 
-/* Route a message that waited for p another way. */
+/* Do frames carry a broker response?  (Decoded: only for the few
+ * messages whose destination is fenced here.) */
+static bool carries_response (struct frame **frames, int n)
+{
+    msg_t *msg = body_decode (frames, n, NULL, 0);
+    bool rsp = msg && msg_get_type (msg) == MSGTYPE_RESPONSE;
+
+    msg_destroy (&msg);
+    return rsp;
+}
+
+int route_forward (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from)
+{
+    if (env->kind == ENV_DATA && env->dest < ov->size
+        && bgn_router_is_down (ov->router, env->dest)
+        && carries_response (frames, n))
+        return route_hold (ov, env, frames, n);
+    return route_out (ov, env, frames, n, from);
+}
+
+/* Route a message that waited for p another way (a response for a rank
+ * fenced meanwhile waits for its rejoin). */
 static void reroute_pending (struct overlay *ov, struct peer *p,
                              struct pending *pd)
 {
     p->reroutes++;
-    if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
-        ov->c.no_route_drops++;
+    if (route_forward (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
+        route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
     else
         pd->nframes = 0;   /* frames moved on */
     pending_destroy (&pd);
@@ -406,10 +462,10 @@ void route_requeue (struct overlay *ov, struct peer *p)
     struct pending *pd;
 
     while ((pd = backlog_pop (&p->backlog))) {
-        if (route_out (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
+        if (route_forward (ov, &pd->env, pd->frames, pd->nframes, -1) == 0)
             pd->nframes = 0;
         else
-            ov->c.no_route_drops++;
+            route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
         pending_destroy (&pd);
     }
 }

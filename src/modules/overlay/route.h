@@ -15,6 +15,7 @@
 #ifndef BGN_OVERLAY_ROUTE_H
 #define BGN_OVERLAY_ROUTE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -52,9 +53,17 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
                               struct frame **f, uint64_t receiver_inc);
 
 /* A request waiting in a backlog for too long, or that cannot go on:
- * answer it with errnum (other messages are dropped). */
-void route_fail_request (struct overlay *ov, struct frame **body, int n,
+ * answer it with errnum (true).  Other messages are left alone (false):
+ * the caller drops them. */
+bool route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr);
+
+/* A message that cannot go on (route_out failed with errnum): counted
+ * (no_route_drops); a request is answered with EHOSTUNREACH or ENOBUFS,
+ * anything else logged (rate-limited).  Frames are left with the
+ * caller. */
+void route_drop (struct overlay *ov, const struct envelope *env,
+                 struct frame **body, int n, int errnum);
 
 /* Fail what waited in a backlog longer than the peer timeout. */
 void route_expire (struct overlay *ov, double now);
@@ -75,6 +84,19 @@ int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
 int route_out (struct overlay *ov, struct envelope *env,
                struct frame **frames, int n, int from);
 
+/* route_out for a message passing through: a response for a rank fenced
+ * here is held for its unfence instead (route_hold).  A rank that
+ * rejoined is admitted by its neighbours and rank 0 learns it at once,
+ * but the unfence reaches the other brokers later (the fence tree), so
+ * the answer to its first requests can reach a broker that still has it
+ * fenced; a rank really down stays fenced, and the response expires.  A
+ * request is never held: its origin may report it failed meanwhile (the
+ * rank's fence reaching it), and it must not run after that; it fails
+ * at once (route_out).  Returns as route_out (ENOBUFS also when too much
+ * is held). */
+int route_forward (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from);
+
 /* Send what waits in backlogs of peers that can take it; what waits for
  * a peer that is down goes another way (it was never sent, so this
  * cannot duplicate it). */
@@ -82,8 +104,10 @@ void route_flush (struct overlay *ov);
 
 /* A response to a rank fenced here waits for its unfence, a while: a rank
  * that rejoined may send requests that overtake the news of its rejoin
- * (the unfence travels a tree, the request the shortest path).  Frames
- * are taken (0), or left with the caller (-1, ENOBUFS: too many held). */
+ * (the unfence travels a tree, the request the shortest path), and the
+ * responses can reach brokers the news has not.  Frames are taken (0),
+ * or left with the caller (-1, ENOBUFS: too many held).  After a peer
+ * timeout the response is dropped (held_expired, logged). */
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n);
 /* rank was unfenced: send what was held for it. */

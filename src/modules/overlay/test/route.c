@@ -223,6 +223,104 @@ static void check_held (void)
     fake_destroy (&f);
 }
 
+/* A response passing through for a rank fenced here: the rank may have
+ * rejoined (its neighbours and rank 0 know at once, the news reaches the
+ * rest of the instance later), so it waits for the unfence.  A request
+ * never waits: its origin may report it failed meanwhile. */
+static void check_held_forward (void)
+{
+    struct fake *f = rank0 ();
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 1,
+                            .source = 9, .dest = 5 };
+    msg_t *req = request (5, 21);
+    msg_t *rsp = msg_response_create (req, "{}");
+    struct sent *s;
+    struct answer *a;
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
+    fake_clear (f);
+    fake_data (f, 1, &env, rsp);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && f->ov->c.no_route_drops == 0 && f->ov->route.held.count == 1,
+        "a response from 9 for 5, fenced here, is held, not dropped");
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, false);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->env.source == 9 && s->env.hops == 2
+        && s->msg && msg_get_type (s->msg) == MSGTYPE_RESPONSE
+        && f->ov->route.held.count == 0,
+        "when 5's rejoin arrives it goes on toward 5 (via %u), its source "
+        "and hops kept", s ? s->to : 0);
+
+    /* 5 down again, for good this time */
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, true);
+    fake_clear (f);
+    fake_data (f, 1, &env, req);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && f->ov->route.held.count == 0
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "a request from 9 for 5, fenced again, is not held: answered "
+        "EHOSTUNREACH at once");
+    fake_data (f, 1, &env, rsp);
+    fake_advance_alive (f, f->cfg.peer_timeout + 1.0);
+    ok (f->ov->c.held_expired == 1 && f->ov->route.held.count == 0
+        && fake_logged (f, "held for the rejoin of rank 5")
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "a response for it is held, then dropped, counted and logged when "
+        "5 stays down a peer timeout");
+    msg_destroy (&req);
+    msg_destroy (&rsp);
+    fake_destroy (&f);
+}
+
+/* No route at all for a message passing through: counted, a request
+ * answered, a response logged. */
+static void check_no_route (void)
+{
+    struct fake *f = rank0 ();
+    uint32_t nb[64];
+    int n = bgn_topo_neighbours (f->ov->topo, 5, nb, 64);
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 1,
+                            .source = 9, .dest = 5 };
+    msg_t *req = request (5, 22);
+    msg_t *rsp = msg_response_create (req, "{}");
+    struct answer *a;
+
+    struct fence_record recs[64];
+    int nrec = 0;
+    uint32_t from = 0;
+
+    /* 5 lives, but every neighbour of 5 is fenced: it cannot be reached
+     * (the records come from, and the request through, peers of 0 that
+     * are no neighbours of 5) */
+    for (int i = 0; i < n; i++)
+        recs[nrec++] = (struct fence_record){ .rank = nb[i],
+                                              .inc = 2000 + nb[i],
+                                              .fenced = true,
+                                              .reason = "test" };
+    for (int i = 0; i < f->ov->peers->n && !from; i++) {
+        uint32_t r = f->ov->peers->v[i]->rank;
+        bool near = false;
+        for (int j = 0; j < n; j++)
+            near = near || nb[j] == r;
+        if (!near)
+            from = r;
+    }
+    fake_fence (f, from, ENV_VIEW, 0, recs, nrec);
+    fake_clear (f);
+    fake_data (f, from, &env, req);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && f->ov->c.no_route_drops == 1,
+        "a request for 5, cut off, is answered at once and counted");
+    fake_data (f, from, &env, rsp);
+    ok (f->ov->c.no_route_drops == 2 && f->nanswers == 1
+        && fake_logged (f, "dropped a message from rank 9 to rank 5: no "
+                        "route"),
+        "a response for 5 is dropped, counted and logged");
+    msg_destroy (&rsp);
+    msg_destroy (&req);
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -232,5 +330,7 @@ int main (void)
     check_unreachable ();
     check_detour ();
     check_held ();
+    check_held_forward ();
+    check_no_route ();
     done_testing ();
 }
