@@ -239,7 +239,7 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
     json_unpack (o, "{s?i s?s}", "rank", &rank, "hostname", &host);
     json_array_foreach (peers, i, v) {
         int prank = 0, sub = 0, conn = 0;
-        const char *pstate = "?", *phost = "";
+        const char *pstate = "?", *phost = "", *refusal = NULL;
         json_int_t txm = 0, rxm = 0, txb = 0, rxb = 0, rer = 0, ttl = 0;
         json_int_t backlog = 0, bdrops = 0;
         double heard = -1, since = -1, rtt = -1;
@@ -247,13 +247,14 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
         char rtts[16], heards[16], txs[16], rxs[16], sinces[16];
 
         json_unpack (v, "{s:i s:s s?s s?I s?I s?I s?I s?I s?I s?F s?F s?o "
-                     "s?b s?b s?I s?I}",
+                     "s?b s?b s?I s?I s?s}",
                      "rank", &prank, "state", &pstate, "hostname", &phost,
                      "tx_msgs", &txm, "rx_msgs", &rxm, "tx_bytes", &txb,
                      "rx_bytes", &rxb, "reroutes", &rer, "ttl_drops", &ttl,
                      "last_heard", &heard, "state_since", &since,
                      "rtt_us", &rttj, "substitute", &sub, "connector", &conn,
-                     "backlog", &backlog, "backlog_drops", &bdrops);
+                     "backlog", &backlog, "backlog_drops", &bdrops,
+                     "refusal", &refusal);
         if (!strcmp (pstate, "down") && in_int_array (down, prank))
             pstate = "fenced";
         if (down_only && !strcmp (pstate, "up"))
@@ -289,6 +290,8 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
             printf (" %8s %7lld %7lld %4s", sinces, (long long)backlog,
                     (long long)bdrops, conn ? "out" : "in");
         printf ("\n");
+        if (refusal)
+            printf ("        refused: %s\n", refusal);
     }
     if (down_only && shown == 0)
         printf ("rank %d (%s): all %zu peers up\n", rank, host,

@@ -139,6 +139,8 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
     }
     ovl_log (ov, LOG_ERR, "peer %u refused our hello: %s", (unsigned)p->rank,
              reason);
+    snprintf (p->refusal, sizeof (p->refusal), "refused our hello: %s",
+              reason);
     p->refused = true;
     if (p->connector && p->endpoint[0]) {
         ov->io->disconnect (ov->ctx, p->rank, p->endpoint);

@@ -62,6 +62,9 @@ struct peer {
     double ka_sent_at;       /* keepalive awaiting echo, for RTT */
     bool leaving;            /* said goodbye: its down is orderly */
     bool refused;            /* it refused our hello: stop saying it */
+    char refusal[128];       /* why the link is refused (another protocol
+                                version, the reason its NAK gave), for
+                                overlay-status; "" once it talks */
     bool unreachable;        /* a send failed with EHOSTUNREACH */
     double fence_told;       /* when we last told it it is fenced */
     uint32_t hello_seq;      /* highest event seq it knew of */
