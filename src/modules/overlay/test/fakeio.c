@@ -26,6 +26,7 @@ static int io_send (void *ctx, uint32_t rank, struct frame **wire)
         s = &f->sent[f->nsent++];
         memset (s, 0, sizeof (*s));
         s->to = rank;
+        s->wire = (uintptr_t)*wire;
         envelope_decode (frame_data (*wire), frame_size (*wire), &s->env,
                          &why);
         n = body_unpack (*wire, body, PACKED_MAX_FRAMES, &why);
@@ -275,6 +276,7 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
         fr[i] = frame_create (frames[i], lens[i]);
     /* one wire frame, as a peer sends it (body.h) */
     w = body_pack (buf, fr, n);
+    f->injected = (uintptr_t)w;
     frame_decref_all (fr, n);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
     overlay_recv (f->ov, id, strlen (id), &w, 1, user_id);
