@@ -583,7 +583,8 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
                          "message: %s", (unsigned)p->rank, why);
         return;
     }
-    p->refusal[0] = '\0';
+    if (p->refusal[0])
+        p->refusal[0] = '\0';   /* it talks in our version now */
     p->rx_msgs++;
     p->rx_bytes += len;
     if (trace_wanted (ov)) {
