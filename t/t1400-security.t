@@ -214,6 +214,40 @@ sys.exit(0 if n >= 5000 else 1)" &&
 	test $(wc -l <rogue1.err) -lt 400
 '
 
+# ---- a peer of another protocol version ---------------------------------
+
+# Version 3 packs each message into one frame; a version-2 peer still sends
+# the envelope and body as separate parts.  Rank 3 must refuse it at its
+# hello, say why in one clear (rate-limited) line naming the peer and both
+# versions, answer a refusal, and show it in overlay-status.
+test_expect_success PYZMQ 'a peer speaking overlay protocol version 2 is refused with a clear message' '
+	cat >oldver.sh <<-\EOT &&
+	bgn fault kill 1 &&
+	sh ./wait-down.sh 1 &&
+	ep=$(sh ./field.sh 3 endpoint) &&
+	inst=$(sh ./field.sh 3 instance) &&
+	"$PYZMQ" "$ROGUE" $ep --id 1 --version 2 hello:1:$inst hello:1:$inst \
+		>oldver.out &&
+	bgn overlay-status -r 3 >oldver.status &&
+	bgn overlay-status --json -r 3 >oldver.json &&
+	bgn fault restart 1 &&
+	bgn overlay-status --wait=full --timeout=20s
+	EOT
+	bgn start --size=8 $LOGS -o overlay.curve=false $FAST sh ./oldver.sh \
+		>oldver.log 2>oldver.err &&
+	grep "^hello -> HELLO_NAK protocol version mismatch: rank 3 speaks overlay protocol version 3, not 2" oldver.out &&
+	grep "bgn-broker\[3\]: .*peer 1 on [^ ]* refused: it speaks overlay protocol version 2, this broker speaks version 3" oldver.err &&
+	grep "refused: it speaks overlay protocol version 2, this broker speaks version 3" oldver.status &&
+	"$PYZMQ" -c "
+import json,sys
+o = json.load(open(\"oldver.json\"))
+p = [p for p in o[\"peers\"] if p[\"rank\"] == 1][0]
+ok = (o[\"counters\"][\"version_refusals\"] >= 2
+      and p[\"state\"] == \"down\" and \"version 2\" in p[\"problem\"])
+sys.exit(0 if ok else 1)" &&
+	test $(grep -c "refused: it speaks overlay protocol version" oldver.err) -le 5
+'
+
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
 # probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 is killed

@@ -8,8 +8,8 @@
  * serve "sim.ping" and "event.pub", and be a client that sends requests
  * and checks the events it receives.
  *
- * Messages carry their body frames by reference (frames taken from the
- * sender's io->send are handed to the receiver's overlay_recv), so a
+ * Messages carry their wire frame by reference (the frame taken from the
+ * sender's io->send is handed to the receiver's overlay_recv), so a
  * forwarded message is never copied.
  */
 #include <errno.h>
@@ -69,9 +69,8 @@ struct smsg {
     uint32_t from_gen, to_gen;    /* the processes it went between */
     int sock_event;               /* inbound only: a socket event, not a
                                      message (-1) */
-    uint8_t env[ENV_SIZE];
     int n;
-    struct frame *frames[];
+    struct frame *frames[];       /* the wire frame (one) */
 };
 
 struct mlist {
@@ -361,9 +360,9 @@ static void transmit (struct simnet *s, struct sbroker *from, struct link *l,
 
 /* ---- the io of one broker -------------------------------------------- */
 
-static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
-                    size_t envlen, struct frame **body, int n)
+static int io_send (void *ctx, uint32_t rank, struct frame **wire)
 {
+    const uint8_t *env = frame_data (*wire);
     struct sbroker *b = ctx;
     struct simnet *s = b->s;
     struct sbroker *to;
@@ -391,21 +390,18 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
         errno = EAGAIN;
         return -1;
     }
-    if (!(m = smsg_alloc (s, n)))
+    if (!(m = smsg_alloc (s, 1)))
         return -1;
     m->from = b->rank;
     m->from_gen = b->gen;
     m->sock_event = -1;
     m->to = rank;
-    memcpy (m->env, env, envlen < ENV_SIZE ? envlen : ENV_SIZE);
-    m->n = n;
-    for (int i = 0; i < n; i++) {
-        m->frames[i] = body[i];
-        body[i] = NULL;
-    }
-    if (env[2] < SIM_KINDS) {
+    m->n = 1;
+    m->frames[0] = *wire;
+    *wire = NULL;
+    if (frame_size (m->frames[0]) > 2 && env[2] < SIM_KINDS) {
         s->st.msgs[env[2]]++;
-        s->st.bytes[env[2]] += envlen + body_size (m->frames, n);
+        s->st.bytes[env[2]] += frame_size (m->frames[0]);
     }
     if ((s->p.loss > 0 && rnd_unit (s) < s->p.loss) || cut (s, b->rank, rank)) {
         s->st.lost_msgs++;
@@ -949,10 +945,9 @@ static void broker_down (struct simnet *s, uint32_t rank, bool orderly)
  * while it was hung). */
 static void recv_msg (struct simnet *s, struct sbroker *to, struct smsg *m)
 {
-    struct frame *frames[MSG_MAX_FRAMES + 2];
+    struct frame *wire;
     char id[16], ep[32];
     uint32_t from = m->from;
-    int n = 0;
 
     if (m->sock_event >= 0) {
         overlay_sock_event (to->ov, m->sock_event,
@@ -960,16 +955,12 @@ static void recv_msg (struct simnet *s, struct sbroker *to, struct smsg *m)
         free (m);
         return;
     }
-    if (m->n + 1 > MSG_MAX_FRAMES + 2 || !(frames[n++] = frame_create (m->env,
-                                                                      ENV_SIZE))) {
-        smsg_free_in (s, &m);
-        return;
-    }
-    for (int i = 0; i < m->n; i++)
-        frames[n++] = m->frames[i];
+    wire = m->frames[0];
+    m->frames[0] = NULL;
+    m->n = 0;
     smsg_release (s, m);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
-    overlay_recv (to->ov, id, strlen (id), frames, n, NULL);
+    overlay_recv (to->ov, id, strlen (id), &wire, 1, NULL);
 }
 
 /* The sender's connection has one message less in flight. */

@@ -5,13 +5,18 @@ It speaks the overlay's wire protocol (doc/overlay-protocol.md) from a
 ZeroMQ DEALER socket, with pyzmq, and runs a list of steps against one
 broker's overlay endpoint:
 
-  rogue.py ENDPOINT [--server-key KEY] [--cert FILE] [--id ID] STEP...
+  rogue.py ENDPOINT [--server-key KEY] [--cert FILE] [--id ID]
+           [--version N] STEP...
 
   --server-key KEY  the broker's CURVE public key (CURVE on)
   --cert FILE       our key pair: a czmq certificate (FILE and
                     FILE_secret), e.g. a broker's rundir/overlay.cert;
                     without it a fresh key pair
   --id ID           the routing id we announce (a rank's, say)
+  --version N       speak overlay protocol version N (default: the
+                    broker's, 3: one ZeroMQ frame per message, the
+                    envelope then a length-prefixed frame list; 2: the
+                    envelope and each body frame as separate parts)
 
 Steps (each prints one line saying what came back, "-" for nothing):
 
@@ -43,7 +48,7 @@ import zmq
 
 ENV_FMT = "!BBBBBBHIIQQ"   # magic ver kind ttl hops flags rsvd src dst inc inc
 # keep in step with ENV_VERSION in src/modules/overlay/envelope.h
-ENV_MAGIC, ENV_VERSION = 0xb6, 2
+ENV_MAGIC, ENV_VERSION = 0xb6, 3
 KINDS = {1: "DATA", 2: "HELLO", 3: "HELLO_ACK", 4: "HELLO_NAK",
          5: "KEEPALIVE", 6: "GOODBYE", 7: "REPORT", 8: "BATCH", 9: "EVENT",
          10: "EVCTL", 11: "LINK", 12: "VIEW"}
@@ -54,9 +59,36 @@ F_TOPIC, F_PAYLOAD, F_ROUTE = 1, 2, 8
 NODEID_ANY = 0xffffffff
 
 
-def envelope(kind, src, dst, sinc, rinc, ttl=16, flags=0):
-    return struct.pack(ENV_FMT, ENV_MAGIC, ENV_VERSION, KIND[kind], ttl, 0,
+def envelope(kind, src, dst, sinc, rinc, ttl=16, flags=0,
+             version=ENV_VERSION):
+    return struct.pack(ENV_FMT, ENV_MAGIC, version, KIND[kind], ttl, 0,
                        flags, 0, src, dst, sinc, rinc)
+
+
+def pack(env, frames):
+    """Version 3's one frame: the envelope, a u32 count, then each frame
+    as a u32 length and its bytes (network order)."""
+    out = [env, struct.pack("!I", len(frames))]
+    for f in frames:
+        out += [struct.pack("!I", len(f)), f]
+    return b"".join(out)
+
+
+def unpack(frame):
+    """The envelope and frame list of a version-3 frame, or None."""
+    if len(frame) < 36:
+        return None
+    count, pos, frames = struct.unpack_from("!I", frame, 32)[0], 36, []
+    for _ in range(count):
+        if pos + 4 > len(frame):
+            return None
+        size = struct.unpack_from("!I", frame, pos)[0]
+        pos += 4
+        if pos + size > len(frame):
+            return None
+        frames.append(frame[pos:pos + size])
+        pos += size
+    return (frame[:32], frames) if pos == len(frame) else None
 
 
 def decode_env(frame):
@@ -64,7 +96,7 @@ def decode_env(frame):
         return None
     f = struct.unpack(ENV_FMT, frame)
     return {"kind": KINDS.get(f[2], str(f[2])), "src": f[7], "dst": f[8],
-            "sinc": f[9], "rinc": f[10]}
+            "sinc": f[9], "rinc": f[10], "version": f[1]}
 
 
 def broker_msg(mtype, topic, payload, route, roles=0, aux1=0, aux2=1):
@@ -93,7 +125,9 @@ def load_cert(path):
 
 
 class Rogue:
-    def __init__(self, endpoint, server_key, cert, ident):
+    def __init__(self, endpoint, server_key, cert, ident,
+                 version=ENV_VERSION):
+        self.version = version
         self.ctx = zmq.Context()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
@@ -110,7 +144,11 @@ class Rogue:
         self.rank, self.inc, self.peer_inc, self.peer = 0, 1, 0, 0
 
     def send(self, env, body=()):
-        self.sock.send_multipart([env] + list(body))
+        if self.version == 2:
+            env = env[:1] + bytes([2]) + env[2:]
+            self.sock.send_multipart([env] + list(body))
+        else:
+            self.sock.send(pack(env, list(body)))
 
     def recv(self, timeout, want=None):
         """Messages until timeout; the first whose kind is in want."""
@@ -120,6 +158,9 @@ class Rogue:
             if left <= 0 or not self.sock.poll(int(left * 1000)):
                 return None
             parts = self.sock.recv_multipart()
+            got = unpack(parts[0]) if len(parts) == 1 else None
+            if got:
+                parts = [got[0]] + got[1]
             env = decode_env(parts[0]) if parts else None
             if env and (want is None or env["kind"] in want):
                 return env, parts[1:]
@@ -127,7 +168,7 @@ class Rogue:
     def hello(self, rank, instance, inc=None):
         self.rank = int(rank)
         self.inc = int(inc) if inc else int(time.time() * 1e6)
-        body = json.dumps({"version": ENV_VERSION, "rank": self.rank,
+        body = json.dumps({"version": self.version, "rank": self.rank,
                            "instance": instance, "incarnation": self.inc,
                            "hostname": "rogue", "topology": "bgn"})
         self.send(envelope("HELLO", self.rank, 0, self.inc, 0),
@@ -219,6 +260,7 @@ class Rogue:
 
 def main(argv):
     endpoint, server_key, cert, ident, steps = None, None, None, None, []
+    version = ENV_VERSION
     it = iter(argv)
     for a in it:
         if a == "--server-key":
@@ -227,6 +269,8 @@ def main(argv):
             cert = next(it)
         elif a == "--id":
             ident = next(it)
+        elif a == "--version":
+            version = int(next(it))
         elif endpoint is None:
             endpoint = a
         else:
@@ -234,7 +278,7 @@ def main(argv):
     if not endpoint:
         print(__doc__, file=sys.stderr)
         return 1
-    r = Rogue(endpoint, server_key, cert, ident)
+    r = Rogue(endpoint, server_key, cert, ident, version)
     for step in steps:
         try:
             got = r.run(step)

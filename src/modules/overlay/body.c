@@ -1,51 +1,118 @@
-/* body.c: broker messages to and from frames (see body.h). */
+/* body.c: wire frames: packing, unpacking, decoding (see body.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "src/common/libmsg/packed.h"
 #include "body.h"
+#include "envelope.h"
 
-int body_encode (msg_t *msg, struct frame **frames, int max)
+struct frame *body_encode (msg_t *msg)
 {
     struct msg_frame mf[MSG_MAX_FRAMES];
+    struct frame *w;
     int n = msg_encode (msg, mf, MSG_MAX_FRAMES);
 
-    if (n < 0 || n > max) {
+    if (n < 0) {
         errno = EINVAL;
-        return -1;
+        return NULL;
     }
-    for (int i = 0; i < n; i++) {
-        if (!(frames[i] = frame_create (mf[i].data, mf[i].size))) {
-            frame_decref_all (frames, i);
-            errno = ENOMEM;
-            return -1;
-        }
+    if (!(w = frame_create (NULL, ENV_SIZE + packed_size (mf, (size_t)n))))
+        return NULL;
+    memset (frame_data (w), 0, ENV_SIZE);
+    if (packed_write (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
+                      mf, (size_t)n) < 0) {
+        int saved = errno;
+        frame_decref (&w);
+        errno = saved;
+        return NULL;
     }
-    return n;
+    return w;
 }
 
-msg_t *body_decode (struct frame *const *frames, int n, char *errbuf,
-                    size_t errlen)
+msg_t *body_decode (const struct frame *w, char *errbuf, size_t errlen)
 {
-    struct msg_frame mf[MSG_MAX_FRAMES];
+    struct msg_frame mf[PACKED_MAX_FRAMES];
+    const char *why = "message shorter than an envelope";
+    int n = -1;
 
-    if (n > MSG_MAX_FRAMES) {
+    if (frame_size (w) >= ENV_SIZE)
+        n = packed_read (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
+                         mf, PACKED_MAX_FRAMES, &why);
+    if (n < 0) {
         if (errbuf)
-            snprintf (errbuf, errlen, "too many frames");
+            snprintf (errbuf, errlen, "%s", why);
         errno = EPROTO;
+        return NULL;
+    }
+    return msg_decode (mf, (size_t)n, errbuf, errlen);
+}
+
+struct frame *body_pack (const uint8_t *env, struct frame *const *frames,
+                         int n)
+{
+    struct msg_frame mf[PACKED_MAX_FRAMES];
+    struct frame *w;
+
+    if (n < 0 || n > PACKED_MAX_FRAMES) {
+        errno = E2BIG;
         return NULL;
     }
     for (int i = 0; i < n; i++) {
         mf[i].data = frame_data (frames[i]);
         mf[i].size = frame_size (frames[i]);
     }
-    return msg_decode (mf, n, errbuf, errlen);
+    if (!(w = frame_create (NULL, ENV_SIZE + packed_size (mf, (size_t)n))))
+        return NULL;
+    if (env)
+        memcpy (frame_data (w), env, ENV_SIZE);
+    else
+        memset (frame_data (w), 0, ENV_SIZE);
+    if (packed_write (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
+                      mf, (size_t)n) < 0) {
+        int saved = errno;
+        frame_decref (&w);
+        errno = saved;
+        return NULL;
+    }
+    return w;
 }
 
-size_t body_size (struct frame *const *frames, int n)
+/* A slice keeps its wire frame alive: the frame it points into. */
+static void release_slice (struct frame *f, void *priv)
 {
-    size_t bytes = 0;
+    struct frame **parent = priv;
 
-    for (int i = 0; i < n; i++)
-        bytes += frame_size (frames[i]);
-    return bytes;
+    frame_decref (parent);
+}
+
+int body_unpack (struct frame *w, struct frame **frames, int max,
+                 const char **why)
+{
+    struct msg_frame mf[PACKED_MAX_FRAMES];
+    int n = -1;
+
+    if (max > PACKED_MAX_FRAMES)
+        max = PACKED_MAX_FRAMES;
+    if (frame_size (w) < ENV_SIZE) {
+        *why = "message shorter than an envelope";
+        errno = EPROTO;
+        return -1;
+    }
+    if ((n = packed_read (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
+                          mf, (size_t)max, why)) < 0)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        struct frame *s = frame_wrap (sizeof (struct frame *), release_slice);
+        if (!s) {
+            frame_decref_all (frames, i);
+            errno = ENOMEM;
+            *why = "out of memory";
+            return -1;
+        }
+        *(struct frame **)frame_priv (s) = frame_incref (w);
+        frame_set (s, (void *)mf[i].data, mf[i].size);
+        frames[i] = s;
+    }
+    return n;
 }

@@ -26,8 +26,8 @@ int envelope_decode (const void *data, size_t len, struct envelope *env,
     const uint8_t *p = data;
     const char *reason = NULL;
 
-    if (len != ENV_SIZE)
-        reason = "envelope has the wrong size";
+    if (len < ENV_SIZE)
+        reason = "message shorter than an envelope (wrong size)";
     else if (p[0] != ENV_MAGIC)
         reason = "envelope has a bad magic number";
     else if (p[1] != ENV_VERSION)

@@ -1,18 +1,25 @@
-/* envelope.h: the overlay's per-hop envelope frame.
+/* envelope.h: the overlay's per-hop envelope.
  *
- * Between two peers every overlay message is
- *     [envelope][broker message frames...]
+ * Between two peers every overlay message is one frame (body.h):
+ *     [envelope][packed frame list: the broker message's frames, or a
+ *                control body]
  * (the ROUTER socket adds/strips the peer identity).  The envelope is
- * added by the sending broker and stripped by the receiving one, so the
- * broker message format (libmsg) never changes.  32 bytes, network order:
+ * written by each sending broker at the front of that frame and read by
+ * the receiving one, so the broker message format (libmsg) never
+ * changes.  32 bytes, network order:
  *
  *   0  u8   magic 0xb6          8  u32 source rank (injected it)
- *   1  u8   version 2          12  u32 destination rank, or NODEID_ANY /
+ *   1  u8   version 3          12  u32 destination rank, or NODEID_ANY /
  *   2  u8   kind (ENV_*)               NODEID_UPSTREAM
  *   3  u8   ttl (hops left)    16  u64 sender incarnation
  *   4  u8   hops (so far)      24  u64 receiver incarnation as the sender
  *   5  u8   flags                      knows it (0 only in HELLO)
  *   6  u16  reserved, 0
+ *
+ * Bytes 0-15 keep this layout in every version, so a broker can name a
+ * peer of another version (the rank a HELLO claims) and refuse it
+ * clearly.  Version 3: one frame per message (version 2 sent the
+ * envelope and each body frame as separate ZeroMQ frames).
  *
  * Pure functions, no state.
  */
@@ -23,7 +30,7 @@
 #include <stdint.h>
 
 #define ENV_MAGIC   0xb6
-#define ENV_VERSION 2
+#define ENV_VERSION 3
 #define ENV_SIZE    32
 
 enum {
@@ -62,9 +69,10 @@ struct envelope {
 /* Write the 32-byte form of env into buf. */
 void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
 
-/* Parse len bytes at data.  Returns 0, or -1 with errno EPROTO and a
- * reason in *why (a static string) for a wrong size, magic, version,
- * kind or non-zero reserved field.
+/* Parse the envelope at the front of len bytes at data (what follows
+ * is not looked at).  Returns 0, or -1 with errno EPROTO and a reason in
+ * *why (a static string) for fewer than ENV_SIZE bytes, a wrong magic,
+ * version, kind or non-zero reserved field.
  */
 int envelope_decode (const void *data, size_t len, struct envelope *env,
                      const char **why);

@@ -1,7 +1,8 @@
 /* evglue.c: the event layer's ops over the overlay (see evglue.h).
  *
  * A batch travels as ENV_EVENT with the batch as its one body frame,
- * shared (a reference per hop, never copied here); control objects as
+ * shared here (a reference per hop; the send copies its bytes into each
+ * peer's one wire frame, body.h); control objects as
  * ENV_EVCTL with a JSON body.  Subscribers get whole batches through
  * io->deliver_events when the io has it (the broker filters them per
  * subscriber), else one message per event.

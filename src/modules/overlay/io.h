@@ -29,13 +29,15 @@ enum ovl_note {
 };
 
 struct ovl_io {
-    /* Send [env][body frames] to peer 'rank' now, without blocking.
-     * 0: sent (body frames taken: the io sets body[i] to NULL).  -1 with errno EAGAIN (the peer's
-     * queue is full) or EHOSTUNREACH (no connection to that peer), as a
-     * ROUTER_MANDATORY socket with ZMQ_DONTWAIT says them: nothing was
-     * sent and the frames are still the caller's. */
-    int (*send) (void *ctx, uint32_t rank, const uint8_t *env, size_t envlen,
-                 struct frame **body, int n);
+    /* Send one wire frame ([envelope][packed body], body.h) to peer
+     * 'rank' now, without blocking, as one transport message.  0: sent
+     * (the frame taken: the io sets *wire to NULL).  -1 with errno
+     * EAGAIN (the peer's queue is full) or EHOSTUNREACH (no connection
+     * to that peer), as a ROUTER_MANDATORY socket with ZMQ_DONTWAIT says
+     * them: nothing was sent and the frame is still the caller's.  The
+     * io may keep a reference (zero-copy): the core never writes into a
+     * frame it does not hold alone. */
+    int (*send) (void *ctx, uint32_t rank, struct frame **wire);
 
     /* Open a connection to peer 'rank' at 'endpoint', expecting its CURVE
      * public key (Z85, "" without CURVE); close one.  Messages sent to a

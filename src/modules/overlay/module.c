@@ -50,11 +50,10 @@ struct module {
 
 /* ---- the io table ------------------------------------------------------ */
 
-static int io_send (void *ctx, uint32_t rank, const uint8_t *env,
-                    size_t envlen, struct frame **body, int n)
+static int io_send (void *ctx, uint32_t rank, struct frame **wire)
 {
     struct module *m = ctx;
-    return sock_send (m->sock, rank, env, envlen, body, n);
+    return sock_send (m->sock, rank, wire);
 }
 
 static int io_connect (void *ctx, uint32_t rank, const char *endpoint,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libmsg/packed.h"
 #include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "evglue.h"
@@ -308,8 +309,8 @@ static void deliver_local (struct overlay *ov, const struct envelope *env,
     char reason[128] = "";
     struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
                                  .from_overlay = 1, .ttl = env->ttl };
-    msg_t *msg = body_decode (body, n, reason,
-                              sizeof (reason));
+    msg_t *msg = n == 1 ? body_decode (body[0], reason, sizeof (reason))
+                        : NULL;
 
     if (!msg) {
         ov->c.malformed_drops++;
@@ -490,12 +491,74 @@ static const char *key_problem (struct overlay *ov, struct peer *p,
     return NULL;
 }
 
+/* A message in another version of the protocol (bytes 0-15 of the
+ * envelope keep their layout across versions, envelope.h): refuse the
+ * peer, say so once in a while, and let overlay-status show it.  A hello
+ * gets a refusal in our version, which a peer that follows this rule
+ * reads the same way. */
+static void version_refused (struct overlay *ov, struct peer *p,
+                             const uint8_t *env, size_t len)
+{
+    unsigned theirs = env[1];
+
+    ov->c.version_refusals++;
+    snprintf (p->problem, sizeof (p->problem), "refused: it speaks overlay "
+              "protocol version %u, this broker speaks version %u", theirs,
+              ENV_VERSION);
+    ovl_log_limited (ov, LOG_ERR, "peer %u%s%s refused: it speaks overlay "
+                     "protocol version %u, this broker speaks version %u",
+                     (unsigned)p->rank, p->hostname[0] ? " on " : "",
+                     p->hostname, theirs, ENV_VERSION);
+    if (len > 2 && env[2] == ENV_HELLO) {
+        char why[128];
+        json_t *o;
+        snprintf (why, sizeof (why), "protocol version mismatch: rank %u "
+                  "speaks overlay protocol version %u, not %u",
+                  (unsigned)ov->rank, ENV_VERSION, theirs);
+        if ((o = json_pack ("{s:s}", "reason", why)))
+            route_send_control_inc (ov, p, ENV_HELLO_NAK, o, 0);
+        json_decref (o);
+    }
+}
+
+/* Handle one decoded message from p: body[0..n-1] as its kind wants it
+ * (body.h), taken or left for the caller to drop. */
+static void handle (struct overlay *ov, struct peer *p, struct envelope *env,
+                    struct frame **body, int n, const char *user_id)
+{
+    if (is_hello (env->kind)) {
+        hello_recv (ov, p, env, body, n, key_problem (ov, p, user_id));
+        return;
+    }
+    if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
+        recv_unadmitted (ov, p, env);
+        return;
+    }
+    if (env->sender_inc != p->incarnation
+        || env->receiver_inc != ov->incarnation) {
+        ov->c.stale_drops++;
+        return;
+    }
+    p->last_heard = ovl_now (ov);
+    if (p->state == PEER_SUSPECT)
+        live_set_state (ov, p, PEER_UP);
+    if (env->kind > ENV_KIND_MAX || !recv_table[env->kind]) {
+        ov->c.malformed_drops++;
+        return;
+    }
+    recv_table[env->kind] (ov, p, env, body, n);
+}
+
 static void dispatch (struct overlay *ov, const void *id, size_t idlen,
                       struct frame **frames, int n, const char *user_id)
 {
+    struct frame *body[PACKED_MAX_FRAMES];
     struct envelope env;
     const char *why = NULL;
+    const uint8_t *data;
+    size_t len;
     struct peer *p;
+    int nb;
 
     if (n < 1) {
         ov->c.malformed_drops++;
@@ -503,43 +566,46 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     }
     if (!(p = sender (ov, id, idlen)))
         return;
-    if (envelope_decode (frame_data (frames[0]), frame_size (frames[0]), &env,
-                         &why) < 0) {
-        ov->c.malformed_drops++;
-        ovl_log_limited (ov, LOG_WARNING, "peer %u: %s", (unsigned)p->rank,
-                         why);
+    data = frame_data (frames[0]);
+    len = frame_size (frames[0]);
+    if (len >= 2 && data[0] == ENV_MAGIC && data[1] != ENV_VERSION) {
+        version_refused (ov, p, data, len);
         return;
     }
+    if (n > 1)
+        why = "a message of several frames (one expected)";
+    else if (envelope_decode (data, len, &env, &why) == 0)
+        why = NULL;
+    if (why) {
+        ov->c.malformed_drops++;
+        ovl_log_limited (ov, LOG_WARNING, "peer %u: dropped a malformed "
+                         "message: %s", (unsigned)p->rank, why);
+        return;
+    }
+    if (p->problem[0])
+        p->problem[0] = '\0';   /* it talks to us, in our version */
     p->rx_msgs++;
-    p->rx_bytes += body_size (frames, n);
+    p->rx_bytes += len;
     if (trace_wanted (ov)) {
         struct trace_info ti = { 0 };
-        trace_capture (ov, &env, frames + 1, n - 1, &ti);
+        trace_capture (ov, &env, frames[0], &ti);
         if (ti.valid)
             trace_emit (ov, "rx", p->rank, &env, &ti);
     }
-    if (is_hello (env.kind)) {
-        hello_recv (ov, p, &env, frames + 1, n - 1,
-                    key_problem (ov, p, user_id));
+    if (env.kind == ENV_DATA) {
+        /* the message stays one frame: forwarded as is, decoded once */
+        handle (ov, p, &env, frames, 1, user_id);
         return;
     }
-    if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
-        recv_unadmitted (ov, p, &env);
-        return;
-    }
-    if (env.sender_inc != p->incarnation
-        || env.receiver_inc != ov->incarnation) {
-        ov->c.stale_drops++;
-        return;
-    }
-    p->last_heard = ovl_now (ov);
-    if (p->state == PEER_SUSPECT)
-        live_set_state (ov, p, PEER_UP);
-    if (env.kind > ENV_KIND_MAX || !recv_table[env.kind]) {
+    if ((nb = body_unpack (frames[0], body, PACKED_MAX_FRAMES, &why)) < 0) {
         ov->c.malformed_drops++;
+        ovl_log_limited (ov, LOG_WARNING, "peer %u: dropped a malformed %s "
+                         "message: %s", (unsigned)p->rank,
+                         envelope_kindstr (env.kind), why);
         return;
     }
-    recv_table[env.kind] (ov, p, &env, frames + 1, n - 1);
+    handle (ov, p, &env, body, nb, user_id);
+    frame_decref_all (body, nb);
 }
 
 void overlay_recv (struct overlay *ov, const void *id, size_t idlen,
@@ -590,7 +656,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
 int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
                   const struct bgn_msg_info *info)
 {
-    struct frame *frames[MSG_MAX_FRAMES];
+    struct frame *frames[1];
     bool onward = info && info->from_overlay;   /* continuing its trip */
     struct envelope env = { .kind = ENV_DATA, .dest = dest };
     uint64_t key = 0;
@@ -617,8 +683,9 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
         errno = EHOSTUNREACH;
         goto done;
     }
-    if ((n = body_encode (*msgp, frames, MSG_MAX_FRAMES)) < 0)
+    if (!(frames[0] = body_encode (*msgp)))
         goto done;
+    n = 1;
     if (!onward)
         key = tracker_add (ov, *msgp, dest);
     /* a response to a fenced rank waits a while for its rejoin */

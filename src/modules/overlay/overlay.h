@@ -83,6 +83,7 @@ struct ovl_counters {
     uint64_t redials;
     uint64_t never_joined;
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
+    uint64_t version_refusals;  /* messages in another protocol version */
 };
 
 struct route_state {

@@ -38,25 +38,56 @@ int route_ttl_step (struct envelope *env)
     return 0;
 }
 
+/* The wire frame for [env][frames]: for ENV_DATA the one frame the
+ * message already is (body_encode), written in place unless someone else
+ * holds it too; for control kinds a new frame packing the body. */
+static struct frame *wire_frame (const struct envelope *env,
+                                 struct frame **frames, int n)
+{
+    if (env->kind != ENV_DATA)
+        return body_pack (NULL, frames, n);
+    if (n != 1) {
+        errno = EINVAL;
+        return NULL;
+    }
+    if (frame_refs (frames[0]) > 1)
+        return frame_create (frame_data (frames[0]), frame_size (frames[0]));
+    return frames[0];
+}
+
 static int send_raw (struct overlay *ov, struct peer *p, struct envelope *env,
                      struct frame **frames, int n)
 {
-    uint8_t buf[ENV_SIZE];
     struct trace_info ti = { 0 };
-    size_t bytes = ENV_SIZE + body_size (frames, n);
+    struct frame *w, *out;
+    bool in_place;
+    size_t bytes;
 
-    /* Frames are gone once sent: look at them first if anyone traces. */
-    if (trace_wanted (ov))
-        trace_capture (ov, env, frames, n, &ti);
     env->sender_inc = ov->incarnation;
-    envelope_encode (env, buf);
-    if (ov->io->send (ov->ctx, p->rank, buf, ENV_SIZE, frames, n) < 0) {
-        if (errno == EHOSTUNREACH && peer_is_up (p)) {
+    if (!(w = wire_frame (env, frames, n)))
+        return -1;
+    in_place = env->kind == ENV_DATA && w == frames[0];
+    envelope_encode (env, frame_data (w));
+    bytes = frame_size (w);
+    /* The frame is gone once sent: look at it first if anyone traces. */
+    if (trace_wanted (ov))
+        trace_capture (ov, env, w, &ti);
+    out = w;
+    if (ov->io->send (ov->ctx, p->rank, &out) < 0) {
+        int saved = errno;
+        if (!in_place)
+            frame_decref (&w);
+        if (saved == EHOSTUNREACH && peer_is_up (p)) {
             p->unreachable = true;
             ov->peers->unreachable = true;
         }
+        errno = saved;
         return -1;
     }
+    if (in_place)
+        frames[0] = NULL;       /* the very frame went */
+    else
+        frame_decref_all (frames, n);
     p->tx_msgs++;
     p->tx_bytes += bytes;
     p->last_sent = ovl_now (ov);
@@ -106,7 +137,7 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
 bool route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr)
 {
-    msg_t *msg = body_decode (body, n, NULL, 0);
+    msg_t *msg = n == 1 ? body_decode (body[0], NULL, 0) : NULL;
     bool answered = false;
 
     if (msg && msg_get_type (msg) == MSGTYPE_REQUEST) {
@@ -403,7 +434,7 @@ int route_out (struct overlay *ov, struct envelope *env,
  * messages whose destination is fenced here.) */
 static bool carries_response (struct frame **frames, int n)
 {
-    msg_t *msg = body_decode (frames, n, NULL, 0);
+    msg_t *msg = n == 1 ? body_decode (frames[0], NULL, 0) : NULL;
     bool rsp = msg && msg_get_type (msg) == MSGTYPE_RESPONSE;
 
     msg_destroy (&msg);

@@ -270,17 +270,24 @@ static void bind_in (struct sock *s, uint32_t rank, const char *id)
     zhashx_update (s->in_ids, id, r);
 }
 
-/* The rank a HELLO on an unbound connection claims, or -1. */
+/* The rank a HELLO on an unbound connection claims, or -1.  Any
+ * version's: bytes 0-15 of the envelope keep their layout (envelope.h),
+ * so the core can name a peer of another version when it refuses it. */
 static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
 {
-    struct envelope env;
-    const char *why;
+    const uint8_t *env;
+    uint32_t source;
 
-    if (n < 2 || envelope_decode (zmq_msg_data (&parts[1]),
-                                  zmq_msg_size (&parts[1]), &env, &why) < 0
-        || env.kind != ENV_HELLO || env.source >= s->size)
+    if (n < 2 || zmq_msg_size (&parts[1]) < ENV_SIZE)
         return -1;
-    return (long)env.source;
+    env = zmq_msg_data (&parts[1]);
+    if (env[0] != ENV_MAGIC || env[2] != ENV_HELLO)
+        return -1;
+    source = (uint32_t)env[8] << 24 | (uint32_t)env[9] << 16
+             | (uint32_t)env[10] << 8 | env[11];
+    if (source >= s->size)
+        return -1;
+    return (long)source;
 }
 
 /* Handle a message of an accepted connection not bound yet as from
@@ -472,25 +479,24 @@ static void release_ref (void *data, void *hint)
     frame_decref (&f);
 }
 
-/* Send one body frame (taken), more parts following if 'more'. */
-static void send_frame (struct sock *s, struct frame **fp, int more)
+/* Send one wire frame (taken) as the last part of a message. */
+static void send_frame (struct sock *s, struct frame **fp)
 {
     struct frame *f = *fp;
-    int flags = more ? ZMQ_SNDMORE : 0;
     zmq_msg_t m;
 
     if (frame_release_fn (f) == release_zmq && frame_refs (f) == 1) {
-        /* a part we received: move the very same message back out */
-        zmq_msg_send (frame_priv (f), s->zsock, flags);
+        /* a frame we received: move the very same message back out */
+        zmq_msg_send (frame_priv (f), s->zsock, 0);
     }
     else if (frame_size (f) >= ZERO_COPY_MIN
              && zmq_msg_init_data (&m, frame_data (f), frame_size (f),
                                    release_ref, frame_incref (f)) == 0) {
-        if (zmq_msg_send (&m, s->zsock, flags) < 0)
+        if (zmq_msg_send (&m, s->zsock, 0) < 0)
             zmq_msg_close (&m);
     }
     else
-        zmq_send (s->zsock, frame_data (f), frame_size (f), flags);
+        zmq_send (s->zsock, frame_data (f), frame_size (f), 0);
     frame_decref (fp);
 }
 
@@ -508,11 +514,11 @@ static const char *route_id (struct sock *s, uint32_t rank)
     return zhashx_lookup (s->in_rank, r);
 }
 
-int sock_send (struct sock *s, uint32_t rank, const uint8_t *env,
-               size_t envlen, struct frame **body, int n)
+int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
 {
     uint8_t id[MAX_ID];
     const char *hex = route_id (s, rank);
+    const uint8_t *env = frame_data (*wire);
     size_t len;
 
     if (!hex) {
@@ -526,11 +532,9 @@ int sock_send (struct sock *s, uint32_t rank, const uint8_t *env,
     if (zmq_send (s->zsock, id, len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;
     /* The core admitted the connection whose HELLO it is handling. */
-    if (s->pending.active && s->pending.rank == rank && envlen >= 3
-        && env[2] == ENV_HELLO_ACK)
+    if (s->pending.active && s->pending.rank == rank
+        && frame_size (*wire) >= ENV_SIZE && env[2] == ENV_HELLO_ACK)
         s->pending.acked = 1;
-    zmq_send (s->zsock, env, envlen, n > 0 ? ZMQ_SNDMORE : 0);
-    for (int i = 0; i < n; i++)
-        send_frame (s, &body[i], i < n - 1);
+    send_frame (s, wire);
     return 0;
 }

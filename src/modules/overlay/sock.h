@@ -88,7 +88,6 @@ int sock_start (struct sock *s);
 int sock_connect (struct sock *s, uint32_t rank, const char *endpoint,
                   const char *pubkey);
 void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint);
-int sock_send (struct sock *s, uint32_t rank, const uint8_t *env,
-               size_t envlen, struct frame **body, int n);
+int sock_send (struct sock *s, uint32_t rank, struct frame **wire);
 
 #endif

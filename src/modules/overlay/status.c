@@ -149,7 +149,7 @@ static const char *const summed[] = {
     "no_route_drops", "backlog_overflows", "backlog_expired", "forwarded",
     "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
     "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
-    "fences_seen", "views_sent", "bad_records", "held_expired", NULL,
+    "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals", NULL,
 };
 
 static json_t *own_counters (struct overlay *ov)
@@ -165,7 +165,7 @@ static json_t *own_counters (struct overlay *ov)
         rer += p->reroutes;
     }
     return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
+                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
                       "ttl_drops", (json_int_t)ov->c.ttl_drops,
                       "unknown_peer_drops",
                       (json_int_t)ov->c.unknown_peer_drops,
@@ -189,7 +189,9 @@ static json_t *own_counters (struct overlay *ov)
                       "fences_seen", (json_int_t)ov->fence.seen,
                       "views_sent", (json_int_t)ov->fence.views_sent,
                       "bad_records", (json_int_t)ov->fence.bad_records,
-                      "held_expired", (json_int_t)ov->c.held_expired);
+                      "held_expired", (json_int_t)ov->c.held_expired,
+                      "version_refusals",
+                      (json_int_t)ov->c.version_refusals);
 }
 
 json_t *status_json (struct overlay *ov)

@@ -33,13 +33,13 @@ bool trace_wanted (struct overlay *ov)
 }
 
 void trace_capture (struct overlay *ov, const struct envelope *env,
-                    struct frame *const *frames, int n,
-                    struct trace_info *ti)
+                    const struct frame *w, struct trace_info *ti)
 {
-    ti->size = ENV_SIZE + body_size (frames, n);
+    ti->size = frame_size (w);
     ti->topic[0] = '\0';
     if (env->kind == ENV_DATA || env->kind == ENV_EVENT) {
-        msg_t *msg = body_decode (frames, n, NULL, 0);
+        /* an event batch is no broker message: not traced, as before */
+        msg_t *msg = body_decode (w, NULL, 0);
         if (!msg)
             return;
         const char *topic = msg_get_topic (msg);

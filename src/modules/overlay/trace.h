@@ -29,9 +29,9 @@ struct trace_info {
 
 /* Is any trace running (and we are not emitting one)? */
 bool trace_wanted (struct overlay *ov);
+/* Look at wire frame w (borrowed; body.h) that env goes or came with. */
 void trace_capture (struct overlay *ov, const struct envelope *env,
-                    struct frame *const *frames, int n,
-                    struct trace_info *ti);
+                    const struct frame *w, struct trace_info *ti);
 /* dir: "rx" or "tx"; peer: the neighbour it came from or went to. */
 void trace_emit (struct overlay *ov, const char *dir, uint32_t peer,
                  const struct envelope *env, const struct trace_info *ti);

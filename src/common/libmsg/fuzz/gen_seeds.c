@@ -1,6 +1,10 @@
-/* gen_seeds.c: write a small seed corpus for message_fuzz.
+/* gen_seeds.c: write a small seed corpus for message_fuzz (and, with
+ * --packed, for packed_fuzz).
  *
- * Usage: gen_seeds DIR.  Each seed is a multipart message in the fuzz
+ * Usage: gen_seeds [--packed] DIR.  With --packed each seed is written
+ * as the overlay packs a message (packed.h: a u32 count, then each frame
+ * as a u32 length and its bytes, network order), plus near misses of
+ * that packing (trailing byte, cut short, a count too large).  Each seed is a multipart message in the fuzz
  * target's framing (a length byte per frame, 0xff = 2-byte length
  * follows), built by hand here rather than with libmsg so the seeds do
  * not inherit the encoder's bugs.  Seeds cover every type, with and
@@ -54,16 +58,77 @@ static void proto (struct seed *s, uint8_t type, uint8_t flags,
     frame (s, p, sizeof (p));
 }
 
-static int save (const char *dir, const char *name, const struct seed *s)
+static int packed_mode;
+
+/* s (the fuzz framing) as a packed list, written by hand. */
+static size_t to_packed (const struct seed *s, uint8_t *out, size_t max)
+{
+    size_t pos = 0, len = 4;
+    uint32_t n = 0;
+
+    while (pos < s->len) {
+        size_t flen = s->buf[pos++];
+        if (flen == 0xff) {
+            flen = (size_t)s->buf[pos] << 8 | s->buf[pos + 1];
+            pos += 2;
+        }
+        if (len + 4 + flen > max)
+            return 0;
+        put32 (out + len, (uint32_t)flen);
+        memcpy (out + len + 4, s->buf + pos, flen);
+        len += 4 + flen;
+        pos += flen;
+        n++;
+    }
+    put32 (out, n);
+    return len;
+}
+
+static int write_file (const char *dir, const char *name, const void *data,
+                       size_t len)
 {
     char path[4096];
     snprintf (path, sizeof (path), "%s/seed-%s", dir, name);
     FILE *f = fopen (path, "wb");
-    if (!f || fwrite (s->buf, 1, s->len, f) != s->len || fclose (f) != 0) {
+    if (!f || fwrite (data, 1, len, f) != len || fclose (f) != 0) {
         perror (path);
         return -1;
     }
     return 0;
+}
+
+static int save (const char *dir, const char *name, const struct seed *s)
+{
+    static uint8_t packed[sizeof (s->buf) * 4];
+    size_t len;
+
+    if (!packed_mode)
+        return write_file (dir, name, s->buf, s->len);
+    if (!(len = to_packed (s, packed, sizeof (packed))))
+        return -1;
+    return write_file (dir, name, packed, len);
+}
+
+/* Near misses of the packing itself, from one valid packed seed. */
+static int packed_misses (const char *dir, const struct seed *s)
+{
+    static uint8_t p[sizeof (s->buf) * 4 + 1];
+    size_t len = to_packed (s, p, sizeof (p) - 1);
+    int rc = 0;
+
+    if (!len)
+        return -1;
+    p[len] = 0;
+    rc |= write_file (dir, "packed-trailing", p, len + 1);
+    rc |= write_file (dir, "packed-short", p, len - 1);
+    rc |= write_file (dir, "packed-count-only", p, 4);
+    put32 (p, 37);
+    rc |= write_file (dir, "packed-count-37", p, len);
+    put32 (p, 0xffffffff);
+    rc |= write_file (dir, "packed-count-max", p, len);
+    put32 (p, 0);
+    rc |= write_file (dir, "packed-empty", p, 4);
+    return rc;
 }
 
 int main (int argc, char **argv)
@@ -71,11 +136,13 @@ int main (int argc, char **argv)
     struct seed s;
     int rc = 0;
 
-    if (argc != 2) {
-        fprintf (stderr, "Usage: gen_seeds DIR\n");
+    if (argc == 3 && !strcmp (argv[1], "--packed"))
+        packed_mode = 1;
+    else if (argc != 2) {
+        fprintf (stderr, "Usage: gen_seeds [--packed] DIR\n");
         return 1;
     }
-    const char *dir = argv[1];
+    const char *dir = argv[argc - 1];
 
     /* request, routed, topic + payload */
     s.len = 0;
@@ -92,6 +159,8 @@ int main (int argc, char **argv)
     str (&s, "broker.ping");
     proto (&s, 0x01, 0x01 | 0x10, 3, 7);
     rc |= save (dir, "request-plain", &s);
+    if (packed_mode)
+        rc |= packed_misses (dir, &s);
 
     /* success response, routed */
     s.len = 0;

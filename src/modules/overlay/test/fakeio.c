@@ -6,15 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libmsg/packed.h"
 #include "src/modules/overlay/body.h"
 #include "fakeio.h"
 
-static int io_send (void *ctx, uint32_t rank, const uint8_t *envbuf,
-                    size_t envlen, struct frame **body, int n)
+static int io_send (void *ctx, uint32_t rank, struct frame **wire)
 {
     struct fake *f = ctx;
+    struct frame *body[PACKED_MAX_FRAMES];
     struct sent *s;
     const char *why;
+    int n;
 
     if (rank < FAKE_MAX_RANKS && f->send_errno[rank]) {
         errno = f->send_errno[rank];
@@ -24,17 +26,22 @@ static int io_send (void *ctx, uint32_t rank, const uint8_t *envbuf,
         s = &f->sent[f->nsent++];
         memset (s, 0, sizeof (*s));
         s->to = rank;
-        envelope_decode (envbuf, envlen, &s->env, &why);
+        s->wire = (uintptr_t)*wire;
+        envelope_decode (frame_data (*wire), frame_size (*wire), &s->env,
+                         &why);
+        n = body_unpack (*wire, body, PACKED_MAX_FRAMES, &why);
         s->n = n;
         for (int i = 0; i < n && i < 8; i++) {
             s->len[i] = frame_size (body[i]);
             s->body[i] = calloc (1, s->len[i] + 1);
             memcpy (s->body[i], frame_data (body[i]), s->len[i]);
         }
+        if (n > 0)
+            frame_decref_all (body, n);
         if (s->env.kind == ENV_DATA || s->env.kind == ENV_EVENT)
-            s->msg = body_decode (body, n, NULL, 0);
+            s->msg = body_decode (*wire, NULL, 0);
     }
-    frame_decref_all (body, n);
+    frame_decref (wire);
     return 0;
 }
 
@@ -251,7 +258,7 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
                   const char *const *frames, const size_t *lens, int n,
                   const char *user_id)
 {
-    struct frame *fr[16];
+    struct frame *fr[16], *w;
     uint8_t buf[ENV_SIZE];
     char id[16];
     struct peer *p = peers_lookup (f->ov->peers, from);
@@ -263,11 +270,16 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
     if (env->source == 0 && from != 0)
         env->source = from;
     envelope_encode (env, buf);
-    fr[0] = frame_create (buf, ENV_SIZE);
-    for (int i = 0; i < n && i < 15; i++)
-        fr[i + 1] = frame_create (frames[i], lens[i]);
+    if (n > 15)
+        n = 15;
+    for (int i = 0; i < n; i++)
+        fr[i] = frame_create (frames[i], lens[i]);
+    /* one wire frame, as a peer sends it (body.h) */
+    w = body_pack (buf, fr, n);
+    f->injected = (uintptr_t)w;
+    frame_decref_all (fr, n);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
-    overlay_recv (f->ov, id, strlen (id), fr, n + 1, user_id);
+    overlay_recv (f->ov, id, strlen (id), &w, 1, user_id);
 }
 
 void fake_control (struct fake *f, uint32_t from, int kind, const char *json)

@@ -26,6 +26,7 @@ struct sent {
     char *body[8];          /* copies of the first frames, NUL-added */
     size_t len[8];
     msg_t *msg;             /* ENV_DATA / ENV_EVENT body decoded */
+    uintptr_t wire;         /* which frame went (its address) */
 };
 
 struct answer {
@@ -45,6 +46,7 @@ struct fake {
     int send_errno[FAKE_MAX_RANKS];
     struct sent sent[FAKE_MAX_RECORDS];
     int nsent;
+    uintptr_t injected;     /* the last wire frame fake_inject made */
     msg_t *delivered[FAKE_MAX_RECORDS];
     struct bgn_msg_info delivered_info[FAKE_MAX_RECORDS];
     int ndelivered;

@@ -6,7 +6,7 @@
 #include "src/modules/overlay/status.h"
 #include "fakeio.h"
 
-#define GOOD "{\"version\":2,\"rank\":%u,\"instance\":\"test-instance\"," \
+#define GOOD "{\"version\":3,\"rank\":%u,\"instance\":\"test-instance\"," \
              "\"incarnation\":%u,\"hostname\":\"h\",\"topology\":\"bgn\"}"
 
 /* NAK sent to 'to' whose reason starts with 'reason'? */
@@ -47,11 +47,11 @@ static void check_binder (void)
     fake_hello_json (f, 13, ENV_HELLO, 1, json, NULL);
     ok (nak_says (f, 13, "rank does not match"),
         "a hello claiming another rank than its connection is refused");
-    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":2,\"rank\":13,"
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":3,\"rank\":13,"
                      "\"instance\":\"other\",\"incarnation\":1}", NULL);
     ok (nak_says (f, 13, "another instance"),
         "a hello from another instance is refused");
-    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":2,\"rank\":13,"
+    fake_hello_json (f, 13, ENV_HELLO, 1, "{\"version\":3,\"rank\":13,"
                      "\"instance\":\"test-instance\",\"incarnation\":1,"
                      "\"topology\":\"kary:2\"}", NULL);
     ok (nak_says (f, 13, "another topology"),

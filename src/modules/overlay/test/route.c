@@ -61,6 +61,9 @@ static void check_ttl (void)
     ok (s && s->env.ttl == 3 && s->env.hops == 3 && s->env.source == 7
         && s->to == 8 && f->ov->c.forwarded == 1,
         "a message for 9 is forwarded to 8 with a hop less to go");
+    ok (s && s->wire == f->injected && s->msg
+        && !strcmp (msg_get_topic (s->msg), msg_get_topic (m)),
+        "it goes on as the very frame it came in, its envelope rewritten");
     env.ttl = 0;
     fake_data (f, 1, &env, m);
     struct answer *a = fake_last_answer (f);
