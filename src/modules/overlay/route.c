@@ -359,12 +359,20 @@ static struct peer *detour (struct overlay *ov, uint32_t target, int from)
 /* Try the hops in order of preference: up before suspect (a suspect peer
  * may be hung: traffic into it waits), the equal-cost pick first among
  * each.  Returns 0 if sent; else the peer to queue on (up or suspect
- * first, then connecting), or NULL. */
+ * first, then connecting), or NULL.
+ *
+ * A hop that is the peer the message came from ('from') is never sent to
+ * at once.  Shortest paths never lead back to where a message came from
+ * when two brokers see the same graph, so a bounce means their views
+ * differ: a fence or unfence is still on its way to one of them.  Sent
+ * straight back, the message would ping-pong until its TTL ran out; queued
+ * on that peer, it leaves at the next backlog retry (RETRY_DELAY), by
+ * when the news has usually arrived and the peer routes it right. */
 static int send_via (struct overlay *ov, const uint32_t *hops, int nh,
                      struct envelope *env, struct frame **frames, int n,
-                     struct peer **queue_on)
+                     int from, struct peer **queue_on)
 {
-    struct peer *connecting = NULL;
+    struct peer *connecting = NULL, *bounce = NULL;
 
     *queue_on = NULL;
     for (int pass = 0; pass < 2; pass++) {
@@ -377,6 +385,11 @@ static int send_via (struct overlay *ov, const uint32_t *hops, int nh,
                 connecting = p;
             if (p->state != want)
                 continue;
+            if ((int)p->rank == from) {
+                if (!bounce)
+                    bounce = p;
+                continue;
+            }
             if (try_send (ov, p, env, frames, n) == 0) {
                 if (i > 0 || pass > 0)
                     p->reroutes++;
@@ -387,7 +400,7 @@ static int send_via (struct overlay *ov, const uint32_t *hops, int nh,
         }
     }
     if (!*queue_on)
-        *queue_on = connecting;
+        *queue_on = bounce ? bounce : connecting;
     return -1;
 }
 
@@ -410,7 +423,7 @@ int route_out (struct overlay *ov, struct envelope *env,
     }
     if (live)
         env->flags |= ENV_FLAG_LIVE;
-    if (send_via (ov, hops, nh, env, frames, n, &queue_on) == 0)
+    if (send_via (ov, hops, nh, env, frames, n, from, &queue_on) == 0)
         return 0;
     /* No shortest hop is up here.  A link still connecting waits for its
      * hello unless a live detour exists (a link stuck connecting must not

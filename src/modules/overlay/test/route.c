@@ -324,6 +324,37 @@ static void check_no_route (void)
     fake_destroy (&f);
 }
 
+/* A message whose next hop here is the peer it came from (their views
+ * differ: a fence still on its way) waits a backlog retry instead of
+ * bouncing straight back. */
+static void check_bounce (void)
+{
+    struct fake *f = rank0 ();
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 2,
+                            .source = 9, .dest = 1 };
+    msg_t *req = request (1, 31);
+    struct sent *s;
+
+    fake_data (f, 1, &env, req);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && fake_peer (f, 1)->backlog.count == 1 && f->ov->c.ttl_drops == 0,
+        "a message from 1 whose next hop here is 1 is not sent straight back");
+    fake_advance (f, 0.01);
+    s = fake_last (f, ENV_DATA, 1);
+    ok (s && s->env.dest == 1 && s->env.source == 9 && s->env.ttl == 5
+        && fake_peer (f, 1)->backlog.count == 0,
+        "it goes back to 1 at the next backlog retry, a hop less to go");
+    fake_clear (f);
+    env.dest = 3;
+    fake_data (f, 1, &env, req);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->to != 1 && s->env.dest == 3,
+        "a message from 1 with another way onward goes on at once (via %u)",
+        s ? s->to : 0);
+    msg_destroy (&req);
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -335,5 +366,6 @@ int main (void)
     check_held ();
     check_held_forward ();
     check_no_route ();
+    check_bounce ();
     done_testing ();
 }
