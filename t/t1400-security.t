@@ -32,18 +32,8 @@ cat >field.sh <<'EOT'
 bgn overlay-status --json -r "$1" >field.json &&
 "$PYZMQ" -c "import json,sys; print(json.load(open('field.json'))[sys.argv[1]])" "$2"
 EOT
-cat >wait-down.sh <<'EOT'
-# wait-down.sh N: until rank 0 reports N ranks down (10 s at most)
-i=0
-while test $i -lt 200; do
-	n=$(bgn overlay-status --json | tr -d ' \n' | sed 's/.*"down_ranks":\[\([^]]*\)\].*/\1/' | tr ',' '\n' | grep -c '[0-9]')
-	test "$n" -eq "$1" && exit 0
-	sleep 0.05
-	i=$((i+1))
-done
-echo "rank 0 sees $n down, expected $1" >&2
-exit 1
-EOT
+# wait-down.sh N: wait until rank 0 has N ranks down (shared script)
+cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
 
 cat >lost-small.sh <<'EOT'
 # lost-small.sh: every broker answers, none counts more than a handful of

@@ -20,18 +20,8 @@ for s in $1; do
 done
 EOT
 
-# wait_down N: wait (10 s at most) until rank 0 reports N ranks down.
-cat >wait-down.sh <<'EOT'
-i=0
-while test $i -lt 200; do
-	n=$(bgn overlay-status --json | tr -d ' \n' | sed 's/.*"down_ranks":\[\([^]]*\)\].*/\1/' | tr ',' '\n' | grep -c '[0-9]')
-	test "$n" -eq "$1" && exit 0
-	sleep 0.05
-	i=$((i+1))
-done
-echo "rank 0 sees $n down, expected $1" >&2
-exit 1
-EOT
+# wait-down.sh N: wait until rank 0 has N ranks down (shared script)
+cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
 
 test_expect_success 'N=32: kill 3 interior brokers (two adjacent); survivors reach each other' '
 	cat >kill3.sh <<-\EOT &&

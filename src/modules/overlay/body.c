@@ -7,27 +7,39 @@
 #include "body.h"
 #include "envelope.h"
 
-struct frame *body_encode (msg_t *msg)
+/* A wire frame: the envelope 'env' (zeros if NULL) and the packed list of
+ * mf[0..n-1].  NULL with errno on failure. */
+static struct frame *wire_frame (const uint8_t *env,
+                                 const struct msg_frame *mf, size_t n)
 {
-    struct msg_frame mf[MSG_MAX_FRAMES];
     struct frame *w;
-    int n = msg_encode (msg, mf, MSG_MAX_FRAMES);
 
-    if (n < 0) {
-        errno = EINVAL;
+    if (!(w = frame_create (NULL, ENV_SIZE + packed_size (mf, n))))
         return NULL;
-    }
-    if (!(w = frame_create (NULL, ENV_SIZE + packed_size (mf, (size_t)n))))
-        return NULL;
-    memset (frame_data (w), 0, ENV_SIZE);
+    if (env)
+        memcpy (frame_data (w), env, ENV_SIZE);
+    else
+        memset (frame_data (w), 0, ENV_SIZE);
     if (packed_write (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
-                      mf, (size_t)n) < 0) {
+                      mf, n) < 0) {
         int saved = errno;
         frame_decref (&w);
         errno = saved;
         return NULL;
     }
     return w;
+}
+
+struct frame *body_encode (msg_t *msg)
+{
+    struct msg_frame mf[MSG_MAX_FRAMES];
+    int n = msg_encode (msg, mf, MSG_MAX_FRAMES);
+
+    if (n < 0) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return wire_frame (NULL, mf, (size_t)n);
 }
 
 msg_t *body_decode (const struct frame *w, char *errbuf, size_t errlen)
@@ -52,7 +64,6 @@ struct frame *body_pack (const uint8_t *env, struct frame *const *frames,
                          int n)
 {
     struct msg_frame mf[PACKED_MAX_FRAMES];
-    struct frame *w;
 
     if (n < 0 || n > PACKED_MAX_FRAMES) {
         errno = E2BIG;
@@ -62,20 +73,7 @@ struct frame *body_pack (const uint8_t *env, struct frame *const *frames,
         mf[i].data = frame_data (frames[i]);
         mf[i].size = frame_size (frames[i]);
     }
-    if (!(w = frame_create (NULL, ENV_SIZE + packed_size (mf, (size_t)n))))
-        return NULL;
-    if (env)
-        memcpy (frame_data (w), env, ENV_SIZE);
-    else
-        memset (frame_data (w), 0, ENV_SIZE);
-    if (packed_write (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
-                      mf, (size_t)n) < 0) {
-        int saved = errno;
-        frame_decref (&w);
-        errno = saved;
-        return NULL;
-    }
-    return w;
+    return wire_frame (env, mf, (size_t)n);
 }
 
 /* A slice keeps its wire frame alive: the frame it points into. */
