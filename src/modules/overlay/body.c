@@ -9,7 +9,7 @@
 
 /* A wire frame: the envelope 'env' (zeros if NULL) and the packed list of
  * mf[0..n-1].  NULL with errno on failure. */
-static struct frame *wire_frame (const uint8_t *env,
+static struct frame *pack_wire_frame (const uint8_t *env,
                                  const struct msg_frame *mf, size_t n)
 {
     struct frame *w;
@@ -39,7 +39,7 @@ struct frame *body_encode (msg_t *msg)
         errno = EINVAL;
         return NULL;
     }
-    return wire_frame (NULL, mf, (size_t)n);
+    return pack_wire_frame (NULL, mf, (size_t)n);
 }
 
 msg_t *body_decode (const struct frame *w, char *errbuf, size_t errlen)
@@ -73,7 +73,7 @@ struct frame *body_pack (const uint8_t *env, struct frame *const *frames,
         mf[i].data = frame_data (frames[i]);
         mf[i].size = frame_size (frames[i]);
     }
-    return wire_frame (env, mf, (size_t)n);
+    return pack_wire_frame (env, mf, (size_t)n);
 }
 
 /* A slice keeps its wire frame alive: the frame it points into. */
