@@ -10,7 +10,7 @@
 /* A wire frame: the envelope 'env' (zeros if NULL) and the packed list of
  * mf[0..n-1].  NULL with errno on failure. */
 static struct frame *pack_wire_frame (const uint8_t *env,
-                                 const struct msg_frame *mf, size_t n)
+                                      const struct msg_frame *mf, size_t n)
 {
     struct frame *w;
 
