@@ -104,7 +104,7 @@ test_expect_success PYTHON3 'batches that mix topics give each subscriber only i
 test_expect_success PYTHON3 'N=32: 50,000 events from 4 ranks while 3 brokers die and 1 restarts' '
 	cat >storm.sh <<-\EOT &&
 	for r in $(seq 0 31); do
-		bgn --rank $r event sub --timeout=10s --ready=rs.$r storm. overlay. >storm.$r 2>storm.$r.err &
+		bgn --rank $r event sub --timeout=15s --ready=rs.$r storm. overlay. >storm.$r 2>storm.$r.err &
 	done
 	for r in $(seq 0 31); do while ! test -e rs.$r; do sleep 0.02; done; done
 	pubs=
@@ -117,7 +117,7 @@ test_expect_success PYTHON3 'N=32: 50,000 events from 4 ranks while 3 brokers di
 	sleep 1
 	bgn fault restart 21
 	for i in $(seq 100); do bgn --rank 21 overlay-status >/dev/null 2>&1 && break; sleep 0.05; done
-	bgn --rank 21 event sub --timeout=5s --ready=rs.21b storm. overlay. >storm.21b 2>storm.21b.err &
+	bgn --rank 21 event sub --timeout=15s --ready=rs.21b storm. overlay. >storm.21b 2>storm.21b.err &
 	for i in $(seq 200); do test -e rs.21b && break; sleep 0.05; done
 	wait $pubs
 	# The storm may be over before rank 21 is back: a tail published
