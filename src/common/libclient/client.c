@@ -480,24 +480,38 @@ static bgn_rpc_t *rpc_get (bgn_t *h)
     return rpc;
 }
 
+/* Refill the handle's request message with a payload already known to
+ * be a JSON object (or none); 'flags' replace the previous request's
+ * (the content flags stay).  -1 with EINVAL for a bad topic. */
+static int request_refill (bgn_t *h, const char *topic, uint32_t nodeid,
+                           const char *payload, size_t len, int flags)
+{
+    msg_t *msg = h->req;
+    uint8_t content = MSGFLAG_TOPIC | MSGFLAG_PAYLOAD | MSGFLAG_ROUTE;
+
+    if (msg_set_topic (msg, topic) < 0
+        || msg_set_payload (msg, payload, len) < 0
+        || msg_set_nodeid (msg, nodeid) < 0
+        || msg_set_flags (msg, (uint8_t)((msg_get_flags (msg) & content)
+                                         | flags)) < 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
 /* Refill the handle's request message.  -1 with EINVAL for a bad topic
  * or a payload that is not a JSON object. */
 static int request_fill (bgn_t *h, const char *topic, uint32_t nodeid,
                          const char *payload, int flags)
 {
-    msg_t *msg = h->req;
     size_t len = payload ? strlen (payload) : 0;
-    uint8_t content = MSGFLAG_TOPIC | MSGFLAG_PAYLOAD | MSGFLAG_ROUTE;
 
-    if ((payload && msg_json_check (payload, len, NULL, 0) < 0)
-        || msg_set_topic (msg, topic) < 0
-        || msg_set_payload (msg, payload, len) < 0) {
+    if (payload && msg_json_check (payload, len, NULL, 0) < 0) {
         errno = EINVAL;
         return -1;
     }
-    msg_set_nodeid (msg, nodeid);
-    return msg_set_flags (msg, (uint8_t)((msg_get_flags (msg) & content)
-                                         | flags));
+    return request_refill (h, topic, nodeid, payload, len, flags);
 }
 
 /* Send request msg (the caller keeps it) as a new rpc; flags as set in
@@ -1022,15 +1036,8 @@ int bgn_event_publish_many (bgn_t *h, int n, const char *const *topics,
     /* Checked piece by piece above: no second parse of the request.  The
      * handle's request message is refilled, as for any rpc. */
     msg = h->req;
-    if (msg_set_topic (msg, "event.pub") < 0
-        || msg_set_payload (msg, s, len) < 0
-        || msg_set_nodeid (msg, 0) < 0
-        || msg_set_flags (msg, (uint8_t)(msg_get_flags (msg)
-                                         & (MSGFLAG_TOPIC | MSGFLAG_PAYLOAD
-                                            | MSGFLAG_ROUTE))) < 0) {
-        errno = EINVAL;
+    if (request_refill (h, "event.pub", 0, s, len, 0) < 0)
         goto error;
-    }
     free (s);
     if (!(rpc = rpc_send (h, msg, 0)))
         return -1;
