@@ -354,14 +354,7 @@ void evglue_recv (struct overlay *ov, struct peer *p, struct envelope *env,
     if (env->dest != ov->rank) {
         if (env->dest >= ov->size)
             return;
-        if (route_ttl_step (env) < 0) {
-            ov->c.ttl_drops++;
-            return;
-        }
-        if (route_out (ov, env, body, n, (int)p->rank) < 0)
-            ov->c.no_route_drops++;
-        else
-            ov->c.forwarded++;
+        route_pass_on (ov, env, body, n, (int)p->rank);
         return;
     }
     if (env->kind == ENV_EVCTL)

@@ -374,14 +374,7 @@ static void recv_view (struct overlay *ov, struct peer *p,
     int flags;
 
     if (env->dest != ov->rank) {   /* routed through us */
-        if (route_ttl_step (env) < 0) {
-            ov->c.ttl_drops++;
-            return;
-        }
-        if (route_out (ov, env, body, n, (int)p->rank) < 0)
-            ov->c.no_route_drops++;
-        else
-            ov->c.forwarded++;
+        route_pass_on (ov, env, body, n, (int)p->rank);
         return;
     }
     flags = fence_recv (ov, p, env, body, n);

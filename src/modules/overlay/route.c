@@ -176,6 +176,21 @@ void route_drop (struct overlay *ov, const struct envelope *env,
                          (unsigned)env->dest, why);
 }
 
+int route_pass_on (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from)
+{
+    if (route_ttl_step (env) < 0) {
+        ov->c.ttl_drops++;
+        return -1;
+    }
+    if (route_out (ov, env, frames, n, from) < 0) {
+        route_drop (ov, env, frames, n, errno);
+        return -1;
+    }
+    ov->c.forwarded++;
+    return 0;
+}
+
 #define HELD_MAX 1024
 
 int route_hold (struct overlay *ov, const struct envelope *env,

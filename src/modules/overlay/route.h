@@ -58,6 +58,13 @@ int route_send_control_frame (struct overlay *ov, struct peer *p, int kind,
 bool route_fail_request (struct overlay *ov, struct frame **body, int n,
                          int errnum, const char *errstr);
 
+/* A control message (a fence view, an event frame) passing through for
+ * another rank: one TTL step (ttl_drops when it runs out), then onward
+ * from the peer 'from' (forwarded), or route_drop.  0 if it went on;
+ * the frames are left with the caller either way. */
+int route_pass_on (struct overlay *ov, struct envelope *env,
+                   struct frame **frames, int n, int from);
+
 /* A message that cannot go on (route_out failed with errnum): counted
  * (no_route_drops); a request is answered with EHOSTUNREACH or ENOBUFS,
  * anything else logged (rate-limited).  Frames are left with the
