@@ -416,7 +416,7 @@ static int setup_socket (struct module *m)
     }
     if (insecure_bind (m, uri) < 0)
         return -1;
-    if (!(m->sock = sock_create (m->api->loop (m->b), &set, &sock_ops, m)))
+    if (!(m->sock = sock_create (m->api->poller (m->b), &set, &sock_ops, m)))
         return -1;
     if (sock_bind (m->sock, uri, m->endpoint, sizeof (m->endpoint)) < 0) {
         mlog (m, LOG_ERR, "overlay bind %s: %s", uri, sock_strerror (errno));
@@ -443,6 +443,7 @@ static int setup_curve (struct module *m)
         cert = own;
     }
     if (!(m->curve = curve_create (cert, m->api->rundir (m->b),
+                                   m->api->poller (m->b)->zmq_ctx,
                                    err, sizeof (err)))) {
         mlog (m, LOG_ERR, "%s", err);
         return -1;
@@ -572,7 +573,7 @@ static int overlay_start_cb (void *state)
             return -1;
     }
     /* the keys to admit are known: answer handshakes from now on */
-    if (m->curve && curve_start (m->curve, m->api->loop (m->b)) < 0)
+    if (m->curve && curve_start (m->curve, m->api->poller (m->b)) < 0)
         return -1;
     return sock_start (m->sock);
 }
