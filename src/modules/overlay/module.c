@@ -271,7 +271,8 @@ static const char *contact_problem (struct module *m, const msg_t *req)
     const char *why = NULL;
 
     if (!m->curve || msg_get_type (req) != MSGTYPE_REQUEST
-        || strcmp (msg_get_topic (req), "overlay.contact") != 0)
+        || strcmp (ovconf_method (&m->cfg, msg_get_topic (req)) ?: "",
+                   "contact") != 0)
         return NULL;
     if (!payload || !(o = json_loads (payload, 0, NULL)))
         return NULL;   /* the core answers EPROTO */
@@ -513,7 +514,7 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
         goto error;
     if (m->curve && api->boot_put (b, "pubkey", curve_public (m->curve)) < 0)
         goto error;
-    if (api->service_add (b, "overlay", overlay_service_cb, m) < 0
+    if (api->service_add (b, m->cfg.service, overlay_service_cb, m) < 0
         || add_test_service (m) < 0)
         goto error;
     if (api->set_overlay (b, &overlay_ops, m) < 0)
