@@ -10,6 +10,7 @@
 import argparse
 import errno
 import json
+import signal
 import sys
 import time
 
@@ -138,7 +139,7 @@ def cmd_ping(h, args):
         received += 1
         times.append(ms)
         print(f"reply from rank {rank} ({hostname(h, rank)}): seq={i} "
-              f"hops={rsp.get('hops', '?')} time={ms:.3f} ms")
+              f"hops={rsp.get('hops', 0)} time={ms:.3f} ms")
         if i + 1 < args.count:
             time.sleep(args.interval)
     if received < sent:
@@ -261,6 +262,7 @@ def main():
     s.set_defaults(fn=cmd_dmesg)
 
     args = p.parse_args()
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # flux bgn ... | head
     h = flux.Flux()
     args.fn(h, args)
 

@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <czmq.h>
@@ -24,6 +26,7 @@
 
 #include "src/common/libconf/conf.h"
 #include "src/common/libmsg/evbatch.h"
+#include "src/common/libutil/idset.h"
 #include "src/common/libutil/monotime.h"
 #include "fluxhost.h"
 #include "fluxmsg.h"
@@ -98,6 +101,13 @@ struct bgn_broker {
     int stop_code;
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */
+    /* rank 0, orphan_relief: what each overlay says of every rank */
+    idset_t *bgn_down;             /* fenced on the BGN (membership) */
+    idset_t *flux_seen;            /* once online to Flux */
+    idset_t *flux_lost;            /* online once, not now: suspects */
+    idset_t *told;                 /* told to exit already */
+    flux_future_t *online_f;       /* a groups.get in flight */
+    int exiting;                   /* this broker: told to exit */
 };
 
 static void hlog (struct bgn_broker *b, int level, const char *fmt, ...)
@@ -462,6 +472,9 @@ static int route_response (struct bgn_broker *b, msg_t *msg);
 static int to_flux (struct bgn_broker *b, msg_t *req);
 static int host_method (struct bgn_broker *b, msg_t *req,
                         const struct bgn_msg_info *info);
+static int method_exit (struct bgn_broker *b, msg_t *req,
+                        const struct bgn_msg_info *info);
+static void orphan_check (struct bgn_broker *b);
 
 static int api_respond (bgn_broker_t *b, const msg_t *req, const char *payload)
 {
@@ -897,6 +910,7 @@ static void sweep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
             zhashx_delete (b->forwards, k);
     }
     zlistx_destroy (&keys);
+    orphan_check (b);
 }
 
 /* ---- the host's own methods -------------------------------------------- */
@@ -1018,6 +1032,8 @@ static int host_method (struct bgn_broker *b, msg_t *req,
         return method_event_pub (b, req, info), 0;
     if (!strcmp (topic, SERVICE ".event-sub"))
         return method_event_sub (b, req, info), 0;
+    if (!strcmp (topic, SERVICE ".exit"))
+        return method_exit (b, req, info), 0;
     return -1;
 }
 
@@ -1191,12 +1207,138 @@ static void note_membership (struct bgn_broker *b, const char *payload,
             json_unpack (v, "{s:I}", "rank", &rank);
         if (rank <= 0 || rank >= (json_int_t)b->size)
             continue;
+        if (b->bgn_down)
+            idset_set (b->bgn_down, (unsigned)rank);
         hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN",
               (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank));
         if (b->disconnect_hung)
             disconnect_in_flux (b, (uint32_t)rank);
     }
+    json_array_foreach (json_object_get (o, "live"), i, v) {
+        json_int_t rank = -1;
+        if (json_unpack (v, "{s:I}", "rank", &rank) == 0 && rank > 0
+            && rank < (json_int_t)b->size && b->bgn_down)
+            idset_clear (b->bgn_down, (unsigned)rank);
+    }
     json_decref (o);
+}
+
+/* ---- orphan relief ------------------------------------------------------ */
+
+/* This broker was told its TBON has written it off: exit, so that its
+ * service manager restarts it and it rejoins.  SIGTERM first (an orderly
+ * shutdown, if the broker can still do one).  A broker stuck in shutdown
+ * (its TBON parent gone) unloads this module and then waits for ever, so
+ * the backstop is a small watchdog process of its own: SIGKILL to the
+ * broker 10 seconds on, unless it is gone by then. */
+#define EXIT_GRACE 10
+static void start_watchdog (struct bgn_broker *b)
+{
+    pid_t broker = getpid ();
+    pid_t pid = fork ();
+
+    if (pid < 0) {
+        hlog (b, LOG_ERR, "bgn: fork for the exit watchdog: %s",
+              strerror (errno));
+        return;
+    }
+    if (pid == 0) {   /* async-signal-safe calls only: we are a fork */
+        for (int i = 0; i < EXIT_GRACE * 10; i++) {
+            struct timespec ts = { 0, 100000000 };
+            nanosleep (&ts, NULL);
+            if (getppid () != broker)
+                _exit (0);   /* it exited by itself */
+        }
+        kill (broker, SIGKILL);
+        _exit (0);
+    }
+}
+
+static int method_exit (struct bgn_broker *b, msg_t *req,
+                        const struct bgn_msg_info *info)
+{
+    if (!info->from_overlay || info->source != 0
+        || !(msg_get_rolemask (req) & MSG_ROLE_OWNER))
+        return request_fail (b, req, EPERM, "only rank 0's bgn may tell a "
+                             "broker to exit");
+    hlog (b, LOG_CRIT, "bgn: rank 0 says Flux's TBON has lost this broker "
+          "while the BGN still reaches it: exiting, to be restarted and "
+          "rejoin (orphan_relief)");
+    api_respond (b, req, NULL);
+    msg_destroy (&req);
+    if (!b->exiting) {
+        b->exiting = 1;
+        start_watchdog (b);
+        kill (getpid (), SIGTERM);
+    }
+    return 0;
+}
+
+static void tell_orphan (struct bgn_broker *b, uint32_t rank)
+{
+    struct bgn_msg_info info = { .source = b->rank };
+    msg_t *req = msg_request_create (SERVICE ".exit", rank, "{}");
+
+    if (!req)
+        return;
+    msg_set_flags (req, msg_get_flags (req) | MSGFLAG_NORESPONSE);
+    msg_set_userid (req, (uint32_t)getuid ());
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
+    msg_route_enable (req);
+    idset_set (b->told, rank);
+    hlog (b, LOG_WARNING, "bgn: rank %u (%s) is lost to Flux's TBON but up on "
+          "the BGN: telling it to exit (orphan_relief)", (unsigned)rank,
+          flux_get_hostbyrank (b->h, rank));
+    route_request (b, req, &info);
+}
+
+/* Flux's view (broker.online) against the BGN's: a rank that was online,
+ * is no more, and is up on the BGN is an orphan.  Twice in a row, so a
+ * rank between two states is not taken for one. */
+static void online_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    const char *members = NULL;
+    idset_t *online = NULL;
+
+    b->online_f = NULL;
+    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
+        || !(online = idset_decode (members, NULL, 0))) {
+        flux_future_destroy (f);
+        return;
+    }
+    flux_future_destroy (f);
+    for (uint32_t r = 1; r < b->size; r++) {
+        if (idset_test (online, r)) {
+            idset_set (b->flux_seen, r);
+            idset_clear (b->flux_lost, r);
+            idset_clear (b->told, r);
+            continue;
+        }
+        if (!idset_test (b->flux_seen, r) || idset_test (b->bgn_down, r)
+            || idset_test (b->told, r))
+            continue;
+        if (idset_test (b->flux_lost, r))
+            tell_orphan (b, r);
+        else
+            idset_set (b->flux_lost, r);
+    }
+    idset_destroy (&online);
+}
+
+static void orphan_check (struct bgn_broker *b)
+{
+    flux_future_t *f;
+
+    if (b->rank != 0 || !b->orphan_relief || b->online_f)
+        return;
+    if (!(f = flux_rpc_pack (b->h, "groups.get", 0, 0, "{s:s}", "name",
+                             "broker.online"))
+        || flux_future_then (f, 5., online_cb, b) < 0) {
+        flux_future_destroy (f);
+        return;
+    }
+    b->online_f = f;
 }
 
 /* ---- life -------------------------------------------------------------- */
@@ -1255,6 +1397,12 @@ int fluxhost_serve (bgn_broker_t *b)
     if (!(b->sweep = flux_timer_watcher_create (b->r, 1., 1., sweep_cb, b)))
         return -1;
     flux_watcher_start (b->sweep);
+    if (b->rank == 0 && b->orphan_relief
+        && (!(b->bgn_down = idset_create (b->size))
+            || !(b->flux_seen = idset_create (b->size))
+            || !(b->flux_lost = idset_create (b->size))
+            || !(b->told = idset_create (b->size))))
+        return -1;
     if (b->rank == 0 && b->disconnect_hung) {
         flux_future_t *f;
         if (!(b->parent = calloc (b->size, sizeof (int))))
@@ -1301,6 +1449,11 @@ void fluxhost_destroy (bgn_broker_t **bp)
     fluxpoll_destroy (&b->poll);
     json_decref (b->conf);
     free (b->parent);
+    flux_future_destroy (b->online_f);
+    idset_destroy (&b->bgn_down);
+    idset_destroy (&b->flux_seen);
+    idset_destroy (&b->flux_lost);
+    idset_destroy (&b->told);
     free (b);
     *bp = NULL;
 }
