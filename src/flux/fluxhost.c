@@ -1154,28 +1154,64 @@ static void topology_cb (flux_future_t *f, void *arg)
 
 /* disconnect_hung: Flux's overlay waits on a hung child for ever (it is
  * only "torpid"); its parent is told to let it go, as `flux overlay
- * disconnect` does. */
-static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
+ * disconnect` does.  Only a broker Flux has online now: one still
+ * joining (slow to start, fenced "never joined" by bgn) must not be cut
+ * out of Flux's quorum. */
+static void disconnect_online_cb (flux_future_t *f, void *arg)
 {
-    flux_future_t *f;
+    struct bgn_broker *b = arg;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+    const char *members = NULL;
+    idset_t *online = NULL;
+    flux_future_t *req;
     int parent = b->parent ? b->parent[rank] : -1;
 
+    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
+        || !(online = idset_decode (members, NULL, 0))) {
+        hlog (b, LOG_WARNING, "bgn: disconnect_hung: Flux's broker.online "
+              "group: %s; rank %u left alone", strerror (errno),
+              (unsigned)rank);
+        flux_future_destroy (f);
+        return;
+    }
+    flux_future_destroy (f);
+    if (!idset_test (online, rank)) {
+        hlog (b, LOG_INFO, "bgn: disconnect_hung: rank %u is not online to "
+              "Flux: left alone", (unsigned)rank);
+        idset_destroy (&online);
+        return;
+    }
+    idset_destroy (&online);
     if (parent < 0) {
         hlog (b, LOG_WARNING, "bgn: disconnect_hung: the TBON parent of rank "
               "%u is not known", (unsigned)rank);
         return;
     }
-    if (!(f = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
+    if (!(req = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
                              (uint32_t)parent, FLUX_RPC_NORESPONSE, "{s:i}",
                              "rank", (int)rank))) {
         hlog (b, LOG_ERR, "bgn: overlay.disconnect-subtree: %s",
               strerror (errno));
         return;
     }
-    flux_future_destroy (f);
+    flux_future_destroy (req);
     hlog (b, LOG_NOTICE, "bgn: asked rank %d to disconnect its TBON child "
           "rank %u, which the BGN fenced (disconnect_hung)", parent,
           (unsigned)rank);
+}
+
+static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (b->h, "groups.get", 0, 0, "{s:s}", "name",
+                             "broker.online"))
+        || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank, NULL) < 0
+        || flux_future_then (f, 10., disconnect_online_cb, b) < 0) {
+        hlog (b, LOG_ERR, "bgn: disconnect_hung: groups.get: %s",
+              strerror (errno));
+        flux_future_destroy (f);
+    }
 }
 
 static void note_membership (struct bgn_broker *b, const char *payload,
@@ -1201,17 +1237,19 @@ static void note_membership (struct bgn_broker *b, const char *payload,
     }
     json_array_foreach (fenced, i, v) {
         json_int_t rank = -1;
+        const char *reason = "";
         if (json_is_integer (v))
             rank = json_integer_value (v);
         else
-            json_unpack (v, "{s:I}", "rank", &rank);
+            json_unpack (v, "{s:I s?s}", "rank", &rank, "reason", &reason);
         if (rank <= 0 || rank >= (json_int_t)b->size)
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
-        hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN",
-              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank));
-        if (b->disconnect_hung)
+        hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN: %s",
+              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
+        /* hung: it stopped answering ("silent for ..."), not gone */
+        if (b->disconnect_hung && !strncmp (reason, "silent", 6))
             disconnect_in_flux (b, (uint32_t)rank);
     }
     json_array_foreach (json_object_get (o, "live"), i, v) {
