@@ -27,7 +27,7 @@ EOT
 
 test_expect_success 'a 4-broker instance loads bgn at start-up, is full, and exits 0' '
 	timeout 120 "$WITH" flux start --test-size=4 -c conf \
-		flux bgn overlay-status --wait=full -t 30 >small.out 2>small.err &&
+		flux bgn overlay-status --wait=full -t 120 >small.out 2>small.err &&
 	grep "^bgn full: size 4" small.out
 '
 
@@ -42,7 +42,7 @@ test_expect_success 'a bad [bgn] key is refused by name and Flux goes on' '
 cat >scenario.sh <<'EOT'
 #!/bin/sh
 # runs inside the instance; writes what it saw into files
-flux bgn overlay-status --wait=full -t 60 >status-full.out 2>&1 || exit 1
+flux bgn overlay-status --wait=full -t 120 >status-full.out 2>&1 || exit 1
 flux exec -r 2 flux bgn event sub --count=20 -t 60 t5000. >events.out 2>&1 &
 sub=$!
 sleep 1
@@ -143,7 +143,7 @@ mkdir conf2 && mv conf2.toml conf2/bgn.toml
 
 cat >scenario2.sh <<'EOT'
 #!/bin/sh
-flux bgn overlay-status --wait=full -t 60 >s2-full.out 2>&1 || exit 1
+flux bgn overlay-status --wait=full -t 120 >s2-full.out 2>&1 || exit 1
 online () {
 	flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])'
 }

@@ -104,7 +104,7 @@ struct bgn_broker {
     /* rank 0, orphan_relief: what each overlay says of every rank */
     idset_t *bgn_down;             /* fenced on the BGN (membership) */
     idset_t *flux_seen;            /* once online to Flux */
-    idset_t *flux_lost;            /* online once, not now: suspects */
+    double *lost_since;            /* when each was first seen lost, or 0 */
     idset_t *told;                 /* told to exit already */
     flux_future_t *online_f;       /* a groups.get in flight */
     int exiting;                   /* this broker: told to exit */
@@ -1331,8 +1331,10 @@ static void tell_orphan (struct bgn_broker *b, uint32_t rank)
 }
 
 /* Flux's view (broker.online) against the BGN's: a rank that was online,
- * is no more, and is up on the BGN is an orphan.  Twice in a row, so a
- * rank between two states is not taken for one. */
+ * is no more, and is up on the BGN is an orphan, once it has been so for
+ * ORPHAN_GRACE seconds: a broker that restarted is up on the BGN at once
+ * and needs a moment to rejoin the TBON. */
+#define ORPHAN_GRACE 10.
 static void online_cb (flux_future_t *f, void *arg)
 {
     struct bgn_broker *b = arg;
@@ -1346,20 +1348,23 @@ static void online_cb (flux_future_t *f, void *arg)
         return;
     }
     flux_future_destroy (f);
+    double now = monotime_now ();
     for (uint32_t r = 1; r < b->size; r++) {
         if (idset_test (online, r)) {
             idset_set (b->flux_seen, r);
-            idset_clear (b->flux_lost, r);
+            b->lost_since[r] = 0;
             idset_clear (b->told, r);
             continue;
         }
         if (!idset_test (b->flux_seen, r) || idset_test (b->bgn_down, r)
-            || idset_test (b->told, r))
+            || idset_test (b->told, r)) {
+            b->lost_since[r] = 0;
             continue;
-        if (idset_test (b->flux_lost, r))
+        }
+        if (b->lost_since[r] == 0)
+            b->lost_since[r] = now;
+        else if (now - b->lost_since[r] >= ORPHAN_GRACE)
             tell_orphan (b, r);
-        else
-            idset_set (b->flux_lost, r);
     }
     idset_destroy (&online);
 }
@@ -1438,7 +1443,7 @@ int fluxhost_serve (bgn_broker_t *b)
     if (b->rank == 0 && b->orphan_relief
         && (!(b->bgn_down = idset_create (b->size))
             || !(b->flux_seen = idset_create (b->size))
-            || !(b->flux_lost = idset_create (b->size))
+            || !(b->lost_since = calloc (b->size, sizeof (double)))
             || !(b->told = idset_create (b->size))))
         return -1;
     if (b->rank == 0 && b->disconnect_hung) {
@@ -1490,7 +1495,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
     flux_future_destroy (b->online_f);
     idset_destroy (&b->bgn_down);
     idset_destroy (&b->flux_seen);
-    idset_destroy (&b->flux_lost);
+    free (b->lost_since);
     idset_destroy (&b->told);
     free (b);
     *bp = NULL;
