@@ -1,128 +1,14 @@
 /* fluxhost.c: the module host api on a Flux broker (see fluxhost.h).
  *
- * Banners, top to bottom: facts and configuration; the bootstrap through
- * the KVS; timers; routing (the same rules as bgn-broker's dispatch:
- * requests by nodeid, responses by route stack, this broker's rank
- * pushed once when a request leaves it); requests handed into Flux and
- * their answers; Flux clients and the host's own methods; events.
+ * The top of the host (fluxhost_int.h lists its parts): facts and
+ * configuration, the bootstrap through the KVS, services, timers, the
+ * host's method table, its life (create, serve, destroy) and the api
+ * table the overlay module gets.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
 #endif
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <signal.h>
-#include <time.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <czmq.h>
-#include <jansson.h>
-
-#include "src/common/libconf/conf.h"
-#include "src/common/libmsg/evbatch.h"
-#include "src/common/libutil/idset.h"
-#include "src/common/libutil/monotime.h"
-#include "fluxhost.h"
-#include "fluxmsg.h"
-#include "fluxpoll.h"
-
-#define SERVICE "bgn"
-#define MAX_SERVICES 8
-#define MAX_PENDING 10000          /* Flux client requests or forwards held */
-#define FWD_PREFIX "bgn-"          /* route id of a request handed to Flux */
-#define CLIENT_PREFIX "f"          /* route id of a Flux client's request */
-#define TEXT_KEY "bgn.text"        /* a Flux answer that is text, not JSON,
-                                      crosses the BGN as {TEXT_KEY: text} */
-
-struct service {
-    char name[32];
-    bgn_service_f fn;
-    void *arg;
-};
-
-struct timer {
-    int id;
-    flux_watcher_t *w;
-    void (*cb) (void *arg);
-    void *arg;
-    struct bgn_broker *b;
-    struct timer *next;
-};
-
-/* A Flux client's request waiting for its answer(s) from the BGN. */
-struct client_req {
-    flux_msg_t *req;
-    double deadline;               /* INFINITY for streams */
-};
-
-/* A request from the BGN handed into the Flux broker. */
-struct forward {
-    msg_t *req;
-    double deadline;
-};
-
-/* A local Flux client streaming bgn's events. */
-struct sub {
-    flux_msg_t *req;
-    json_t *prefixes;              /* array of strings; empty: all */
-};
-
-struct bgn_broker {
-    flux_t *h;
-    flux_reactor_t *r;
-    uint32_t rank, size;
-    char hostname[256];
-    char instance[64];
-    char rundir[PATH_MAX];
-    json_t *conf;
-    double boot_timeout;
-    double rpc_timeout;
-    int membership_event, disconnect_hung, orphan_relief;
-    struct fluxpoll *poll;
-    struct service services[MAX_SERVICES];
-    int nservices;
-    const struct bgn_overlay_ops *ovl;
-    void *ovl_state;
-    struct timer *timers;
-    int next_timer;
-    zhashx_t *clients;             /* "fN" -> struct client_req */
-    uint64_t next_client;
-    zhashx_t *forwards;            /* "bgn-N" -> struct forward */
-    uint64_t next_forward;
-    zlistx_t *subs;                /* struct sub */
-    flux_msg_handler_t **handlers;
-    flux_watcher_t *sweep;
-    int stop_code;
-    int *parent;                   /* rank 0: TBON parent of each rank,
-                                      -1 unknown (for disconnect_hung) */
-    /* rank 0, orphan_relief: what each overlay says of every rank */
-    idset_t *bgn_down;             /* fenced on the BGN (membership) */
-    idset_t *flux_seen;            /* once online to Flux */
-    double *lost_since;            /* when each was first seen lost, or 0 */
-    idset_t *told;                 /* told to exit already */
-    flux_future_t *online_f;       /* a groups.get in flight */
-    int exiting;                   /* this broker: told to exit */
-};
-
-static void hlog (struct bgn_broker *b, int level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void hlog (struct bgn_broker *b, int level, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-
-    va_start (ap, fmt);
-    vsnprintf (buf, sizeof (buf), fmt, ap);
-    va_end (ap);
-    flux_log (b->h, level, "%s", buf);
-}
+#include "fluxhost_int.h"
 
 /* ---- facts and configuration ----------------------------------------- */
 
@@ -138,7 +24,7 @@ static const struct bgn_poller *api_poller (bgn_broker_t *b)
     return fluxpoll_poller (b->poll);
 }
 
-static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
+void fh_log (bgn_broker_t *b, int level, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -300,7 +186,7 @@ static int api_boot_put (bgn_broker_t *b, const char *key, const char *value)
         && flux_future_get (f, NULL) == 0)
         rc = 0;
     else
-        hlog (b, LOG_ERR, "bgn: KVS put %s: %s", path, strerror (errno));
+        fh_log (b, LOG_ERR, "bgn: KVS put %s: %s", path, strerror (errno));
     flux_future_destroy (f);
     flux_kvs_txn_destroy (txn);
     return rc;
@@ -318,12 +204,12 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
     if (!(f = flux_kvs_lookup (b->h, NULL, FLUX_KVS_WAITCREATE, path)))
         return -1;
     if (flux_future_wait_for (f, b->boot_timeout) < 0) {
-        hlog (b, LOG_ERR, "bgn: rank %u did not publish %s within %.0fs",
+        fh_log (b, LOG_ERR, "bgn: rank %u did not publish %s within %.0fs",
               (unsigned)rank, key, b->boot_timeout);
         errno = ETIMEDOUT;
     }
     else if (flux_kvs_lookup_get_unpack (f, "s", &value) < 0)
-        hlog (b, LOG_ERR, "bgn: KVS %s: %s", path, strerror (errno));
+        fh_log (b, LOG_ERR, "bgn: KVS %s: %s", path, strerror (errno));
     else if (strlen (value) >= len)
         errno = EOVERFLOW;
     else {
@@ -367,7 +253,7 @@ static int api_service_remove (bgn_broker_t *b, const char *name)
     return -1;
 }
 
-static struct service *service_of (struct bgn_broker *b, const char *topic)
+struct service *fh_service_of (struct bgn_broker *b, const char *topic)
 {
     size_t n;
 
@@ -398,7 +284,7 @@ static void api_stop (bgn_broker_t *b, int exit_code)
 {
     if (b->stop_code < exit_code)
         b->stop_code = exit_code;
-    hlog (b, exit_code ? LOG_ERR : LOG_INFO, "bgn: the overlay asked to stop "
+    fh_log (b, exit_code ? LOG_ERR : LOG_INFO, "bgn: the overlay asked to stop "
           "(exit code %d%s); the Flux broker goes on", exit_code,
           exit_code == 3 ? ": partitioned" : "");
 }
@@ -466,930 +352,49 @@ static void api_timer_stop (bgn_broker_t *b, int id)
         }
 }
 
-/* ---- routing ------------------------------------------------------------ */
+/* ---- life -------------------------------------------------------------- */
 
-static int route_response (struct bgn_broker *b, msg_t *msg);
-static int to_flux (struct bgn_broker *b, msg_t *req);
-static int host_method (struct bgn_broker *b, msg_t *req,
-                        const struct bgn_msg_info *info);
-static int method_exit (struct bgn_broker *b, msg_t *req,
-                        const struct bgn_msg_info *info);
-static void orphan_check (struct bgn_broker *b);
-
-static int api_respond (bgn_broker_t *b, const msg_t *req, const char *payload)
-{
-    msg_t *rsp;
-
-    if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
-        return 0;
-    if (!(rsp = msg_response_create (req, payload)))
-        return -1;
-    return route_response (b, rsp);
-}
-
-static int api_respond_error (bgn_broker_t *b, const msg_t *req, int errnum,
-                              const char *errstr)
-{
-    msg_t *rsp;
-
-    if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
-        return 0;
-    if (!(rsp = msg_error_response_create (req, errnum ? errnum : EINVAL,
-                                           errstr)))
-        return -1;
-    return route_response (b, rsp);
-}
-
-static int request_fail (struct bgn_broker *b, msg_t *req, int errnum,
-                         const char *why)
-{
-    api_respond_error (b, req, errnum, why);
-    msg_destroy (&req);
-    return -1;
-}
-
-static int is_rank (const char *id, uint32_t *rank)
-{
-    char *end;
-    unsigned long v;
-
-    if (!id || *id < '0' || *id > '9')
-        return 0;
-    errno = 0;
-    v = strtoul (id, &end, 10);
-    if (errno || *end || v > UINT32_MAX)
-        return 0;
-    *rank = (uint32_t)v;
-    return 1;
-}
-
-/* Out over the BGN toward dest; a request that starts here carries this
- * broker's rank on its route stack, for the answer. */
-static int request_out (struct bgn_broker *b, msg_t *msg,
-                        const struct bgn_msg_info *info, uint32_t dest)
-{
-    char me[16];
-    int errnum;
-
-    if (!b->ovl || b->size == 1)
-        return request_fail (b, msg, EHOSTUNREACH, "no overlay");
-    if (!info->from_overlay) {
-        snprintf (me, sizeof (me), "%u", (unsigned)b->rank);
-        if (msg_route_push (msg, me) < 0)
-            return request_fail (b, msg, errno, "route stack is full");
-    }
-    if (b->ovl->send (b->ovl_state, &msg, dest, info) == 0)
-        return 0;
-    errnum = errno;
-    if (!info->from_overlay)
-        msg_route_pop (msg, NULL, 0);
-    return request_fail (b, msg, errnum, "the BGN could not route it");
-}
-
-static int request_here (struct bgn_broker *b, msg_t *msg,
-                         const struct bgn_msg_info *info)
-{
-    struct service *s = service_of (b, msg_get_topic (msg));
-
-    if (s && !strcmp (s->name, SERVICE) && host_method (b, msg, info) == 0)
-        return 0;   /* the host's own method took it */
-    if (s) {
-        s->fn (b, msg, info, s->arg);
-        msg_destroy (&msg);
-        return 0;
-    }
-    return to_flux (b, msg);
-}
-
-static int route_request (struct bgn_broker *b, msg_t *msg,
-                          const struct bgn_msg_info *info)
-{
-    uint32_t nodeid = NODEID_ANY;
-
-    msg_get_nodeid (msg, &nodeid);
-    if (msg_get_flags (msg) & MSGFLAG_UPSTREAM)
-        return request_fail (b, msg, ENOSYS, "upstream requests are the "
-                             "TBON's, not the BGN's");
-    if (nodeid == NODEID_ANY || nodeid == b->rank)
-        return request_here (b, msg, info);
-    if (nodeid >= b->size)
-        return request_fail (b, msg, EHOSTUNREACH, "no such rank");
-    return request_out (b, msg, info, nodeid);
-}
-
-static void client_answer (struct bgn_broker *b, const char *token,
-                           msg_t *rsp);
-
-static int route_response (struct bgn_broker *b, msg_t *msg)
-{
-    uint32_t rank;
-    char id[MSG_MAX_ROUTEID + 1];
-
-    while (msg_route_count (msg) > 0) {
-        const char *top = msg_route_first (msg);
-        if (!is_rank (top, &rank)) {
-            msg_route_pop (msg, id, sizeof (id));
-            client_answer (b, id, msg);
-            msg_destroy (&msg);
-            return 0;
-        }
-        if (rank != b->rank) {
-            if (!b->ovl || b->ovl->send (b->ovl_state, &msg, rank, NULL) < 0) {
-                hlog (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
-                      msg_get_topic (msg) ?: "", (unsigned)rank,
-                      strerror (errno));
-                msg_destroy (&msg);
-                return -1;
-            }
-            return 0;
-        }
-        msg_route_pop (msg, NULL, 0);
-    }
-    /* The stack ran out: an answer to the module's own request. */
-    struct service *s = service_of (b, msg_get_topic (msg));
-    if (s)
-        s->fn (b, msg, NULL, s->arg);
-    msg_destroy (&msg);
-    return 0;
-}
-
-static void deliver_event_msg (struct bgn_broker *b, const msg_t *ev);
+/* The host's own methods under bgn.*; the rest there is the core's. */
+static const struct fh_method methods[] = {
+    { SERVICE ".rpc", fh_method_rpc },
+    { SERVICE ".event-pub", fh_method_event_pub },
+    { SERVICE ".event-sub", fh_method_event_sub },
+    { SERVICE ".exit", fh_method_exit },
+};
 
 static int api_deliver (bgn_broker_t *b, msg_t *msg,
                         const struct bgn_msg_info *info)
 {
-    struct bgn_msg_info none = { .source = b->rank };
-
-    switch (msg_get_type (msg)) {
-    case MSGTYPE_REQUEST:
-        return route_request (b, msg, info ? info : &none);
-    case MSGTYPE_RESPONSE:
-        return route_response (b, msg);
-    case MSGTYPE_EVENT:
-        deliver_event_msg (b, msg);
-        break;
-    default:
-        break;
-    }
-    msg_destroy (&msg);
-    return 0;
-}
-
-/* A module's own request: the instance owner's, from this broker. */
-static int api_send (bgn_broker_t *b, msg_t *msg)
-{
-    struct bgn_msg_info info = { .source = b->rank };
-
-    if (msg_get_type (msg) == MSGTYPE_REQUEST) {
-        msg_set_userid (msg, (uint32_t)getuid ());
-        msg_set_rolemask (msg, MSG_ROLE_OWNER);
-        if (!(msg_get_flags (msg) & MSGFLAG_ROUTE))
-            msg_route_enable (msg);
-        return route_request (b, msg, &info);
-    }
-    return api_deliver (b, msg, &info);
-}
-
-/* ---- requests handed into Flux ---------------------------------------- */
-
-static void forward_free (void **item)
-{
-    struct forward *f = *item;
-
-    if (f) {
-        msg_destroy (&f->req);
-        free (f);
-        *item = NULL;
-    }
-}
-
-/* A request that reached this rank over the BGN, for a Flux service:
- * sent into this broker as a peer's request would be (the original
- * credentials, less FLUX_ROLE_LOCAL: it did not start on this node),
- * with a route id of ours on top, so its answers come back to us. */
-static int to_flux (struct bgn_broker *b, msg_t *req)
-{
-    flux_msg_t *f = fluxmsg_from_bgn (req);
-    struct forward *fw = NULL;
-    char id[32];
-    int noresponse = msg_get_flags (req) & MSGFLAG_NORESPONSE;
-
-    if (service_of (b, msg_get_topic (req)) || !strncmp (msg_get_topic (req),
-                                                         SERVICE ".", 4)) {
-        flux_msg_destroy (f);   /* it would come straight back to us */
-        return request_fail (b, req, ENOSYS, "no such bgn method");
-    }
-    if (!f)
-        return request_fail (b, req, errno, "cannot carry it into Flux");
-    if (!noresponse && zhashx_size (b->forwards) >= MAX_PENDING) {
-        flux_msg_destroy (f);
-        return request_fail (b, req, EAGAIN, "too many requests waiting for "
-                             "Flux here");
-    }
-    snprintf (id, sizeof (id), FWD_PREFIX "%" PRIu64, ++b->next_forward);
-    flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
-    flux_msg_set_nodeid (f, b->rank);
-    flux_msg_set_matchtag (f, FLUX_MATCHTAG_NONE);
-    flux_msg_route_enable (f);
-    if (flux_msg_route_push (f, id) < 0 || flux_send (b->h, f, 0) < 0) {
-        int errnum = errno;
-        flux_msg_destroy (f);
-        return request_fail (b, req, errnum, "cannot send it into Flux");
-    }
-    flux_msg_destroy (f);
-    if (noresponse) {
-        msg_destroy (&req);
+    if (msg_get_type (msg) == MSGTYPE_EVENT) {
+        fh_deliver_event_msg (b, msg);
+        msg_destroy (&msg);
         return 0;
     }
-    if (!(fw = calloc (1, sizeof (*fw)))) {
-        msg_destroy (&req);
-        return -1;
-    }
-    fw->req = req;
-    fw->deadline = msg_get_flags (req) & MSGFLAG_STREAMING
-                       ? monotime_now () + 3600.
-                       : monotime_now () + 6 * b->rpc_timeout;
-    zhashx_update (b->forwards, id, fw);
-    return 0;
+    return fh_route_deliver (b, msg, info);
 }
 
-/* Text answers (log.dmesg's lines, say) are wrapped to cross the BGN,
- * which carries JSON payloads only, and unwrapped for the client. */
-static msg_t *text_response (const msg_t *req, const char *text)
+/* A message of the module's own: a request is the owner's, from here. */
+static int api_send (bgn_broker_t *b, msg_t *msg)
 {
-    json_t *o = json_pack ("{s:s}", TEXT_KEY, text);
-    char *s = o ? json_dumps (o, JSON_COMPACT) : NULL;
-    msg_t *rsp = s ? msg_response_create (req, s) : NULL;
-
-    free (s);
-    json_decref (o);
-    return rsp;
+    if (msg_get_type (msg) == MSGTYPE_EVENT)
+        return api_deliver (b, msg, NULL);
+    return fh_route_send (b, msg);
 }
 
-static int flux_respond_unwrapped (flux_t *h, const flux_msg_t *req,
-                                   const char *payload)
-{
-    const char *text;
-    json_t *o;
-    int rc;
-
-    if (!payload || strncmp (payload, "{\"" TEXT_KEY "\":", strlen (TEXT_KEY) + 4)
-        || !(o = json_loads (payload, 0, NULL)))
-        return flux_respond (h, req, payload);
-    if (json_unpack (o, "{s:s}", TEXT_KEY, &text) < 0)
-        text = payload;
-    rc = flux_respond (h, req, text);
-    json_decref (o);
-    return rc;
-}
-
-/* An answer from Flux to a request we handed in: back over the BGN. */
-static void flux_response_cb (flux_t *h, flux_msg_handler_t *mh,
-                              const flux_msg_t *fmsg, void *arg)
-{
-    struct bgn_broker *b = arg;
-    const char *id = flux_msg_route_last (fmsg);
-    struct forward *fw;
-    int errnum = 0;
-    const char *errstr = NULL;
-    msg_t *rsp = NULL, *conv = NULL;
-
-    if (!id || strncmp (id, FWD_PREFIX, strlen (FWD_PREFIX)) != 0
-        || !(fw = zhashx_lookup (b->forwards, id)))
-        return;   /* not one of ours (or its deadline passed) */
-    flux_msg_get_errnum (fmsg, &errnum);
-    if (errnum) {
-        if (flux_msg_get_string (fmsg, &errstr) < 0)
-            errstr = NULL;
-        rsp = msg_error_response_create (fw->req, errnum, errstr);
-    }
-    else if ((conv = fluxmsg_to_bgn (fmsg)))
-        rsp = msg_response_create (fw->req, msg_get_payload (conv, NULL));
-    else if (errno == EPROTO && flux_msg_get_string (fmsg, &errstr) == 0
-             && errstr)
-        rsp = text_response (fw->req, errstr);
-    else
-        rsp = msg_error_response_create (fw->req, EPROTO, "the Flux answer's "
-                                         "payload is neither JSON nor text");
-    msg_destroy (&conv);
-    if (errnum || !(msg_get_flags (fw->req) & MSGFLAG_STREAMING))
-        zhashx_delete (b->forwards, id);
-    if (rsp)
-        route_response (b, rsp);
-}
-
-/* ---- Flux clients -------------------------------------------------------- */
-
-static void client_free (void **item)
-{
-    struct client_req *c = *item;
-
-    if (c) {
-        flux_msg_decref (c->req);
-        free (c);
-        *item = NULL;
-    }
-}
-
-/* An answer for Flux client token 'token', from the BGN or the core. */
-static void client_answer (struct bgn_broker *b, const char *token,
-                           msg_t *rsp)
-{
-    struct client_req *c = zhashx_lookup (b->clients, token);
-    int errnum = 0;
-    const char *payload;
-
-    if (!c) {
-        hlog (b, LOG_DEBUG, "bgn: answer for %s, a request no longer "
-              "waiting: dropped", token);
-        return;
-    }
-    msg_get_errnum (rsp, &errnum);
-    payload = msg_get_payload (rsp, NULL);
-    if (errnum) {
-        if (flux_respond_error (b->h, c->req, errnum, payload) < 0)
-            hlog (b, LOG_ERR, "bgn: flux_respond_error: %s", strerror (errno));
-    }
-    else if (flux_respond_unwrapped (b->h, c->req, payload) < 0)
-        hlog (b, LOG_ERR, "bgn: flux_respond: %s", strerror (errno));
-    if (errnum || !flux_msg_is_streaming (c->req))
-        zhashx_delete (b->clients, token);
-}
-
-/* A Flux client's bgn.* request as a bgn request from a client of this
- * broker: its token on the route stack, its Flux credentials kept. */
-static msg_t *client_enter (struct bgn_broker *b, const flux_msg_t *fmsg)
-{
-    struct client_req *c;
-    char token[32];
-    msg_t *msg;
-
-    if (zhashx_size (b->clients) >= MAX_PENDING) {
-        flux_respond_error (b->h, fmsg, EAGAIN, "bgn: too many requests "
-                            "waiting here");
-        return NULL;
-    }
-    if (!(msg = fluxmsg_to_bgn (fmsg))) {
-        flux_respond_error (b->h, fmsg, errno, errno == EPROTO
-                            ? "bgn: the payload must be a JSON object" : NULL);
-        return NULL;
-    }
-    msg_route_enable (msg);
-    if (flux_msg_is_noresponse (fmsg))
-        return msg;
-    snprintf (token, sizeof (token), CLIENT_PREFIX "%" PRIu64,
-              ++b->next_client);
-    if (!(c = calloc (1, sizeof (*c))) || msg_route_push (msg, token) < 0) {
-        free (c);
-        msg_destroy (&msg);
-        flux_respond_error (b->h, fmsg, ENOMEM, NULL);
-        return NULL;
-    }
-    c->req = (flux_msg_t *)flux_msg_incref (fmsg);
-    c->deadline = flux_msg_is_streaming (fmsg) ? INFINITY
-                                               : monotime_now () + b->rpc_timeout;
-    zhashx_update (b->clients, token, c);
-    return msg;
-}
-
-static void client_request_cb (flux_t *h, flux_msg_handler_t *mh,
-                               const flux_msg_t *fmsg, void *arg)
-{
-    struct bgn_broker *b = arg;
-    struct bgn_msg_info info = { .source = b->rank };
-    msg_t *msg = client_enter (b, fmsg);
-
-    if (msg)
-        route_request (b, msg, &info);
-}
-
-/* A client went away: its streams and waiting requests go with it. */
-static void client_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
-                                  const flux_msg_t *fmsg, void *arg)
-{
-    struct bgn_broker *b = arg;
-    zlistx_t *gone = zlistx_new ();
-
-    for (struct sub *s = zlistx_first (b->subs); s; s = zlistx_next (b->subs))
-        if (flux_msg_route_match_first (s->req, fmsg))
-            zlistx_add_end (gone, zlistx_cursor (b->subs));
-    for (void *h2 = zlistx_first (gone); h2; h2 = zlistx_next (gone))
-        zlistx_delete (b->subs, h2);
-    zlistx_destroy (&gone);
-    zlistx_t *keys = zhashx_keys (b->clients);
-    for (const char *k = zlistx_first (keys); k; k = zlistx_next (keys)) {
-        struct client_req *c = zhashx_lookup (b->clients, k);
-        if (c && flux_msg_route_match_first (c->req, fmsg))
-            zhashx_delete (b->clients, k);
-    }
-    zlistx_destroy (&keys);
-}
-
-/* Every request waits for at most its deadline. */
 static void sweep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                       void *arg)
 {
     struct bgn_broker *b = arg;
-    double now = monotime_now ();
-    zlistx_t *keys = zhashx_keys (b->clients);
 
-    for (const char *k = zlistx_first (keys); k; k = zlistx_next (keys)) {
-        struct client_req *c = zhashx_lookup (b->clients, k);
-        if (c && now >= c->deadline) {
-            flux_respond_error (b->h, c->req, ETIMEDOUT, "bgn: no answer over "
-                                "the BGN in time (the destination or a relay "
-                                "may have failed; the outcome is unknown)");
-            zhashx_delete (b->clients, k);
-        }
-    }
-    zlistx_destroy (&keys);
-    keys = zhashx_keys (b->forwards);
-    for (const char *k = zlistx_first (keys); k; k = zlistx_next (keys)) {
-        struct forward *fw = zhashx_lookup (b->forwards, k);
-        if (fw && now >= fw->deadline)
-            zhashx_delete (b->forwards, k);
-    }
-    zlistx_destroy (&keys);
-    orphan_check (b);
+    fh_route_sweep (b);
+    fh_orphan_check (b);
 }
 
-/* ---- the host's own methods -------------------------------------------- */
-
-/* bgn.rpc {rank, topic, payload?}: the request inside, to that rank. */
-static int method_rpc (struct bgn_broker *b, msg_t *req,
-                       const struct bgn_msg_info *info)
-{
-    json_t *o = msg_get_json (req), *payload = NULL;
-    const char *topic = NULL;
-    json_int_t rank = -1;
-    char *text = NULL;
-    msg_t *inner;
-
-    if (info->from_overlay)
-        return request_fail (b, req, EPERM, "bgn.rpc starts at the "
-                             "requester's own broker");
-    if (!o || json_unpack (o, "{s:I s:s s?o}", "rank", &rank, "topic", &topic,
-                           "payload", &payload) < 0
-        || rank < 0 || rank >= (json_int_t)b->size || !*topic
-        || (payload && !json_is_object (payload)))
-        return request_fail (b, req, EPROTO, "bgn.rpc takes {\"rank\": R, "
-                             "\"topic\": T, \"payload\": {...}} with R a rank "
-                             "of this instance");
-    if (payload && !(text = json_dumps (payload, JSON_COMPACT)))
-        return request_fail (b, req, ENOMEM, NULL);
-    inner = msg_request_create (topic, (uint32_t)rank, text);
-    free (text);
-    if (!inner)
-        return request_fail (b, req, errno, "bad topic");
-    msg_set_userid (inner, msg_get_userid (req));
-    msg_set_rolemask (inner, msg_get_rolemask (req));
-    msg_set_flags (inner, msg_get_flags (inner)
-                              | (msg_get_flags (req) & (MSGFLAG_STREAMING
-                                                        | MSGFLAG_NORESPONSE)));
-    msg_route_enable (inner);
-    for (int i = msg_route_count (req) - 1; i >= 0; i--)
-        msg_route_push (inner, msg_route_at (req, i));
-    msg_destroy (&req);
-    return route_request (b, inner, info);
-}
-
-/* bgn.event-pub {topic, payload?}: numbered by rank 0 and multicast. */
-static int method_event_pub (struct bgn_broker *b, msg_t *req,
-                             const struct bgn_msg_info *info)
-{
-    json_t *o = msg_get_json (req), *payload = NULL;
-    const char *topic = NULL;
-    char *text = NULL;
-    msg_t *ev;
-
-    if (!o || json_unpack (o, "{s:s s?o}", "topic", &topic, "payload",
-                           &payload) < 0 || !*topic
-        || (payload && !json_is_object (payload)))
-        return request_fail (b, req, EPROTO, "bgn.event-pub takes {\"topic\": "
-                             "T, \"payload\": {...}}");
-    if (b->rank != 0) {
-        uint32_t zero = 0;
-        msg_set_nodeid (req, zero);
-        return request_out (b, req, info, 0);
-    }
-    if (!b->ovl || !b->ovl->publish_req)
-        return request_fail (b, req, ENOSYS, "no event layer");
-    if (payload && !(text = json_dumps (payload, JSON_COMPACT)))
-        return request_fail (b, req, ENOMEM, NULL);
-    ev = msg_event_create (topic, text);
-    free (text);
-    if (!ev)
-        return request_fail (b, req, errno, "bad event topic");
-    msg_set_userid (ev, msg_get_userid (req));
-    msg_set_matchtag (ev, info->from_overlay ? info->source : b->rank);
-    if (b->ovl->publish_req (b->ovl_state, &ev, 1, req) < 0) {
-        int errnum = errno;
-        msg_destroy (&ev);
-        return request_fail (b, req, errnum, errnum == EAGAIN
-                             ? "rank 0 cannot take events now; retry" : NULL);
-    }
-    msg_destroy (&req);
-    return 0;
-}
-
-/* bgn.event-sub {topics?: [prefix...]}: a stream of this broker's events. */
-static int method_event_sub (struct bgn_broker *b, msg_t *req,
-                             const struct bgn_msg_info *info)
-{
-    json_t *o = msg_get_json (req), *topics = NULL;
-    const char *token = msg_route_first (req);
-    struct client_req *c = token ? zhashx_lookup (b->clients, token) : NULL;
-    struct sub *s;
-
-    if (info->from_overlay || !c || !flux_msg_is_streaming (c->req))
-        return request_fail (b, req, EPROTO, "bgn.event-sub is a streaming "
-                             "request of a client of this broker");
-    if (o && json_unpack (o, "{s?o}", "topics", &topics) < 0)
-        topics = NULL;
-    if (topics && !json_is_array (topics))
-        return request_fail (b, req, EPROTO, "topics: an array of prefixes");
-    if (!(s = calloc (1, sizeof (*s))))
-        return request_fail (b, req, ENOMEM, NULL);
-    s->req = (flux_msg_t *)flux_msg_incref (c->req);
-    s->prefixes = topics ? json_incref (topics) : json_array ();
-    zlistx_add_end (b->subs, s);
-    zhashx_delete (b->clients, token);   /* answered from the sub list now */
-    msg_destroy (&req);
-    return 0;
-}
-
-/* The host's methods under bgn.*; everything else there is the core's. */
-static int host_method (struct bgn_broker *b, msg_t *req,
-                        const struct bgn_msg_info *info)
-{
-    const char *topic = msg_get_topic (req);
-
-    if (msg_get_type (req) != MSGTYPE_REQUEST)
-        return -1;
-    if (!strcmp (topic, SERVICE ".rpc"))
-        return method_rpc (b, req, info), 0;
-    if (!strcmp (topic, SERVICE ".event-pub"))
-        return method_event_pub (b, req, info), 0;
-    if (!strcmp (topic, SERVICE ".event-sub"))
-        return method_event_sub (b, req, info), 0;
-    if (!strcmp (topic, SERVICE ".exit"))
-        return method_exit (b, req, info), 0;
-    return -1;
-}
-
-/* ---- events ------------------------------------------------------------- */
-
-static void sub_free (void **item)
-{
-    struct sub *s = *item;
-
-    if (s) {
-        flux_msg_decref (s->req);
-        json_decref (s->prefixes);
-        free (s);
-        *item = NULL;
-    }
-}
-
-static int sub_wants (const struct sub *s, const char *topic, size_t len)
-{
-    size_t i;
-    json_t *p;
-
-    if (json_array_size (s->prefixes) == 0
-        || (len == 10 && !strncmp (topic, "event.lost", 10)))
-        return 1;
-    json_array_foreach (s->prefixes, i, p) {
-        const char *pre = json_string_value (p);
-        if (pre && strlen (pre) <= len && !strncmp (topic, pre, strlen (pre)))
-            return 1;
-    }
-    return 0;
-}
-
-static void note_membership (struct bgn_broker *b, const char *payload,
-                             size_t len);
-
-/* One sequenced event to the subscribers that asked for it; rank 0 also
- * tells Flux about membership changes. */
-static void deliver_one (struct bgn_broker *b, uint32_t seq, const char *topic,
-                         size_t topic_len, const char *payload,
-                         size_t payload_len, uint32_t publisher)
-{
-    char t[256];
-
-    snprintf (t, sizeof (t), "%.*s", (int)topic_len, topic);
-    if (b->rank == 0 && !strcmp (t, SERVICE ".membership"))
-        note_membership (b, payload, payload_len);
-    for (struct sub *s = zlistx_first (b->subs); s; s = zlistx_next (b->subs)) {
-        if (!sub_wants (s, topic, topic_len))
-            continue;
-        if (flux_respond_pack (b->h, s->req, "{s:I s:s s:s# s:I}",
-                               "seq", (json_int_t)seq, "topic", t,
-                               "payload", payload ? payload : "",
-                               payload ? (int)payload_len : 0,
-                               "publisher", (json_int_t)publisher) < 0)
-            hlog (b, LOG_DEBUG, "bgn: event to a subscriber: %s",
-                  strerror (errno));
-    }
-}
-
-static int api_deliver_events (bgn_broker_t *b, const void *batch, size_t len)
-{
-    struct evbatch_rec rec;
-    size_t off = 0;
-
-    while (evbatch_next (batch, len, &off, &rec) == 1)
-        deliver_one (b, rec.seq, rec.topic, rec.topic_len, rec.payload,
-                     rec.payload_len, rec.publisher);
-    return 0;
-}
-
-static void deliver_event_msg (struct bgn_broker *b, const msg_t *ev)
-{
-    const char *topic = msg_get_topic (ev), *payload;
-    uint32_t seq = 0;
-    size_t len = 0;
-
-    if (!topic)
-        return;
-    msg_get_seq (ev, &seq);
-    payload = msg_get_payload (ev, &len);
-    deliver_one (b, seq, topic, strlen (topic), payload, len,
-                 msg_get_matchtag (ev));
-}
-
-/* Rank 0: the overlay's membership record ({"fenced": [...], "live":
- * [...]}) as a Flux event, and the policies that act on it. */
-/* The TBON's parent of every rank, from Flux's overlay.topology. */
-static void learn_parents (struct bgn_broker *b, json_t *node)
-{
-    json_t *children, *child;
-    size_t i;
-    int rank, c;
-
-    if (json_unpack (node, "{s:i s:o}", "rank", &rank, "children",
-                     &children) < 0)
-        return;
-    json_array_foreach (children, i, child) {
-        if (json_unpack (child, "{s:i}", "rank", &c) == 0 && c >= 0
-            && (uint32_t)c < b->size)
-            b->parent[c] = rank;
-        learn_parents (b, child);
-    }
-}
-
-static void topology_cb (flux_future_t *f, void *arg)
-{
-    struct bgn_broker *b = arg;
-    json_t *topo = NULL;
-
-    if (flux_rpc_get_unpack (f, "o", &topo) == 0)
-        learn_parents (b, topo);
-    else
-        hlog (b, LOG_WARNING, "bgn: overlay.topology: %s (disconnect_hung "
-              "cannot find parents)", strerror (errno));
-    flux_future_destroy (f);
-}
-
-/* disconnect_hung: Flux's overlay waits on a hung child for ever (it is
- * only "torpid"); its parent is told to let it go, as `flux overlay
- * disconnect` does.  Only a broker Flux has online now: one still
- * joining (slow to start, fenced "never joined" by bgn) must not be cut
- * out of Flux's quorum. */
-static void disconnect_online_cb (flux_future_t *f, void *arg)
-{
-    struct bgn_broker *b = arg;
-    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
-    const char *members = NULL;
-    idset_t *online = NULL;
-    flux_future_t *req;
-    int parent = b->parent ? b->parent[rank] : -1;
-
-    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
-        || !(online = idset_decode (members, NULL, 0))) {
-        hlog (b, LOG_WARNING, "bgn: disconnect_hung: Flux's broker.online "
-              "group: %s; rank %u left alone", strerror (errno),
-              (unsigned)rank);
-        flux_future_destroy (f);
-        return;
-    }
-    flux_future_destroy (f);
-    if (!idset_test (online, rank)) {
-        hlog (b, LOG_INFO, "bgn: disconnect_hung: rank %u is not online to "
-              "Flux: left alone", (unsigned)rank);
-        idset_destroy (&online);
-        return;
-    }
-    idset_destroy (&online);
-    if (parent < 0) {
-        hlog (b, LOG_WARNING, "bgn: disconnect_hung: the TBON parent of rank "
-              "%u is not known", (unsigned)rank);
-        return;
-    }
-    if (!(req = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
-                             (uint32_t)parent, FLUX_RPC_NORESPONSE, "{s:i}",
-                             "rank", (int)rank))) {
-        hlog (b, LOG_ERR, "bgn: overlay.disconnect-subtree: %s",
-              strerror (errno));
-        return;
-    }
-    flux_future_destroy (req);
-    hlog (b, LOG_NOTICE, "bgn: asked rank %d to disconnect its TBON child "
-          "rank %u, which the BGN fenced (disconnect_hung)", parent,
-          (unsigned)rank);
-}
-
-static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
-{
-    flux_future_t *f;
-
-    if (!(f = flux_rpc_pack (b->h, "groups.get", 0, 0, "{s:s}", "name",
-                             "broker.online"))
-        || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank, NULL) < 0
-        || flux_future_then (f, 10., disconnect_online_cb, b) < 0) {
-        hlog (b, LOG_ERR, "bgn: disconnect_hung: groups.get: %s",
-              strerror (errno));
-        flux_future_destroy (f);
-    }
-}
-
-static void note_membership (struct bgn_broker *b, const char *payload,
-                             size_t len)
-{
-    json_t *o = payload ? json_loadb (payload, len, 0, NULL) : NULL;
-    json_t *fenced = o ? json_object_get (o, "fenced") : NULL;
-    size_t i;
-    json_t *v;
-
-    if (!o)
-        return;
-    if (b->membership_event) {
-        char *text = json_dumps (o, JSON_COMPACT);
-        flux_future_t *f = text ? flux_event_publish (b->h, SERVICE
-                                                      ".membership", 0, text)
-                                : NULL;
-        if (!f)
-            hlog (b, LOG_ERR, "bgn: publishing bgn.membership: %s",
-                  strerror (errno));
-        flux_future_destroy (f);
-        free (text);
-    }
-    json_array_foreach (fenced, i, v) {
-        json_int_t rank = -1;
-        const char *reason = "";
-        if (json_is_integer (v))
-            rank = json_integer_value (v);
-        else
-            json_unpack (v, "{s:I s?s}", "rank", &rank, "reason", &reason);
-        if (rank <= 0 || rank >= (json_int_t)b->size)
-            continue;
-        if (b->bgn_down)
-            idset_set (b->bgn_down, (unsigned)rank);
-        hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN: %s",
-              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
-        /* hung: it stopped answering ("silent for ..."), not gone */
-        if (b->disconnect_hung && !strncmp (reason, "silent", 6))
-            disconnect_in_flux (b, (uint32_t)rank);
-    }
-    json_array_foreach (json_object_get (o, "live"), i, v) {
-        json_int_t rank = -1;
-        if (json_unpack (v, "{s:I}", "rank", &rank) == 0 && rank > 0
-            && rank < (json_int_t)b->size && b->bgn_down)
-            idset_clear (b->bgn_down, (unsigned)rank);
-    }
-    json_decref (o);
-}
-
-/* ---- orphan relief ------------------------------------------------------ */
-
-/* This broker was told its TBON has written it off: exit, so that its
- * service manager restarts it and it rejoins.  SIGTERM first (an orderly
- * shutdown, if the broker can still do one).  A broker stuck in shutdown
- * (its TBON parent gone) unloads this module and then waits for ever, so
- * the backstop is a small watchdog process of its own: SIGKILL to the
- * broker 10 seconds on, unless it is gone by then. */
-#define EXIT_GRACE 10
-static void start_watchdog (struct bgn_broker *b)
-{
-    pid_t broker = getpid ();
-    pid_t pid = fork ();
-
-    if (pid < 0) {
-        hlog (b, LOG_ERR, "bgn: fork for the exit watchdog: %s",
-              strerror (errno));
-        return;
-    }
-    if (pid == 0) {   /* async-signal-safe calls only: we are a fork */
-        for (int i = 0; i < EXIT_GRACE * 10; i++) {
-            struct timespec ts = { 0, 100000000 };
-            nanosleep (&ts, NULL);
-            if (getppid () != broker)
-                _exit (0);   /* it exited by itself */
-        }
-        kill (broker, SIGKILL);
-        _exit (0);
-    }
-}
-
-static int method_exit (struct bgn_broker *b, msg_t *req,
-                        const struct bgn_msg_info *info)
-{
-    if (!info->from_overlay || info->source != 0
-        || !(msg_get_rolemask (req) & MSG_ROLE_OWNER))
-        return request_fail (b, req, EPERM, "only rank 0's bgn may tell a "
-                             "broker to exit");
-    hlog (b, LOG_CRIT, "bgn: rank 0 says Flux's TBON has lost this broker "
-          "while the BGN still reaches it: exiting, to be restarted and "
-          "rejoin (orphan_relief)");
-    api_respond (b, req, NULL);
-    msg_destroy (&req);
-    if (!b->exiting) {
-        b->exiting = 1;
-        start_watchdog (b);
-        kill (getpid (), SIGTERM);
-    }
-    return 0;
-}
-
-static void tell_orphan (struct bgn_broker *b, uint32_t rank)
-{
-    struct bgn_msg_info info = { .source = b->rank };
-    msg_t *req = msg_request_create (SERVICE ".exit", rank, "{}");
-
-    if (!req)
-        return;
-    msg_set_flags (req, msg_get_flags (req) | MSGFLAG_NORESPONSE);
-    msg_set_userid (req, (uint32_t)getuid ());
-    msg_set_rolemask (req, MSG_ROLE_OWNER);
-    msg_route_enable (req);
-    idset_set (b->told, rank);
-    hlog (b, LOG_WARNING, "bgn: rank %u (%s) is lost to Flux's TBON but up on "
-          "the BGN: telling it to exit (orphan_relief)", (unsigned)rank,
-          flux_get_hostbyrank (b->h, rank));
-    route_request (b, req, &info);
-}
-
-/* Flux's view (broker.online) against the BGN's: a rank that was online,
- * is no more, and is up on the BGN is an orphan, once it has been so for
- * ORPHAN_GRACE seconds: a broker that restarted is up on the BGN at once
- * and needs a moment to rejoin the TBON. */
-#define ORPHAN_GRACE 10.
-static void online_cb (flux_future_t *f, void *arg)
-{
-    struct bgn_broker *b = arg;
-    const char *members = NULL;
-    idset_t *online = NULL;
-
-    b->online_f = NULL;
-    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
-        || !(online = idset_decode (members, NULL, 0))) {
-        flux_future_destroy (f);
-        return;
-    }
-    flux_future_destroy (f);
-    double now = monotime_now ();
-    for (uint32_t r = 1; r < b->size; r++) {
-        if (idset_test (online, r)) {
-            idset_set (b->flux_seen, r);
-            b->lost_since[r] = 0;
-            idset_clear (b->told, r);
-            continue;
-        }
-        if (!idset_test (b->flux_seen, r) || idset_test (b->bgn_down, r)
-            || idset_test (b->told, r)) {
-            b->lost_since[r] = 0;
-            continue;
-        }
-        if (b->lost_since[r] == 0)
-            b->lost_since[r] = now;
-        else if (now - b->lost_since[r] >= ORPHAN_GRACE)
-            tell_orphan (b, r);
-    }
-    idset_destroy (&online);
-}
-
-static void orphan_check (struct bgn_broker *b)
-{
-    flux_future_t *f;
-
-    if (b->rank != 0 || !b->orphan_relief || b->online_f)
-        return;
-    if (!(f = flux_rpc_pack (b->h, "groups.get", 0, 0, "{s:s}", "name",
-                             "broker.online"))
-        || flux_future_then (f, 5., online_cb, b) < 0) {
-        flux_future_destroy (f);
-        return;
-    }
-    b->online_f = f;
-}
-
-/* ---- life -------------------------------------------------------------- */
 
 static const struct flux_msg_handler_spec htab[] = {
-    { FLUX_MSGTYPE_REQUEST, SERVICE ".disconnect", client_disconnect_cb, 0 },
-    { FLUX_MSGTYPE_REQUEST, SERVICE ".*", client_request_cb, FLUX_ROLE_ALL },
-    { FLUX_MSGTYPE_RESPONSE, NULL, flux_response_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, SERVICE ".disconnect", fh_client_disconnect_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, SERVICE ".*", fh_client_request_cb, FLUX_ROLE_ALL },
+    { FLUX_MSGTYPE_RESPONSE, NULL, fh_flux_response_cb, 0 },
     FLUX_MSGHANDLER_TABLE_END,
 };
 
@@ -1406,6 +411,8 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
     b->rpc_timeout = 10.;
     b->membership_event = 1;
     b->stop_code = -1;
+    b->methods = methods;
+    b->nmethods = sizeof (methods) / sizeof (methods[0]);
     if (flux_get_rank (h, &b->rank) < 0 || flux_get_size (h, &b->size) < 0) {
         snprintf (errbuf, errlen, "rank and size: %s", strerror (errno));
         goto error;
@@ -1424,9 +431,9 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
         snprintf (errbuf, errlen, "out of memory");
         goto error;
     }
-    zhashx_set_destructor (b->clients, client_free);
-    zhashx_set_destructor (b->forwards, forward_free);
-    zlistx_set_destructor (b->subs, sub_free);
+    zhashx_set_destructor (b->clients, fh_client_free);
+    zhashx_set_destructor (b->forwards, fh_forward_free);
+    zlistx_set_destructor (b->subs, fh_sub_free);
     return b;
 error:
     fluxhost_destroy (&b);
@@ -1440,25 +447,8 @@ int fluxhost_serve (bgn_broker_t *b)
     if (!(b->sweep = flux_timer_watcher_create (b->r, 1., 1., sweep_cb, b)))
         return -1;
     flux_watcher_start (b->sweep);
-    if (b->rank == 0 && b->orphan_relief
-        && (!(b->bgn_down = idset_create (b->size))
-            || !(b->flux_seen = idset_create (b->size))
-            || !(b->lost_since = calloc (b->size, sizeof (double)))
-            || !(b->told = idset_create (b->size))))
+    if (fh_events_serve (b) < 0)
         return -1;
-    if (b->rank == 0 && b->disconnect_hung) {
-        flux_future_t *f;
-        if (!(b->parent = calloc (b->size, sizeof (int))))
-            return -1;
-        for (uint32_t r = 0; r < b->size; r++)
-            b->parent[r] = -1;
-        if (!(f = flux_rpc_pack (b->h, "overlay.topology", 0, 0, "{s:i}",
-                                 "rank", 0))
-            || flux_future_then (f, -1., topology_cb, b) < 0) {
-            flux_future_destroy (f);
-            return -1;
-        }
-    }
     return 0;
 }
 
@@ -1491,12 +481,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
     zlistx_destroy (&b->subs);
     fluxpoll_destroy (&b->poll);
     json_decref (b->conf);
-    free (b->parent);
-    flux_future_destroy (b->online_f);
-    idset_destroy (&b->bgn_down);
-    idset_destroy (&b->flux_seen);
-    free (b->lost_since);
-    idset_destroy (&b->told);
+    fh_events_free (b);
     free (b);
     *bp = NULL;
 }
@@ -1509,13 +494,13 @@ static const struct bgn_broker_api api = {
     .rundir = api_rundir,
     .poller = api_poller,
     .config = api_config,
-    .log = api_log,
+    .log = fh_log,
     .boot_put = api_boot_put,
     .boot_get = api_boot_get,
     .service_add = api_service_add,
     .service_remove = api_service_remove,
-    .respond = api_respond,
-    .respond_error = api_respond_error,
+    .respond = fh_respond,
+    .respond_error = fh_respond_error,
     .deliver = api_deliver,
     .send = api_send,
     .set_overlay = api_set_overlay,
@@ -1523,7 +508,7 @@ static const struct bgn_broker_api api = {
     .now = api_now,
     .timer_start = api_timer_start,
     .timer_stop = api_timer_stop,
-    .deliver_events = api_deliver_events,
+    .deliver_events = fh_deliver_events,
 };
 
 const struct bgn_broker_api *fluxhost_api (void)

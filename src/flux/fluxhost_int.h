@@ -1,0 +1,176 @@
+/* fluxhost_int.h: the Flux host's parts and what they share.
+ *
+ * The host (see fluxhost.h) is one object, struct bgn_broker, in three
+ * files, calling downward only:
+ *   fluxhost.c    facts, configuration, the KVS bootstrap, services,
+ *                 timers, life, and the api table (the top);
+ *   fluxevents.c  bgn's events for Flux clients, rank 0's membership
+ *                 events and the policies on them (disconnect_hung,
+ *                 orphan_relief), the host's event and exit methods;
+ *   fluxroute.c   routing as bgn-broker does it, requests handed into
+ *                 the Flux broker and their answers, Flux clients and
+ *                 their deadlines, bgn.rpc (the bottom).
+ * Not for use outside src/flux.
+ */
+#ifndef BGN_FLUX_FLUXHOST_INT_H
+#define BGN_FLUX_FLUXHOST_INT_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <czmq.h>
+#include <jansson.h>
+
+#include "src/common/libconf/conf.h"
+#include "src/common/libmsg/evbatch.h"
+#include "src/common/libutil/idset.h"
+#include "src/common/libutil/monotime.h"
+#include "fluxhost.h"
+#include "fluxmsg.h"
+#include "fluxpoll.h"
+
+#define SERVICE "bgn"
+#define MAX_SERVICES 8
+#define MAX_PENDING 10000          /* Flux client requests or forwards held */
+#define FWD_PREFIX "bgn-"          /* route id of a request handed to Flux */
+#define CLIENT_PREFIX "f"          /* route id of a Flux client's request */
+#define TEXT_KEY "bgn.text"        /* a Flux answer that is text, not JSON,
+                                      crosses the BGN as {TEXT_KEY: text} */
+
+struct service {
+    char name[32];
+    bgn_service_f fn;
+    void *arg;
+};
+
+struct timer {
+    int id;
+    flux_watcher_t *w;
+    void (*cb) (void *arg);
+    void *arg;
+    struct bgn_broker *b;
+    struct timer *next;
+};
+
+/* A Flux client's request waiting for its answer(s) from the BGN. */
+struct client_req {
+    flux_msg_t *req;
+    double deadline;               /* INFINITY for streams */
+};
+
+/* A request from the BGN handed into the Flux broker. */
+struct forward {
+    msg_t *req;
+    double deadline;
+};
+
+/* A local Flux client streaming bgn's events. */
+struct sub {
+    flux_msg_t *req;
+    json_t *prefixes;              /* array of strings; empty: all */
+};
+
+/* A method of the host's own under bgn.* (fluxhost.c's table). */
+struct fh_method {
+    const char *topic;
+    int (*fn) (struct bgn_broker *b, msg_t *req,
+               const struct bgn_msg_info *info);
+};
+
+struct bgn_broker {
+    flux_t *h;
+    flux_reactor_t *r;
+    uint32_t rank, size;
+    char hostname[256];
+    char instance[64];
+    char rundir[PATH_MAX];
+    json_t *conf;
+    double boot_timeout;
+    double rpc_timeout;
+    int membership_event, disconnect_hung, orphan_relief;
+    struct fluxpoll *poll;
+    struct service services[MAX_SERVICES];
+    int nservices;
+    const struct bgn_overlay_ops *ovl;
+    void *ovl_state;
+    struct timer *timers;
+    int next_timer;
+    zhashx_t *clients;             /* "fN" -> struct client_req */
+    uint64_t next_client;
+    zhashx_t *forwards;            /* "bgn-N" -> struct forward */
+    uint64_t next_forward;
+    zlistx_t *subs;                /* struct sub */
+    flux_msg_handler_t **handlers;
+    flux_watcher_t *sweep;
+    int stop_code;
+    int *parent;                   /* rank 0: TBON parent of each rank,
+                                      -1 unknown (for disconnect_hung) */
+    /* rank 0, orphan_relief: what each overlay says of every rank */
+    idset_t *bgn_down;             /* fenced on the BGN (membership) */
+    idset_t *flux_seen;            /* once online to Flux */
+    double *lost_since;            /* when each was first seen lost, or 0 */
+    idset_t *told;                 /* told to exit already */
+    flux_future_t *online_f;       /* a groups.get in flight */
+    int exiting;                   /* this broker: told to exit */
+    const struct fh_method *methods;
+    int nmethods;
+};
+
+/* fluxhost.c */
+void fh_log (bgn_broker_t *b, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+struct service *fh_service_of (struct bgn_broker *b, const char *topic);
+
+/* fluxroute.c: routing (requests by nodeid, responses by route stack) */
+int fh_route_request (struct bgn_broker *b, msg_t *msg,
+                      const struct bgn_msg_info *info);
+int fh_route_deliver (bgn_broker_t *b, msg_t *msg,
+                      const struct bgn_msg_info *info);
+int fh_route_send (bgn_broker_t *b, msg_t *msg);
+/* out over the BGN toward dest (this rank pushed for a new request) */
+int fh_request_out (struct bgn_broker *b, msg_t *msg,
+                    const struct bgn_msg_info *info, uint32_t dest);
+/* answer req with errnum and free it; returns -1 */
+int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
+                     const char *why);
+int fh_respond (bgn_broker_t *b, const msg_t *req, const char *payload);
+int fh_respond_error (bgn_broker_t *b, const msg_t *req, int errnum,
+                      const char *errstr);
+void fh_client_request_cb (flux_t *h, flux_msg_handler_t *mh,
+                           const flux_msg_t *fmsg, void *arg);
+void fh_client_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                              const flux_msg_t *fmsg, void *arg);
+void fh_flux_response_cb (flux_t *h, flux_msg_handler_t *mh,
+                          const flux_msg_t *fmsg, void *arg);
+void fh_client_free (void **item);
+void fh_forward_free (void **item);
+/* expire what waited past its deadline */
+void fh_route_sweep (struct bgn_broker *b);
+int fh_method_rpc (struct bgn_broker *b, msg_t *req,
+                   const struct bgn_msg_info *info);
+
+/* fluxevents.c */
+int fh_method_event_pub (struct bgn_broker *b, msg_t *req,
+                         const struct bgn_msg_info *info);
+int fh_method_event_sub (struct bgn_broker *b, msg_t *req,
+                         const struct bgn_msg_info *info);
+int fh_method_exit (struct bgn_broker *b, msg_t *req,
+                    const struct bgn_msg_info *info);
+int fh_deliver_events (bgn_broker_t *b, const void *batch, size_t len);
+void fh_deliver_event_msg (struct bgn_broker *b, const msg_t *ev);
+void fh_sub_free (void **item);
+void fh_orphan_check (struct bgn_broker *b);
+/* rank 0's policies: what they need, set up in fluxhost_serve */
+int fh_events_serve (struct bgn_broker *b);
+void fh_events_free (struct bgn_broker *b);
+
+#endif
