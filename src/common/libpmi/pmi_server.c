@@ -22,6 +22,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "src/common/libutil/errbuf.h"
+
 #include "pmi_server.h"
 #include "pmi_wire.h"
 
@@ -63,16 +65,6 @@ struct pmi_server {
     void *log_arg;
 };
 
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-}
-
 static void logmsg (pmi_server_t *srv, const char *fmt, ...)
 {
     char buf[512];
@@ -103,21 +95,21 @@ pmi_server_t *pmi_server_create (int size, const char *kvsname,
     pmi_server_t *srv;
 
     if (size < 1 || size > MAX_SIZE) {
-        seterr (errbuf, errlen, "pmi server: size %d is not in 1..%d",
-                size, MAX_SIZE);
+        errbuf_set (errbuf, errlen, "pmi server: size %d is not in 1..%d",
+                    size, MAX_SIZE);
         errno = EINVAL;
         return NULL;
     }
     if (!kvsname || !name_ok (kvsname, PMI_SERVER_KVSNAME_MAX)) {
-        seterr (errbuf, errlen, "pmi server: bad kvsname '%s'",
-                kvsname ? kvsname : "(null)");
+        errbuf_set (errbuf, errlen, "pmi server: bad kvsname '%s'",
+                    kvsname ? kvsname : "(null)");
         errno = EINVAL;
         return NULL;
     }
     if (!(srv = calloc (1, sizeof (*srv)))
         || !(srv->clients = calloc ((size_t)size, sizeof (srv->clients[0])))) {
         free (srv);
-        seterr (errbuf, errlen, "pmi server: out of memory");
+        errbuf_set (errbuf, errlen, "pmi server: out of memory");
         errno = ENOMEM;
         return NULL;
     }
@@ -170,15 +162,16 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     int flags;
 
     if (!srv || fd < 0 || rank < 0 || rank >= srv->size) {
-        seterr (errbuf, errlen, "pmi server: bad rank %d or fd %d", rank, fd);
+        errbuf_set (errbuf, errlen, "pmi server: bad rank %d or fd %d", rank,
+                    fd);
         if (fd >= 0)
             close (fd);
         errno = EINVAL;
         return -1;
     }
     if (srv->clients[rank].state != PMI_CLIENT_NONE) {
-        seterr (errbuf, errlen, "pmi server: rank %d already has a client",
-                rank);
+        errbuf_set (errbuf, errlen, "pmi server: rank %d already has a client",
+                    rank);
         close (fd);
         errno = EEXIST;
         return -1;
@@ -187,8 +180,8 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
         || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0
         || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0) {
         int saved = errno;
-        seterr (errbuf, errlen, "pmi server: fd %d: %s", fd,
-                strerror (saved));
+        errbuf_set (errbuf, errlen, "pmi server: fd %d: %s", fd,
+                    strerror (saved));
         close (fd);
         errno = saved == EBADF ? EINVAL : saved;
         return -1;
@@ -199,7 +192,7 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
             n *= 2;
         int *m = realloc (srv->fdmap, (size_t)n * sizeof (*m));
         if (!m) {
-            seterr (errbuf, errlen, "pmi server: out of memory");
+            errbuf_set (errbuf, errlen, "pmi server: out of memory");
             close (fd);
             errno = ENOMEM;
             return -1;
@@ -211,7 +204,7 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     }
     struct client *c = &srv->clients[rank];
     if (!c->inbuf && !(c->inbuf = malloc (PMI_SERVER_MAX_LINE + 1))) {
-        seterr (errbuf, errlen, "pmi server: out of memory");
+        errbuf_set (errbuf, errlen, "pmi server: out of memory");
         close (fd);
         errno = ENOMEM;
         return -1;
@@ -235,7 +228,7 @@ int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
     int st;
 
     if (!srv || rank < 0 || rank >= srv->size) {
-        seterr (errbuf, errlen, "pmi server: bad rank %d", rank);
+        errbuf_set (errbuf, errlen, "pmi server: bad rank %d", rank);
         if (fd >= 0)
             close (fd);
         errno = EINVAL;
