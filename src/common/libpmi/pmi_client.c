@@ -1,8 +1,8 @@
 /* pmi_client.c: simple PMI-1 wire protocol client (see pmi_client.h).
  *
  * Each call sends one request line and reads one reply line, both under
- * a poll() deadline.  The fd is non-blocking so a stalled server can
- * never block a write or read past the deadline.  Replies are read into
+ * one deadline (pmi_fd.h).  The fd is non-blocking so a stalled server
+ * can never block a write or read past the deadline.  Replies are read into
  * a per-client buffer; bytes after the newline are kept for the next one.
  */
 #include <errno.h>
@@ -14,13 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "src/common/libutil/errbuf.h"
 
 #include "pmi_client.h"
+#include "pmi_fd.h"
 #include "pmi_wire.h"
 
 #define CLIENT_MAXLINE 8192
@@ -39,24 +38,6 @@ struct pmi_client {
     size_t inlen;
     char inbuf[CLIENT_MAXLINE];
 };
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Milliseconds left until deadline, rounded up; 0 if past. */
-static int remaining_ms (double deadline)
-{
-    double left = deadline - now ();
-    if (left <= 0)
-        return 0;
-    if (left > INT_MAX / 1000)
-        return INT_MAX;
-    return (int)ceil (left * 1000);
-}
 
 pmi_client_t *pmi_client_create (int fd, int rank, int size,
                                  char *errbuf, size_t errlen)
@@ -193,34 +174,16 @@ int pmi_client_size (const pmi_client_t *cli)
 static int send_line (pmi_client_t *cli, const char *line, double deadline,
                       char *errbuf, size_t errlen)
 {
-    size_t len = strlen (line);
-    size_t off = 0;
+    const char *failed;
 
-    while (off < len) {
-        ssize_t n = send (cli->fd, line + off, len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == ENOTSOCK)
-            n = write (cli->fd, line + off, len - off);
-        if (n >= 0) {
-            off += (size_t)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return errbuf_fail (errbuf, errlen, errno, "pmi: write: %s",
-                                strerror (errno));
-        struct pollfd pfd = { .fd = cli->fd, .events = POLLOUT };
-        int ms = remaining_ms (deadline);
-        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
-        if (rc < 0 && errno != EINTR)
-            return errbuf_fail (errbuf, errlen, errno, "pmi: poll: %s",
-                                strerror (errno));
-        if (rc == 0 && remaining_ms (deadline) == 0)
-            return errbuf_fail (errbuf, errlen, ETIMEDOUT, "pmi: timed out "
-                                "after %gs writing to the server",
-                                cli->timeout);
-    }
-    return 0;
+    if (pmi_fd_write_all (cli->fd, line, strlen (line), deadline,
+                          &failed) == 0)
+        return 0;
+    if (!failed)
+        return errbuf_fail (errbuf, errlen, ETIMEDOUT, "pmi: timed out "
+                            "after %gs writing to the server", cli->timeout);
+    return errbuf_fail (errbuf, errlen, errno, "pmi: %s: %s", failed,
+                        strerror (errno));
 }
 
 /* Read one line (without '\n') into line[len]. */
@@ -263,13 +226,11 @@ static int recv_line (pmi_client_t *cli, char *line, size_t len,
         if (errno != EAGAIN && errno != EWOULDBLOCK)
             return errbuf_fail (errbuf, errlen, errno, "pmi: read: %s",
                                 strerror (errno));
-        struct pollfd pfd = { .fd = cli->fd, .events = POLLIN };
-        int ms = remaining_ms (deadline);
-        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
-        if (rc < 0 && errno != EINTR)
+        int rc = pmi_fd_wait (cli->fd, POLLIN, deadline);
+        if (rc < 0)
             return errbuf_fail (errbuf, errlen, errno, "pmi: poll: %s",
                                 strerror (errno));
-        if (rc == 0 && remaining_ms (deadline) == 0)
+        if (rc == 0)
             return errbuf_fail (errbuf, errlen, ETIMEDOUT,
                                 "pmi: no reply from the server within %gs",
                                 cli->timeout);
@@ -286,7 +247,7 @@ static int exchange (pmi_client_t *cli, const char *req, const char *expect,
 {
     char line[CLIENT_MAXLINE + 2];
     char cmd[64];
-    double deadline = now () + cli->timeout;
+    double deadline = pmi_fd_now () + cli->timeout;
     int rc;
 
     if (snprintf (line, sizeof (line), "%s\n", req) >= (int)sizeof (line))

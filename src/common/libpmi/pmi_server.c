@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,9 +23,11 @@
 
 #include "src/common/libutil/errbuf.h"
 
+#include "pmi_fd.h"
 #include "pmi_server.h"
 #include "pmi_wire.h"
 
+/* A reply line must be written within this time (the client reads it). */
 #define WRITE_TIMEOUT_MS 1000
 #define READS_PER_CALL 16
 #define KVS_BUCKETS 4096
@@ -374,37 +375,6 @@ const char *pmi_server_kvs_lookup (pmi_server_t *srv, const char *key)
 
 /* I/O */
 
-/* Write all of buf to c, waiting up to WRITE_TIMEOUT_MS if the socket is
- * full.  0 or -1.
- */
-static int write_all (struct client *c, const char *buf, size_t len)
-{
-    size_t off = 0;
-
-    while (off < len) {
-        ssize_t n = send (c->fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == ENOTSOCK)
-            n = write (c->fd, buf + off, len - off);
-        if (n >= 0) {
-            off += (size_t)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
-        int rc = poll (&pfd, 1, WRITE_TIMEOUT_MS);
-        if (rc == 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        if (rc < 0 && errno != EINTR)
-            return -1;
-    }
-    return 0;
-}
-
 static void mark_dead (pmi_server_t *srv, int rank, const char *why)
 {
     struct client *c = &srv->clients[rank];
@@ -431,7 +401,9 @@ static void reply (pmi_server_t *srv, int rank, const char *fmt, ...)
     if (n < 0 || (size_t)n >= sizeof (buf) - 1)
         n = snprintf (buf, sizeof (buf) - 1, "cmd=error rc=-1 msg=reply_too_long");
     buf[n++] = '\n';
-    if (write_all (c, buf, (size_t)n) < 0) {
+    if (pmi_fd_write_all (c->fd, buf, (size_t)n,
+                          pmi_fd_now () + WRITE_TIMEOUT_MS / 1000.0,
+                          NULL) < 0) {
         char why[128];
         snprintf (why, sizeof (why), "write failed: %s", strerror (errno));
         mark_dead (srv, rank, why);
