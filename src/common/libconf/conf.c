@@ -23,6 +23,7 @@
 #include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/hostlist.h"
+#include "src/common/libutil/loglevel.h"
 #include "conf.h"
 
 #define ORIGIN "_origin"
@@ -43,6 +44,7 @@ struct keydef {
 
 static int check_topology (const char *s, char *msg, size_t len);
 static int check_boot_method (const char *s, char *msg, size_t len);
+static int check_log_level (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -75,6 +77,10 @@ static const struct keydef schema[] = {
     { "overlay", "insecure", K_BOOL, NULL, 0, 0, 0, NULL, 0, NULL },
     { "broker", "log_level", K_INT, NULL, 5, 0, 7,
       "must be 0..7 (a syslog level)", 0, NULL },
+    { "broker", "log_ring_level", K_STRING, "debug", 0, 0, 0, NULL, 0,
+      check_log_level },
+    { "broker", "log_ring_size", K_INT, NULL, 1024, 1, 1 << 20,
+      "must be 1..1048576 (lines)", 0, NULL },
     { "broker", "module_path", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "rundir", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "modules", K_STRLIST, NULL, 0, 0, 0, NULL, 0, NULL },
@@ -104,6 +110,16 @@ static int check_boot_method (const char *s, char *msg, size_t len)
         if (!strcmp (s, methods[i]))
             return 0;
     snprintf (msg, len, "must be auto, pmix, pmi1, static or single");
+    return -1;
+}
+
+/* broker.log_ring_level: a syslog level by name (loglevel.h). */
+static int check_log_level (const char *s, char *msg, size_t len)
+{
+    if (loglevel_parse (s) >= 0)
+        return 0;
+    snprintf (msg, len, "must be a syslog level: emergency, alert, "
+              "critical, error, warning, notice, info or debug");
     return -1;
 }
 
