@@ -8,7 +8,8 @@
 #  - logs: bgn start prints only brokers' errors and whole lines, every
 #    line in the log file; bgn dmesg reads a broker's ring buffer;
 #  - the system instance's socket is tried without BGN_URI;
-#  - Prometheus metrics;
+#  - Prometheus metrics (checked with promtool too when it is installed);
+#  - bgn dmesg on a fresh broker: the ring keeps how it booted;
 #  - ping: summary on SIGINT, --route, unknown service and bad rank
 #    errors, timeout 0; rounded JSON.
 
@@ -18,6 +19,16 @@ test_description='host names, logs, dmesg, system instance, metrics, ping'
 
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 SCRIPTS="$SHARNESS_TEST_SRCDIR/scripts"
+
+# Prometheus's own checker, when installed (Debian package prometheus;
+# PROMTOOL=PATH names another).
+PROMTOOL=${PROMTOOL:-promtool}
+if command -v "$PROMTOOL" >/dev/null 2>&1; then
+	test_set_prereq PROMTOOL
+else
+	say "promtool not found (apt-get install prometheus): bgn metrics is" \
+	    "checked by promcheck.py only"
+fi
 
 # One 8-broker instance named like a cluster, two brokers killed by
 # hostlist: everything that needs a running instance.
@@ -144,6 +155,23 @@ test_expect_success PYTHON3 'promcheck refuses broken exposition text' '
 	test_must_fail "$PYTHON3" "$SCRIPTS/promcheck.py" bad1.prom &&
 	printf "# HELP a_total x\n# TYPE a_total counter\na_total{l=\"1} 1\n" >bad2.prom &&
 	test_must_fail "$PYTHON3" "$SCRIPTS/promcheck.py" bad2.prom
+'
+
+# promtool check metrics parses the text and lints it (names, suffixes,
+# help); it prints each problem, so its output must be empty too.
+test_expect_success PROMTOOL 'promtool check metrics accepts bgn metrics' '
+	for f in metrics.prom metrics0.prom one.prom; do
+		"$PROMTOOL" check metrics <$f >$f.promtool 2>&1 ||
+		{ cat $f.promtool; return 1; }
+		test_must_be_empty $f.promtool || return 1
+	done
+'
+
+test_expect_success PROMTOOL 'promtool check metrics refuses a lint error' '
+	printf "# HELP bgn_x a counter\n# TYPE bgn_x counter\nbgn_x 1\n" >lint.prom &&
+	test_must_fail "$PROMTOOL" check metrics <lint.prom >lint.out 2>&1 &&
+	grep "_total" lint.out &&
+	test_must_fail "$PROMTOOL" check metrics <bad2.prom
 '
 
 test_expect_success 'bgn start showed whole lines: its own and brokers'"'"' errors only' '
