@@ -81,7 +81,7 @@ static void test_round_trip (void)
 static void test_reason_limits (void)
 {
     static struct fence_record recs[300];
-    static char names[300][16];
+    static char names[300][24];
     static struct got g;
     char longr[400];
     uint32_t root;
