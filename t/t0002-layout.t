@@ -57,14 +57,14 @@ test_expect_success GITTREE 'the README map names every folder and file under sr
 
 test_expect_success GITTREE 'the map checker catches a file or a folder without a line' '
 	{ cat src.files &&
-	  printf "%s\n" src/broker/newpart.c src/flux/flux.c \
+	  printf "%s\n" src/broker/newpart.c src/newlib/newlib.c \
 		src/common/libmsg/fuzz/new_fuzz.c; } >new.files &&
 	test_must_fail "$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <new.files >new.out &&
 	cat new.out &&
 	test $(wc -l <new.out) -eq 3 &&
 	grep "^src/broker/newpart.c: a file the README map does not name$" new.out &&
-	grep "^src/flux/: a folder the README map does not name$" new.out &&
-	grep "^src/flux/flux.c: a file the README map does not name$" new.out &&
+	grep "^src/newlib/: a folder the README map does not name$" new.out &&
+	grep "^src/newlib/newlib.c: a file the README map does not name$" new.out &&
 	sed "s/\`hosts.c\` the rank/the rank/; s/\`pmi_fd.c\`/\`pmi_fdx.c\`/" \
 		"$BGN_TOP_SRCDIR/README.md" >nohosts.md &&
 	test_must_fail "$PY" "$MAP" nohosts.md <src.files >old.out &&

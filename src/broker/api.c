@@ -3,7 +3,8 @@
  *
  * Modules get the broker only through this table: facts (rank, size,
  * config), the bootstrap exchange, services, responses, message
- * delivery and sending, timers on the reactor, and stop.
+ * delivery and sending, timers and socket watches on the reactor, and
+ * stop.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -42,7 +43,10 @@ static uint32_t api_size (bgn_broker_t *b) { return b->size; }
 static const char *api_hostname (bgn_broker_t *b) { return b->hostname; }
 static const char *api_instance_id (bgn_broker_t *b) { return b->instance_id; }
 static const char *api_rundir (bgn_broker_t *b) { return b->rundir; }
-static zloop_t *api_loop (bgn_broker_t *b) { return b->loop; }
+static const struct bgn_poller *api_poller (bgn_broker_t *b)
+{
+    return &b->poller;
+}
 static json_t *api_config (bgn_broker_t *b) { return b->conf; }
 
 static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
@@ -140,12 +144,106 @@ static void timer_free (void **item)
     *item = NULL;
 }
 
+/* Socket watches for modules: zloop pollers (level-triggered: zloop
+ * calls again while a socket stays readable). */
+struct api_watch {
+    zloop_t *loop;
+    void *zsock;
+    void (*cb) (void *arg);
+    void *arg;
+};
+
+static int api_watch_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+{
+    struct api_watch *w = arg;
+
+    w->cb (w->arg);
+    return 0;
+}
+
+static void watch_free (void **item)
+{
+    struct api_watch *w = *item;
+
+    if (w) {
+        zmq_pollitem_t pi = { .socket = w->zsock };
+        zloop_poller_end (w->loop, &pi);
+        free (w);
+        *item = NULL;
+    }
+}
+
+static struct api_watch *watch_find (struct bgn_broker *b, void *zsock)
+{
+    for (struct api_watch *w = zlistx_first (b->watched); w;
+         w = zlistx_next (b->watched))
+        if (w->zsock == zsock)
+            return w;
+    return NULL;
+}
+
+static int poller_add (void *ctx, void *zsock, void (*cb) (void *arg),
+                       void *arg)
+{
+    struct bgn_broker *b = ctx;
+    zmq_pollitem_t pi = { .socket = zsock, .events = ZMQ_POLLIN };
+    struct api_watch *w;
+
+    if (!zsock || !cb) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (watch_find (b, zsock)) {
+        errno = EEXIST;
+        return -1;
+    }
+    if (!(w = calloc (1, sizeof (*w))))
+        return -1;
+    *w = (struct api_watch){ .loop = b->loop, .zsock = zsock, .cb = cb,
+                             .arg = arg };
+    if (zloop_poller (b->loop, &pi, api_watch_ready, w) < 0) {
+        free (w);
+        return -1;
+    }
+    if (!zlistx_add_end (b->watched, w)) {
+        watch_free ((void **)&w);
+        errno = ENOMEM;
+        return -1;
+    }
+    return 0;
+}
+
+static void poller_remove (void *ctx, void *zsock)
+{
+    struct bgn_broker *b = ctx;
+
+    if (!b->watched)
+        return;
+    for (struct api_watch *w = zlistx_first (b->watched); w;
+         w = zlistx_next (b->watched)) {
+        if (w->zsock == zsock) {
+            zlistx_delete (b->watched, zlistx_cursor (b->watched));
+            return;
+        }
+    }
+}
+
 int api_init (struct bgn_broker *b)
 {
-    if (!(b->timers = zhashx_new ()))
+    if (!(b->timers = zhashx_new ()) || !(b->watched = zlistx_new ()))
         return -1;
     zhashx_set_destructor (b->timers, timer_free);
+    zlistx_set_destructor (b->watched, watch_free);
+    b->poller = (struct bgn_poller){ .ctx = b, .zmq_ctx = zsys_init (),
+                                     .add = poller_add,
+                                     .remove = poller_remove };
     return 0;
+}
+
+void api_fini (struct bgn_broker *b)
+{
+    zlistx_destroy (&b->watched);
+    zhashx_destroy (&b->timers);
 }
 
 static int api_timer_start (bgn_broker_t *b, double after,
@@ -200,7 +298,7 @@ const struct bgn_broker_api broker_api = {
     .hostname = api_hostname,
     .instance_id = api_instance_id,
     .rundir = api_rundir,
-    .loop = api_loop,
+    .poller = api_poller,
     .config = api_config,
     .log = api_log,
     .boot_put = api_boot_put,

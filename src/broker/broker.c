@@ -517,9 +517,9 @@ static void broker_cleanup (struct bgn_broker *b)
         rmdir (b->rundir);
     if (b->sigfd > 0)
         close (b->sigfd);
+    api_fini (b);
     zloop_destroy (&b->loop);
     zhashx_destroy (&b->subscriptions);
-    zhashx_destroy (&b->timers);
     service_registry_destroy (&b->services);
     access_destroy (&b->access);
     ratelimit_destroy (&b->deny_rl);

@@ -49,6 +49,8 @@ struct bgn_broker {
 
     zhashx_t *subscriptions;     /* client id -> zlistx of topic prefixes */
     zhashx_t *timers;            /* modules' timers: id -> struct api_timer */
+    zlistx_t *watched;           /* modules' sockets: struct api_watch */
+    struct bgn_poller poller;    /* api->poller(): zloop and zsys's context */
     uint32_t event_seq;          /* rank 0: last assigned sequence number */
 
     /* Counters for overlay-status and logs. */
@@ -83,6 +85,7 @@ int dispatch_setup_local (struct bgn_broker *b);
 
 /* api.c: the table modules get, and stop */
 int api_init (struct bgn_broker *b);
+void api_fini (struct bgn_broker *b);
 void broker_stop (struct bgn_broker *b, int exit_code);
 extern const struct bgn_broker_api broker_api;
 

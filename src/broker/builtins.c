@@ -645,9 +645,12 @@ static void broker_service_cb (bgn_broker_t *b, const msg_t *req,
     };
     const char *topic = msg_get_topic (req);
 
-    /* answers to the broker's own requests (hosts.c) */
+    /* answers to the broker's own requests (hosts.c); at shutdown the
+     * overlay, unloaded after the builtins, fails what is still pending:
+     * nobody waits for those answers any more */
     if (msg_get_type (req) == MSGTYPE_RESPONSE) {
-        hosts_response (b->hosts, req);
+        if (b->hosts)
+            hosts_response (b->hosts, req);
         return;
     }
     for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {

@@ -9,8 +9,12 @@
  * The broker hands the module a table of functions (struct bgn_broker_api)
  * instead of letting it call broker symbols directly, so modules link
  * against nothing in the broker executable and the ABI is exactly this
- * file.  Everything runs in the broker's single thread, driven by its czmq
- * reactor (api->loop()); a module must never block.
+ * file.  Everything runs in the broker's single thread, driven by its
+ * reactor; a module must never block.  A module that reads ZeroMQ sockets
+ * makes them in the context api->poller() names and has them watched
+ * through that poller, never through a reactor of its own: the same
+ * module code then runs in bgn-broker (a czmq zloop) and inside other
+ * hosts (a Flux broker module, whose reactor is libev).
  *
  * Life cycle:
  *   load()    called once after the broker has bootstrapped its rank and
@@ -39,12 +43,27 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 2
+#define BGN_MODULE_ABI_VERSION 3
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
-/* czmq's reactor; modules that poll sockets include <czmq.h> themselves. */
-typedef struct _zloop_t zloop_t;
+
+/* How a host watches a module's ZeroMQ sockets.  'zmq_ctx' is the
+ * context to make them in (the host owns it; CURVE's ZAP handler is per
+ * context, so a module's sockets share one).  add() arranges for
+ * cb (arg) to run on the host's reactor whenever 'zsock' may have a
+ * message to read; cb reads without blocking until EAGAIN or a budget
+ * of its own, and is called again while messages remain, so an
+ * edge-triggered reactor and a level-triggered one look the same.
+ * 0, or -1 with errno (EEXIST: already watched).  remove() stops
+ * watching 'zsock' (unknown sockets are ignored); call it before
+ * zmq_close. */
+struct bgn_poller {
+    void *ctx;
+    void *zmq_ctx;
+    int (*add) (void *ctx, void *zsock, void (*cb) (void *arg), void *arg);
+    void (*remove) (void *ctx, void *zsock);
+};
 
 /* Facts the overlay knows about a message it delivers.  The broker hands
  * the same info back with a request it sends on (a service-addressed
@@ -103,7 +122,7 @@ struct bgn_broker_api {
     const char *(*hostname) (bgn_broker_t *b);
     const char *(*instance_id) (bgn_broker_t *b);   /* same on all ranks */
     const char *(*rundir) (bgn_broker_t *b);
-    zloop_t *(*loop) (bgn_broker_t *b);
+    const struct bgn_poller *(*poller) (bgn_broker_t *b);
     json_t *(*config) (bgn_broker_t *b);            /* finalized config */
 
     /* Log at a syslog level (LOG_ERR .. LOG_DEBUG). */

@@ -28,7 +28,7 @@ struct curve {
     char saved[PATH_MAX];       /* key pair we keep in the rundir, or "" */
     int reused;
     void *zap;                  /* ROUTER bound at ZAP_ENDPOINT */
-    zloop_t *loop;              /* polling zap, once started */
+    const struct bgn_poller *poller;  /* watching zap, once started */
     zhashx_t *admitted;         /* Z85 keys that may connect */
     zhashx_t *holders;          /* Z85 key -> rank + 1, or SHARED */
     zhashx_t *keys;             /* decimal rank -> Z85 key */
@@ -79,6 +79,7 @@ static int load_or_make (struct curve *c, const char *rundir, char *errbuf,
 }
 
 struct curve *curve_create (const char *cert_path, const char *rundir,
+                            void *zmq_ctx,
                             char *errbuf, size_t errlen)
 {
     struct curve *c = calloc (1, sizeof (*c));
@@ -101,7 +102,7 @@ struct curve *curve_create (const char *cert_path, const char *rundir,
     }
     /* Bound before any CURVE socket handshakes: without a handler libzmq
      * would admit every key. */
-    if (!(c->zap = zmq_socket (zsys_init (), ZMQ_ROUTER))
+    if (!(c->zap = zmq_socket (zmq_ctx, ZMQ_ROUTER))
         || zmq_bind (c->zap, ZAP_ENDPOINT) < 0) {
         snprintf (errbuf, errlen, "cannot start the ZAP handler: %s",
                   zmq_strerror (errno));
@@ -119,10 +120,8 @@ void curve_destroy (struct curve **cp)
 
     if (!cp || !(c = *cp))
         return;
-    if (c->loop) {
-        zmq_pollitem_t item = { .socket = c->zap };
-        zloop_poller_end (c->loop, &item);
-    }
+    if (c->poller)
+        c->poller->remove (c->poller->ctx, c->zap);
     if (c->zap)
         zmq_close (c->zap);
     zhashx_destroy (&c->admitted);
@@ -201,7 +200,7 @@ static void zap_answer (struct curve *c, zmq_msg_t *parts, int n)
     zmq_send (c->zap, "", 0, 0);
 }
 
-static int zap_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+static void zap_readable (void *arg)
 {
     struct curve *c = arg;
     zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
@@ -213,18 +212,15 @@ static int zap_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
         zap_answer (c, parts, n);
         zmqutil_close (parts, n);
     }
-    return 0;
 }
 
-int curve_start (struct curve *c, zloop_t *loop)
+int curve_start (struct curve *c, const struct bgn_poller *poller)
 {
-    zmq_pollitem_t item = { .socket = c->zap, .events = ZMQ_POLLIN };
-
-    if (c->loop)
+    if (c->poller)
         return 0;
-    if (zloop_poller (loop, &item, zap_readable, c) < 0)
+    if (poller->add (poller->ctx, c->zap, zap_readable, c) < 0)
         return -1;
-    c->loop = loop;
+    c->poller = poller;
     return 0;
 }
 

@@ -14,15 +14,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "src/include/bgn/module.h"   /* zloop_t */
+#include "src/include/bgn/module.h"   /* struct bgn_poller */
 
 struct curve;
 
 /* Load cert_path (and cert_path_secret), or, if cert_path is "", reuse or
- * make rundir/overlay.cert; start the ZAP handler.  NULL with errno and
- * a message in errbuf. */
+ * make rundir/overlay.cert; bind the ZAP handler in ZeroMQ context
+ * 'zmq_ctx' (the one the overlay's socket is made in: ZAP is per
+ * context).  NULL with errno and a message in errbuf. */
 struct curve *curve_create (const char *cert_path, const char *rundir,
-                            char *errbuf, size_t errlen);
+                            void *zmq_ctx, char *errbuf, size_t errlen);
 /* Stops the ZAP handler.  A key pair made in the run directory stays
  * there, even after an orderly leave: a broker restarted on the same run
  * directory comes back with the key its peers learnt, so they admit it. */
@@ -37,9 +38,10 @@ int curve_reused (const struct curve *c);
 /* Admit connections with this public key (Z85).  0, or -1 with EINVAL. */
 int curve_authorize (struct curve *c, const char *pubkey);
 
-/* Start answering ZAP requests on loop (the ones that waited included):
- * call once the keys to admit are authorized.  -1 with errno. */
-int curve_start (struct curve *c, zloop_t *loop);
+/* Start answering ZAP requests, watched by 'poller' (borrowed; the ones
+ * that waited included): call once the keys to admit are authorized.
+ * -1 with errno. */
+int curve_start (struct curve *c, const struct bgn_poller *poller);
 
 /* Key -> rank: who holds which key.  The module records every rank's
  * public key from the bootstrap; a key recorded for two ranks (a shared

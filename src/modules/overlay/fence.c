@@ -124,8 +124,9 @@ static uint32_t fence_root (struct overlay *ov)
 
 /* ---- rank 0's membership events ---------------------------------------- */
 
-/* One "overlay.membership" event per batch of ranks fenced or lifted at
- * rank 0: subscribers see membership change in the global event order.
+/* One "overlay.membership" event (SERVICE.membership: the configured
+ * service name) per batch of ranks fenced or lifted at rank 0:
+ * subscribers see membership change in the global event order.
  * Routing never waits for it. */
 static void membership_event (struct overlay *ov)
 {
@@ -152,7 +153,9 @@ static void membership_event (struct overlay *ov)
     if (!(o = json_pack ("{s:O s:O}", "fenced", fenced, "live", live))
         || !(payload = json_dumps (o, JSON_COMPACT)))
         goto done;
-    if ((ev = msg_event_create ("overlay.membership", payload))) {
+    char topic[64];
+    if ((ev = msg_event_create (ovconf_topic (&ov->cfg, "membership", topic,
+                                              sizeof (topic)), payload))) {
         msg_set_matchtag (ev, 0);
         evlayer_publish (ov->events, ev, NULL);
     }

@@ -185,7 +185,10 @@ static void contact (struct overlay *ov, uint32_t sub, uint32_t lost)
     snprintf (payload, sizeof (payload),
               "{\"rank\":%u,\"pubkey\":\"%s\",\"lost\":%u}",
               (unsigned)ov->rank, ov->pubkey, (unsigned)lost);
-    if (!(msg = msg_request_create ("overlay.contact", sub, payload)))
+    char topic[64];
+    if (!(msg = msg_request_create (ovconf_topic (&ov->cfg, "contact", topic,
+                                                  sizeof (topic)),
+                                    sub, payload)))
         return;
     if ((slot = idmap_put (ov->heal.contacts, sub, NULL)))
         *slot = lost;

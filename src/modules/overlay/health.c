@@ -33,7 +33,9 @@ static void send_ready (struct overlay *ov)
 
     snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":%llu}",
               (unsigned)ov->rank, (unsigned long long)ov->incarnation);
-    if (!(msg = msg_request_create ("overlay.ready", 0, payload)))
+    char topic[64];
+    if (!(msg = msg_request_create (ovconf_topic (&ov->cfg, "ready", topic,
+                                                  sizeof (topic)), 0, payload)))
         return;
     ov->health.sent_at = ovl_now (ov);
     ov->io->request (ov->ctx, msg);

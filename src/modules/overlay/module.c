@@ -271,7 +271,8 @@ static const char *contact_problem (struct module *m, const msg_t *req)
     const char *why = NULL;
 
     if (!m->curve || msg_get_type (req) != MSGTYPE_REQUEST
-        || strcmp (msg_get_topic (req), "overlay.contact") != 0)
+        || strcmp (ovconf_method (&m->cfg, msg_get_topic (req)) ?: "",
+                   "contact") != 0)
         return NULL;
     if (!payload || !(o = json_loads (payload, 0, NULL)))
         return NULL;   /* the core answers EPROTO */
@@ -416,7 +417,7 @@ static int setup_socket (struct module *m)
     }
     if (insecure_bind (m, uri) < 0)
         return -1;
-    if (!(m->sock = sock_create (m->api->loop (m->b), &set, &sock_ops, m)))
+    if (!(m->sock = sock_create (m->api->poller (m->b), &set, &sock_ops, m)))
         return -1;
     if (sock_bind (m->sock, uri, m->endpoint, sizeof (m->endpoint)) < 0) {
         mlog (m, LOG_ERR, "overlay bind %s: %s", uri, sock_strerror (errno));
@@ -443,6 +444,7 @@ static int setup_curve (struct module *m)
         cert = own;
     }
     if (!(m->curve = curve_create (cert, m->api->rundir (m->b),
+                                   m->api->poller (m->b)->zmq_ctx,
                                    err, sizeof (err)))) {
         mlog (m, LOG_ERR, "%s", err);
         return -1;
@@ -512,7 +514,7 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
         goto error;
     if (m->curve && api->boot_put (b, "pubkey", curve_public (m->curve)) < 0)
         goto error;
-    if (api->service_add (b, "overlay", overlay_service_cb, m) < 0
+    if (api->service_add (b, m->cfg.service, overlay_service_cb, m) < 0
         || add_test_service (m) < 0)
         goto error;
     if (api->set_overlay (b, &overlay_ops, m) < 0)
@@ -572,7 +574,7 @@ static int overlay_start_cb (void *state)
             return -1;
     }
     /* the keys to admit are known: answer handshakes from now on */
-    if (m->curve && curve_start (m->curve, m->api->loop (m->b)) < 0)
+    if (m->curve && curve_start (m->curve, m->api->poller (m->b)) < 0)
         return -1;
     return sock_start (m->sock);
 }

@@ -25,6 +25,23 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->fence_window = 0.01;
     cfg->join_timeout = 0;
     cfg->test_loop = -1;
+    snprintf (cfg->service, sizeof (cfg->service), "overlay");
+}
+
+const char *ovconf_topic (const struct ovl_config *cfg, const char *method,
+                          char *buf, size_t len)
+{
+    snprintf (buf, len, "%s.%s", cfg->service, method);
+    return buf;
+}
+
+const char *ovconf_method (const struct ovl_config *cfg, const char *topic)
+{
+    size_t n = strlen (cfg->service);
+
+    if (!topic || strncmp (topic, cfg->service, n) != 0 || topic[n] != '.')
+        return NULL;
+    return topic + n + 1;
 }
 
 static void copy_string (json_t *conf, const char *key, char *buf,
@@ -49,6 +66,8 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_string (conf, "overlay.topology", cfg->topology,
                  sizeof (cfg->topology));
     copy_int (conf, "overlay.ttl", &cfg->ttl);
+    /* not in bgn-broker's schema: a host sets it (the Flux module) */
+    copy_string (conf, "overlay.service", cfg->service, sizeof (cfg->service));
     copy_int (conf, "overlay.heal_threshold", &cfg->heal_threshold);
     copy_int (conf, "overlay.sndhwm", &cfg->sndhwm);
     copy_int (conf, "overlay.backlog", &cfg->backlog_max);

@@ -9,6 +9,7 @@
 #ifndef BGN_OVERLAY_OVCONF_H
 #define BGN_OVERLAY_OVCONF_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <jansson.h>
 
@@ -38,6 +39,10 @@ struct ovl_config {
     double join_timeout;        /* a peer that never says hello is fenced
                                    after this, s; 0: 3 * peer_timeout */
     long test_loop;             /* BGN_OVERLAY_TEST_LOOP rank, -1 off */
+    char service[32];           /* the service name the overlay's methods
+                                   and events go under: "overlay" in
+                                   bgn-broker, "bgn" beside Flux, whose
+                                   own overlay has that name */
     struct bgn_topo *topo;      /* borrowed: a topology shared by many
                                    cores (a simulator); NULL: the core
                                    makes its own from 'topology' */
@@ -48,6 +53,14 @@ void ovconf_defaults (struct ovl_config *cfg);
 
 /* Read a finalized broker config (keys absent keep their defaults). */
 void ovconf_read (json_t *conf, struct ovl_config *cfg);
+
+/* "SERVICE.METHOD" into buf (e.g. "overlay.status"); returns buf. */
+const char *ovconf_topic (const struct ovl_config *cfg, const char *method,
+                          char *buf, size_t len);
+
+/* The method of a topic under cfg's service ("status" for
+ * "overlay.status"), or NULL if the topic is not the service's. */
+const char *ovconf_method (const struct ovl_config *cfg, const char *topic);
 
 /* The TTL a message starts with on this topology. */
 int ovconf_ttl (const struct ovl_config *cfg, struct bgn_topo *topo);

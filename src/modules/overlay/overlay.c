@@ -827,33 +827,34 @@ static void answer_contact (struct overlay *ov, const msg_t *rsp)
 #define ANYONE (MSG_ROLE_OWNER | MSG_ROLE_USER)
 #define OWNER MSG_ROLE_OWNER
 static const struct {
-    const char *topic;
+    const char *method;
     uint32_t roles;
     void (*request) (struct overlay *ov, const msg_t *req,
                      const struct bgn_msg_info *info);
     void (*response) (struct overlay *ov, const msg_t *rsp);
-} methods[] = {
-    { "overlay.status", ANYONE, method_status, NULL },
-    { "overlay.status-all", ANYONE, method_gather, NULL },
-    { "overlay.gather", OWNER, method_gather, answer_gather },
-    { "overlay.trace", OWNER, method_trace, NULL },
-    { "overlay.ready", OWNER, method_ready, answer_ready },
-    { "overlay.contact", OWNER, method_contact, answer_contact },
-    { "overlay.disconnect", OWNER, method_disconnect, NULL },
-    { "overlay.ping", ANYONE, method_ping, NULL },
+} methods[] = {   /* under cfg.service: "overlay.status", ... */
+    { "status", ANYONE, method_status, NULL },
+    { "status-all", ANYONE, method_gather, NULL },
+    { "gather", OWNER, method_gather, answer_gather },
+    { "trace", OWNER, method_trace, NULL },
+    { "ready", OWNER, method_ready, answer_ready },
+    { "contact", OWNER, method_contact, answer_contact },
+    { "disconnect", OWNER, method_disconnect, NULL },
+    { "ping", ANYONE, method_ping, NULL },
 };
 
 void overlay_service (struct overlay *ov, const msg_t *msg,
                       const struct bgn_msg_info *info)
 {
-    const char *topic = msg_get_topic (msg);
+    const char *method = ovconf_method (&ov->cfg, msg_get_topic (msg));
     int type = msg_get_type (msg);
 
     if (type != MSGTYPE_REQUEST && type != MSGTYPE_RESPONSE)
         return;
     enter (ov);
-    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++) {
-        if (strcmp (topic, methods[i].topic) != 0)
+    for (size_t i = 0; method && i < sizeof (methods) / sizeof (methods[0]);
+         i++) {
+        if (strcmp (method, methods[i].method) != 0)
             continue;
         if (type == MSGTYPE_REQUEST
             && !(msg_get_rolemask (msg) & methods[i].roles))

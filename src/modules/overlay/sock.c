@@ -28,7 +28,7 @@
 typedef char idhex_t[2 * MAX_ID + 1];
 
 struct sock {
-    zloop_t *loop;
+    const struct bgn_poller *poller;
     void *zsock;
     void *monitor;
     const struct sock_ops *ops;
@@ -116,7 +116,8 @@ static const int monitored = ZMQ_EVENT_HANDSHAKE_FAILED_AUTH
                              | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
                              | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL;
 
-struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
+struct sock *sock_create (const struct bgn_poller *poller,
+                          const struct sock_settings *set,
                           const struct sock_ops *ops, void *arg)
 {
     struct sock *s = calloc (1, sizeof (*s));
@@ -124,7 +125,7 @@ struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
 
     if (!s)
         return NULL;
-    s->loop = loop;
+    s->poller = poller;
     s->ops = ops;
     s->arg = arg;
     s->size = set->size;
@@ -132,7 +133,7 @@ struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
     if (!(s->out_ids = string_hash ()) || !(s->out_rank = string_hash ())
         || !(s->in_ids = string_hash ()) || !(s->in_rank = string_hash ()))
         goto error;
-    if (!(s->zsock = zmq_socket (zsys_init (), ZMQ_ROUTER)))
+    if (!(s->zsock = zmq_socket (poller->zmq_ctx, ZMQ_ROUTER)))
         goto error;
     /* No ZMQ_ROUTING_ID and no ROUTER_HANDOVER: see sock.h. */
     zmq_setsockopt (s->zsock, ZMQ_ROUTER_MANDATORY, &one, sizeof (one));
@@ -148,7 +149,7 @@ struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
         zmq_setsockopt (s->zsock, ZMQ_CURVE_SECRETKEY, set->curve_secret, 40);
         zmq_setsockopt (s->zsock, ZMQ_CURVE_SERVER, &one, sizeof (one));
     }
-    if (!(s->monitor = zmqutil_monitor_start (zsys_init (), s->zsock,
+    if (!(s->monitor = zmqutil_monitor_start (poller->zmq_ctx, s->zsock,
                                               monitored, "overlay")))
         goto error;
     return s;
@@ -165,10 +166,8 @@ void sock_destroy (struct sock **sp)
         return;
     int saved = errno;
     if (s->polling) {
-        zmq_pollitem_t mon = { .socket = s->monitor };
-        zmq_pollitem_t item = { .socket = s->zsock };
-        zloop_poller_end (s->loop, &mon);
-        zloop_poller_end (s->loop, &item);
+        s->poller->remove (s->poller->ctx, s->monitor);
+        s->poller->remove (s->poller->ctx, s->zsock);
     }
     if (s->monitor)
         zmqutil_monitor_stop (s->zsock, &s->monitor);
@@ -366,7 +365,7 @@ static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
     s->pending.active = 0;
 }
 
-static int readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+static void readable (void *arg)
 {
     struct sock *s = arg;
     zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
@@ -383,10 +382,9 @@ static int readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
         pass_up (s, parts, n);
         zmqutil_close (parts, n);
     }
-    return 0;
 }
 
-static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
+static void monitor_readable (void *arg)
 {
     struct sock *s = arg;
     struct zmqutil_monitor_event ev;
@@ -417,18 +415,16 @@ static int monitor_readable (zloop_t *loop, zmq_pollitem_t *item, void *arg)
             break;
         }
     }
-    return 0;
 }
 
 int sock_start (struct sock *s)
 {
-    zmq_pollitem_t item = { .socket = s->zsock, .events = ZMQ_POLLIN };
-    zmq_pollitem_t mon = { .socket = s->monitor, .events = ZMQ_POLLIN };
+    const struct bgn_poller *p = s->poller;
 
-    if (zloop_poller (s->loop, &mon, monitor_readable, s) < 0)
+    if (p->add (p->ctx, s->monitor, monitor_readable, s) < 0)
         return -1;
-    if (zloop_poller (s->loop, &item, readable, s) < 0) {
-        zloop_poller_end (s->loop, &mon);
+    if (p->add (p->ctx, s->zsock, readable, s) < 0) {
+        p->remove (p->ctx, s->monitor);
         return -1;
     }
     s->polling = 1;

@@ -67,8 +67,11 @@ struct sock_settings {
     const char *curve_secret;
 };
 
-/* A socket on loop (not yet bound, not yet polled).  NULL with errno. */
-struct sock *sock_create (zloop_t *loop, const struct sock_settings *set,
+/* A socket in poller's ZeroMQ context, to be watched by poller (not yet
+ * bound, not yet watched; 'poller' is borrowed and must outlive the
+ * socket).  NULL with errno. */
+struct sock *sock_create (const struct bgn_poller *poller,
+                          const struct sock_settings *set,
                           const struct sock_ops *ops, void *arg);
 void sock_destroy (struct sock **sp);
 

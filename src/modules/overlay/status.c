@@ -478,7 +478,10 @@ static void gather_ask (struct overlay *ov, struct gather *g, uint32_t rank,
     uint32_t tag = ++ov->status.next_tag;
     if (tag == 0)
         tag = ++ov->status.next_tag;
-    if (!(msg = msg_request_create ("overlay.gather", rank, payload))
+    char topic[64];
+    if (!(msg = msg_request_create (ovconf_topic (&ov->cfg, "gather", topic,
+                                                  sizeof (topic)),
+                                    rank, payload))
         || !(c = idmap_put (ov->status.gathers, tag, NULL))) {
         msg_destroy (&msg);
         add_missing (ov, g, rank);

@@ -43,7 +43,8 @@ void trace_capture (struct overlay *ov, const struct envelope *env,
         if (!msg)
             return;
         const char *topic = msg_get_topic (msg);
-        if (topic && !strcmp (topic, "overlay.trace")) {
+        const char *method = ovconf_method (&ov->cfg, topic);
+        if (method && !strcmp (method, "trace")) {
             msg_destroy (&msg);
             return;   /* never trace the trace */
         }
@@ -110,7 +111,7 @@ void trace_start (struct overlay *ov, const msg_t *req)
     if (!o || json_unpack (o, "{s?o s?s s?F}", "types", &types, "topic", &glob,
                            "duration", &duration) < 0
         || !(msg_get_flags (req) & MSGFLAG_STREAMING)) {
-        respond_error (ov, req, EPROTO, "overlay.trace is a streaming request "
+        respond_error (ov, req, EPROTO, "trace is a streaming request "
                        "with optional types, topic, duration");
         goto done;
     }

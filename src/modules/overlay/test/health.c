@@ -88,10 +88,42 @@ static void check_root (void)
     fake_destroy (&f);
 }
 
+/* Under another service name (a Flux broker has its own "overlay"), the
+ * core's methods and its own requests use that name, and the default
+ * name is not answered. */
+static void check_service_name (void)
+{
+    struct fake *f = fake_create (1, 4, "bgn");
+    int named = 0;
+
+    snprintf (f->cfg.service, sizeof (f->cfg.service), "bgn");
+    fake_start (f);
+    fake_all_up (f);
+    for (int i = 0; i < f->nrequests; i++)
+        if (!strcmp (msg_get_topic (f->requests[i]), "bgn.ready"))
+            named++;
+    ok (named == 1 && ready_requests (f) == 0,
+        "with service \"bgn\" the ready report is bgn.ready");
+    msg_t *req = msg_request_create ("bgn.ping", 1, "{}");
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+    ok (fake_last_answer (f) && fake_last_answer (f)->errnum == 0,
+        "bgn.ping is answered");
+    req = msg_request_create ("overlay.ping", 1, "{}");
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+    ok (fake_last_answer (f) && fake_last_answer (f)->errnum == ENOSYS,
+        "overlay.ping is ENOSYS there");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_member ();
     check_root ();
+    check_service_name ();
     done_testing ();
 }

@@ -1,0 +1,58 @@
+/* fluxhost.h: bgn's module host api (bgn/module.h) on a Flux broker.
+ *
+ * The overlay module (src/modules/overlay: its glue, socket, certificate
+ * store and the sans-I/O protocol core) runs unchanged inside a Flux
+ * broker module: this host gives it what bgn-broker gives it, made of
+ * Flux parts:
+ *   - rank, size, hostname from the Flux handle; a run directory of its
+ *     own under the broker's rundir (ranks of a test instance share one);
+ *   - the configuration: Flux's [bgn] table, checked with the same schema
+ *     and defaults as bgn's [overlay] (plus the Flux-only policy keys
+ *     below), errors naming the bgn.KEY;
+ *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY; a get
+ *     waits for the key to appear, within boot_timeout);
+ *   - timers and socket watches on the Flux reactor (fluxpoll.h);
+ *   - routing of bgn messages as bgn-broker does it: requests to this
+ *     rank go to the overlay's own service (topics bgn.*) or, any other
+ *     topic, into the Flux broker as a request from a peer (credentials
+ *     kept, FLUX_ROLE_LOCAL cleared); responses follow their route stack
+ *     (a rank: over the BGN; a Flux client token: to that client);
+ *   - Flux clients: bgn.* requests of local Flux clients enter that
+ *     routing; bgn.rpc carries any request to any rank over the BGN;
+ *     bgn.event-pub / bgn.event-sub publish and stream bgn's sequenced
+ *     events; every client request has a deadline.
+ *
+ * Flux-only [bgn] keys (defaults in brackets):
+ *   boot_timeout = "60s"       how long start-up waits for a peer's KVS keys
+ *   membership_event = true    rank 0 republishes membership changes as the
+ *                              Flux event bgn.membership
+ *   disconnect_hung = false    rank 0 asks Flux's overlay to disconnect a
+ *                              rank bgn fenced
+ *   orphan_relief = false      rank 0 tells a broker Flux has lost but the
+ *                              BGN still reaches to exit (so its service
+ *                              manager restarts it and it rejoins)
+ *
+ * One host per module; not thread-safe (the module's own thread only).
+ */
+#ifndef BGN_FLUX_FLUXHOST_H
+#define BGN_FLUX_FLUXHOST_H
+
+#include <flux/core.h>
+
+#include "src/include/bgn/module.h"
+
+/* The host for handle h.  NULL with errno and a message in errbuf. */
+bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen);
+void fluxhost_destroy (bgn_broker_t **bp);
+
+/* The api table to hand the module (static). */
+const struct bgn_broker_api *fluxhost_api (void);
+
+/* Start serving Flux clients (message handlers, deadline sweep): call
+ * once the module has started.  -1 with errno. */
+int fluxhost_serve (bgn_broker_t *b);
+
+/* The exit code the module asked for with api->stop, -1 if none. */
+int fluxhost_stop_code (const bgn_broker_t *b);
+
+#endif

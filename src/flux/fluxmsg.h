@@ -1,0 +1,28 @@
+/* fluxmsg.h: bgn's broker messages and Flux's, one into the other.
+ *
+ * Both follow the same framing (Flux RFC 3: topic, payload, a 20-byte
+ * proto header with type, flags, userid, rolemask, nodeid / errnum /
+ * seq, matchtag), and the flag and role bits have the same values, so a
+ * message crosses field by field.  Routes are not copied: each side
+ * keeps its own route stack, and the Flux host (fluxhost.c) keeps the
+ * mapping between them.
+ *
+ * bgn carries JSON text payloads only (its messages are checked as
+ * such on every hop); a Flux message whose payload is not JSON text is
+ * refused with EPROTO rather than mangled.
+ *
+ * Ownership: the result is new and the caller's; NULL with errno
+ * (EPROTO: a payload bgn cannot carry or a message type it does not
+ * have; ENOMEM).
+ */
+#ifndef BGN_FLUX_FLUXMSG_H
+#define BGN_FLUX_FLUXMSG_H
+
+#include <flux/core.h>
+
+#include "src/common/libmsg/message.h"
+
+flux_msg_t *fluxmsg_from_bgn (const msg_t *msg);
+msg_t *fluxmsg_to_bgn (const flux_msg_t *fmsg);
+
+#endif

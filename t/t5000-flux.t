@@ -1,0 +1,288 @@
+#!/bin/sh
+test_description='bgn beside Flux: bgn.so in flux-broker, flux bgn
+
+A 16-broker Flux test instance (tbon.topo=kary:2) loads bgn on every rank
+at start-up through flux-modprobe.  When rank 1'\''s broker is killed, the
+TBON cuts its subtree (3, 4, 7-10, 15) off: flux ping 3 fails, while
+flux bgn reaches every survivor over the BGN and hands requests to their
+brokers.  A stopped leaf is down on the BGN while Flux still counts it
+online.  Events published across the kill arrive once and in order.  A
+small instance loads and unloads bgn cleanly and flux start exits 0.'
+
+. "$(dirname "$0")/sharness.sh"
+
+if test "$BGN_HAVE_FLUX" != yes; then
+	skip_all="flux-core not found: ${BGN_FLUX_WHY:-configure found no flux-core}"
+	cat >conf2.toml <<-EOT
+[bgn]
+bind = "tcp://127.0.0.1:*"
+keepalive_interval = "200ms"
+peer_timeout = "2s"
+orphan_relief = true
+disconnect_hung = true
+EOT
+mkdir conf2 && mv conf2.toml conf2/bgn.toml
+
+cat >scenario2.sh <<'EOT'
+#!/bin/sh
+flux bgn overlay-status --wait=full -t 60 >s2-full.out 2>&1 || exit 1
+online () {
+	flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])'
+}
+# disconnect_hung: a stopped leaf, fenced by bgn, is let go by Flux too
+leaf=14
+lpid=$(flux exec -r $leaf flux getattr broker.pid)
+kill -STOP "$lpid"
+n=0
+until online | "$PYTHON3" -c "
+import sys
+ids = set()
+for part in sys.stdin.read().strip().split(','):
+    a, _, b = part.partition('-')
+    ids.update(range(int(a), int(b or a) + 1))
+sys.exit(1 if $leaf in ids else 0)"; do
+	n=$((n + 1)); test $n -gt 200 && break; sleep 0.1
+done
+online >s2-online-after-stop.out 2>&1
+kill -CONT "$lpid"
+# orphan_relief: the brokers cut off by rank 1's death are told to exit
+for r in 3 4 7 8 9 10 15; do
+	echo "$r $(flux exec -r $r flux getattr broker.pid)"
+done >orphans.pids
+kill -9 "$(flux exec -r 1 flux getattr broker.pid)"
+n=0
+while :; do
+	alive=0
+	while read r pid; do
+		kill -0 "$pid" 2>/dev/null && alive=$((alive + 1))
+	done <orphans.pids
+	test $alive = 0 && break
+	n=$((n + 1)); test $n -gt 600 && break; sleep 0.1
+done
+echo "$alive" >orphans-alive.out
+flux dmesg >s2-dmesg.out 2>&1
+exit 0
+EOT
+
+test_expect_success 'scenario 2 runs (disconnect_hung, orphan_relief)' '
+	PYTHON3="$PYTHON3" timeout 300 "$WITH" flux start --test-size=16 \
+		-Stbon.topo=kary:2 --test-exit-mode=leader \
+		--test-exit-timeout=5s -c conf2 sh ./scenario2.sh \
+		>scenario2.out 2>&1;
+	test -s s2-full.out
+'
+
+test_expect_success 'disconnect_hung: Flux let go of the leaf bgn fenced' '
+	grep "asked rank 6 to disconnect its TBON child rank 14" s2-dmesg.out &&
+	"$PYTHON3" -c "
+import sys
+ids = set()
+for part in open(\"s2-online-after-stop.out\").read().strip().split(\",\"):
+    a, _, b = part.partition(\"-\")
+    ids.update(range(int(a), int(b or a) + 1))
+sys.exit(1 if 14 in ids else 0)
+"
+'
+
+test_expect_success 'orphan_relief: every broker cut off by the kill exited' '
+	grep "is lost to Flux.s TBON but up on the BGN: telling it to exit" \
+		s2-dmesg.out &&
+	test "$(cat orphans-alive.out)" = 0
+'
+
+test_done
+fi
+
+WITH="$BGN_TOP_BUILDDIR/src/flux/with-bgn"
+mkdir conf
+cat >conf/bgn.toml <<-EOT
+[bgn]
+bind = "tcp://127.0.0.1:*"
+keepalive_interval = "200ms"
+peer_timeout = "2s"
+EOT
+
+test_expect_success 'a 4-broker instance loads bgn at start-up, is full, and exits 0' '
+	timeout 120 "$WITH" flux start --test-size=4 -c conf \
+		flux bgn overlay-status --wait=full -t 30 >small.out 2>small.err &&
+	grep "^bgn full: size 4" small.out
+'
+
+test_expect_success 'a bad [bgn] key is refused by name and Flux goes on' '
+	mkdir badconf &&
+	printf "[bgn]\npeer_timeout = \"soon\"\n" >badconf/bgn.toml &&
+	timeout 120 "$WITH" flux start --test-size=1 -c badconf \
+		sh -c "flux dmesg | grep bgn" >bad.out 2>&1 &&
+	grep "bgn.peer_timeout" bad.out
+'
+
+cat >scenario.sh <<'EOT'
+#!/bin/sh
+# runs inside the instance; writes what it saw into files
+flux bgn overlay-status --wait=full -t 60 >status-full.out 2>&1 || exit 1
+flux exec -r 2 flux bgn event sub --count=20 -t 60 t5000. >events.out 2>&1 &
+sub=$!
+sleep 1
+for i in 0 1 2 3 4 5 6 7 8 9; do flux bgn event pub t5000.e "{\"i\":$i}" >/dev/null; done
+kill -9 "$(flux exec -r 1 flux getattr broker.pid)"
+# the BGN notices the kill within its peer timeout
+n=0
+until flux bgn overlay-status --json | grep -q '"down_ranks": \[{"rank": 1\|"down_ranks":\[{"rank":1\|"rank": 1, "incarnation"'; do
+	n=$((n + 1)); test $n -gt 100 && break; sleep 0.1
+done
+for i in 10 11 12 13 14 15 16 17 18 19; do flux bgn event pub t5000.e "{\"i\":$i}" >/dev/null; done
+flux ping --count=1 3 >flux-ping.out 2>&1; echo "$?" >flux-ping.rc
+: >bgn-ping.out
+for r in 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+	flux bgn ping -t 5 $r >>bgn-ping.out 2>&1 || echo "FAILED $r" >>bgn-ping.out
+done
+flux bgn rpc -r 3 broker.ping '{}' >rpc3.out 2>&1
+flux bgn dmesg -r 4 >dmesg4.out 2>&1
+flux bgn overlay-status >status-cut.out 2>&1
+wait $sub
+# a leaf the BGN sees stop, while Flux still counts it online
+leaf=14
+pid=$(flux exec -r $leaf flux getattr broker.pid)
+kill -STOP "$pid"
+n=0
+until flux bgn overlay-status --json >status-stop.json 2>&1 &&
+      grep -q "\"rank\": $leaf, \"incarnation\"" status-stop.json; do
+	n=$((n + 1)); test $n -gt 150 && break; sleep 0.1
+done
+flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])' >online-stop.out 2>&1
+kill -CONT "$pid"
+exit 0
+EOT
+
+test_expect_success 'the 16-broker scenario runs (kill rank 1, stop a leaf)' '
+	timeout 300 "$WITH" flux start --test-size=16 -Stbon.topo=kary:2 \
+		--test-exit-mode=leader --test-exit-timeout=5s -c conf sh ./scenario.sh \
+		>scenario.out 2>&1;
+	test -s status-full.out
+'
+
+test_expect_success 'bgn was full on all 16 ranks' '
+	grep "^bgn full: size 16" status-full.out
+'
+
+test_expect_success 'flux ping 3 fails: the TBON cut rank 3 off' '
+	test "$(cat flux-ping.rc)" != 0
+'
+
+test_expect_success 'flux bgn ping reaches each of the 15 survivors' '
+	test_must_fail grep FAILED bgn-ping.out &&
+	test "$(grep -c "^reply from rank" bgn-ping.out)" = 15
+'
+
+test_expect_success 'a request carried over the BGN is answered by rank 3'"'"'s broker' '
+	grep "\"rank\": 3" rpc3.out
+'
+
+test_expect_success 'a cut-off broker'"'"'s log ring is read over the BGN' '
+	grep "bgn" dmesg4.out
+'
+
+test_expect_success 'overlay-status names the ranks cut off from the TBON' '
+	grep "^down: 1" status-cut.out &&
+	grep "cut off from the TBON, reached over the BGN: 3-4,7-10,15" status-cut.out
+'
+
+test_expect_success 'every event arrived once, in order, across the kill' '
+	test "$(grep -c " t5000.e " events.out)" = 20 &&
+	sed -n "s/.*{\"i\": *\([0-9]*\)}.*/\1/p" events.out >order.out &&
+	seq 0 19 >order.exp &&
+	test_cmp order.exp order.out &&
+	awk "{print \$1}" events.out | sort -n -c
+'
+
+test_expect_success 'a stopped leaf is down on the BGN, still online to Flux' '
+	grep "\"rank\": 14, \"incarnation\"" status-stop.json &&
+	"$PYTHON3" -c "
+import sys
+members = open(\"online-stop.out\").read().strip()
+ids = set()
+for part in members.split(\",\"):
+    a, _, b = part.partition(\"-\")
+    ids.update(range(int(a), int(b or a) + 1))
+sys.exit(0 if 14 in ids else 1)
+"
+'
+
+cat >conf2.toml <<-EOT
+[bgn]
+bind = "tcp://127.0.0.1:*"
+keepalive_interval = "200ms"
+peer_timeout = "2s"
+orphan_relief = true
+disconnect_hung = true
+EOT
+mkdir conf2 && mv conf2.toml conf2/bgn.toml
+
+cat >scenario2.sh <<'EOT'
+#!/bin/sh
+flux bgn overlay-status --wait=full -t 60 >s2-full.out 2>&1 || exit 1
+online () {
+	flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])'
+}
+# disconnect_hung: a stopped leaf, fenced by bgn, is let go by Flux too
+leaf=14
+lpid=$(flux exec -r $leaf flux getattr broker.pid)
+kill -STOP "$lpid"
+n=0
+until online | "$PYTHON3" -c "
+import sys
+ids = set()
+for part in sys.stdin.read().strip().split(','):
+    a, _, b = part.partition('-')
+    ids.update(range(int(a), int(b or a) + 1))
+sys.exit(1 if $leaf in ids else 0)"; do
+	n=$((n + 1)); test $n -gt 200 && break; sleep 0.1
+done
+online >s2-online-after-stop.out 2>&1
+kill -CONT "$lpid"
+# orphan_relief: the brokers cut off by rank 1's death are told to exit
+for r in 3 4 7 8 9 10 15; do
+	echo "$r $(flux exec -r $r flux getattr broker.pid)"
+done >orphans.pids
+kill -9 "$(flux exec -r 1 flux getattr broker.pid)"
+n=0
+while :; do
+	alive=0
+	while read r pid; do
+		kill -0 "$pid" 2>/dev/null && alive=$((alive + 1))
+	done <orphans.pids
+	test $alive = 0 && break
+	n=$((n + 1)); test $n -gt 600 && break; sleep 0.1
+done
+echo "$alive" >orphans-alive.out
+flux dmesg >s2-dmesg.out 2>&1
+exit 0
+EOT
+
+test_expect_success 'scenario 2 runs (disconnect_hung, orphan_relief)' '
+	PYTHON3="$PYTHON3" timeout 300 "$WITH" flux start --test-size=16 \
+		-Stbon.topo=kary:2 --test-exit-mode=leader \
+		--test-exit-timeout=5s -c conf2 sh ./scenario2.sh \
+		>scenario2.out 2>&1;
+	test -s s2-full.out
+'
+
+test_expect_success 'disconnect_hung: Flux let go of the leaf bgn fenced' '
+	grep "asked rank 6 to disconnect its TBON child rank 14" s2-dmesg.out &&
+	"$PYTHON3" -c "
+import sys
+ids = set()
+for part in open(\"s2-online-after-stop.out\").read().strip().split(\",\"):
+    a, _, b = part.partition(\"-\")
+    ids.update(range(int(a), int(b or a) + 1))
+sys.exit(1 if 14 in ids else 0)
+"
+'
+
+test_expect_success 'orphan_relief: every broker cut off by the kill exited' '
+	grep "is lost to Flux.s TBON but up on the BGN: telling it to exit" \
+		s2-dmesg.out &&
+	test "$(cat orphans-alive.out)" = 0
+'
+
+test_done
