@@ -12,7 +12,7 @@
  * printed; the next line allowed carries " (N similar messages
  * suppressed)", and logger_flush(), called from a periodic timer, reports
  * a count whose window ended with no further line.  Debug lines are not
- * limited (they are off unless asked for).
+ * limited (they are few: state changes and drops, none per message).
  *
  * Two levels: the stderr level (logger_create, logger_set_level) says
  * which lines are printed, the ring's level which lines are kept.  A line
