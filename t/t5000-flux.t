@@ -13,83 +13,6 @@ small instance loads and unloads bgn cleanly and flux start exits 0.'
 
 if test "$BGN_HAVE_FLUX" != yes; then
 	skip_all="flux-core not found: ${BGN_FLUX_WHY:-configure found no flux-core}"
-	cat >conf2.toml <<-EOT
-[bgn]
-bind = "tcp://127.0.0.1:*"
-keepalive_interval = "200ms"
-peer_timeout = "2s"
-orphan_relief = true
-disconnect_hung = true
-EOT
-mkdir conf2 && mv conf2.toml conf2/bgn.toml
-
-cat >scenario2.sh <<'EOT'
-#!/bin/sh
-flux bgn overlay-status --wait=full -t 60 >s2-full.out 2>&1 || exit 1
-online () {
-	flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])'
-}
-# disconnect_hung: a stopped leaf, fenced by bgn, is let go by Flux too
-leaf=14
-lpid=$(flux exec -r $leaf flux getattr broker.pid)
-kill -STOP "$lpid"
-n=0
-until online | "$PYTHON3" -c "
-import sys
-ids = set()
-for part in sys.stdin.read().strip().split(','):
-    a, _, b = part.partition('-')
-    ids.update(range(int(a), int(b or a) + 1))
-sys.exit(1 if $leaf in ids else 0)"; do
-	n=$((n + 1)); test $n -gt 200 && break; sleep 0.1
-done
-online >s2-online-after-stop.out 2>&1
-kill -CONT "$lpid"
-# orphan_relief: the brokers cut off by rank 1's death are told to exit
-for r in 3 4 7 8 9 10 15; do
-	echo "$r $(flux exec -r $r flux getattr broker.pid)"
-done >orphans.pids
-kill -9 "$(flux exec -r 1 flux getattr broker.pid)"
-n=0
-while :; do
-	alive=0
-	while read r pid; do
-		kill -0 "$pid" 2>/dev/null && alive=$((alive + 1))
-	done <orphans.pids
-	test $alive = 0 && break
-	n=$((n + 1)); test $n -gt 600 && break; sleep 0.1
-done
-echo "$alive" >orphans-alive.out
-flux dmesg >s2-dmesg.out 2>&1
-exit 0
-EOT
-
-test_expect_success 'scenario 2 runs (disconnect_hung, orphan_relief)' '
-	PYTHON3="$PYTHON3" timeout 300 "$WITH" flux start --test-size=16 \
-		-Stbon.topo=kary:2 --test-exit-mode=leader \
-		--test-exit-timeout=5s -c conf2 sh ./scenario2.sh \
-		>scenario2.out 2>&1;
-	test -s s2-full.out
-'
-
-test_expect_success 'disconnect_hung: Flux let go of the leaf bgn fenced' '
-	grep "asked rank 6 to disconnect its TBON child rank 14" s2-dmesg.out &&
-	"$PYTHON3" -c "
-import sys
-ids = set()
-for part in open(\"s2-online-after-stop.out\").read().strip().split(\",\"):
-    a, _, b = part.partition(\"-\")
-    ids.update(range(int(a), int(b or a) + 1))
-sys.exit(1 if 14 in ids else 0)
-"
-'
-
-test_expect_success 'orphan_relief: every broker cut off by the kill exited' '
-	grep "is lost to Flux.s TBON but up on the BGN: telling it to exit" \
-		s2-dmesg.out &&
-	test "$(cat orphans-alive.out)" = 0
-'
-
 test_done
 fi
 
@@ -104,7 +27,7 @@ EOT
 
 test_expect_success 'a 4-broker instance loads bgn at start-up, is full, and exits 0' '
 	timeout 120 "$WITH" flux start --test-size=4 -c conf \
-		flux bgn overlay-status --wait=full -t 30 >small.out 2>small.err &&
+		flux bgn overlay-status --wait=full -t 120 >small.out 2>small.err &&
 	grep "^bgn full: size 4" small.out
 '
 
@@ -119,7 +42,7 @@ test_expect_success 'a bad [bgn] key is refused by name and Flux goes on' '
 cat >scenario.sh <<'EOT'
 #!/bin/sh
 # runs inside the instance; writes what it saw into files
-flux bgn overlay-status --wait=full -t 60 >status-full.out 2>&1 || exit 1
+flux bgn overlay-status --wait=full -t 120 >status-full.out 2>&1 || exit 1
 flux exec -r 2 flux bgn event sub --count=20 -t 60 t5000. >events.out 2>&1 &
 sub=$!
 sleep 1
@@ -220,7 +143,7 @@ mkdir conf2 && mv conf2.toml conf2/bgn.toml
 
 cat >scenario2.sh <<'EOT'
 #!/bin/sh
-flux bgn overlay-status --wait=full -t 60 >s2-full.out 2>&1 || exit 1
+flux bgn overlay-status --wait=full -t 120 >s2-full.out 2>&1 || exit 1
 online () {
 	flux python -c 'import flux; print(flux.Flux().rpc("groups.get", {"name": "broker.online"}, 0).get()["members"])'
 }

@@ -104,7 +104,7 @@ struct bgn_broker {
     /* rank 0, orphan_relief: what each overlay says of every rank */
     idset_t *bgn_down;             /* fenced on the BGN (membership) */
     idset_t *flux_seen;            /* once online to Flux */
-    idset_t *flux_lost;            /* online once, not now: suspects */
+    double *lost_since;            /* when each was first seen lost, or 0 */
     idset_t *told;                 /* told to exit already */
     flux_future_t *online_f;       /* a groups.get in flight */
     int exiting;                   /* this broker: told to exit */
@@ -1154,28 +1154,64 @@ static void topology_cb (flux_future_t *f, void *arg)
 
 /* disconnect_hung: Flux's overlay waits on a hung child for ever (it is
  * only "torpid"); its parent is told to let it go, as `flux overlay
- * disconnect` does. */
-static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
+ * disconnect` does.  Only a broker Flux has online now: one still
+ * joining (slow to start, fenced "never joined" by bgn) must not be cut
+ * out of Flux's quorum. */
+static void disconnect_online_cb (flux_future_t *f, void *arg)
 {
-    flux_future_t *f;
+    struct bgn_broker *b = arg;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+    const char *members = NULL;
+    idset_t *online = NULL;
+    flux_future_t *req;
     int parent = b->parent ? b->parent[rank] : -1;
 
+    if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
+        || !(online = idset_decode (members, NULL, 0))) {
+        hlog (b, LOG_WARNING, "bgn: disconnect_hung: Flux's broker.online "
+              "group: %s; rank %u left alone", strerror (errno),
+              (unsigned)rank);
+        flux_future_destroy (f);
+        return;
+    }
+    flux_future_destroy (f);
+    if (!idset_test (online, rank)) {
+        hlog (b, LOG_INFO, "bgn: disconnect_hung: rank %u is not online to "
+              "Flux: left alone", (unsigned)rank);
+        idset_destroy (&online);
+        return;
+    }
+    idset_destroy (&online);
     if (parent < 0) {
         hlog (b, LOG_WARNING, "bgn: disconnect_hung: the TBON parent of rank "
               "%u is not known", (unsigned)rank);
         return;
     }
-    if (!(f = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
+    if (!(req = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
                              (uint32_t)parent, FLUX_RPC_NORESPONSE, "{s:i}",
                              "rank", (int)rank))) {
         hlog (b, LOG_ERR, "bgn: overlay.disconnect-subtree: %s",
               strerror (errno));
         return;
     }
-    flux_future_destroy (f);
+    flux_future_destroy (req);
     hlog (b, LOG_NOTICE, "bgn: asked rank %d to disconnect its TBON child "
           "rank %u, which the BGN fenced (disconnect_hung)", parent,
           (unsigned)rank);
+}
+
+static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
+{
+    flux_future_t *f;
+
+    if (!(f = flux_rpc_pack (b->h, "groups.get", 0, 0, "{s:s}", "name",
+                             "broker.online"))
+        || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank, NULL) < 0
+        || flux_future_then (f, 10., disconnect_online_cb, b) < 0) {
+        hlog (b, LOG_ERR, "bgn: disconnect_hung: groups.get: %s",
+              strerror (errno));
+        flux_future_destroy (f);
+    }
 }
 
 static void note_membership (struct bgn_broker *b, const char *payload,
@@ -1201,17 +1237,19 @@ static void note_membership (struct bgn_broker *b, const char *payload,
     }
     json_array_foreach (fenced, i, v) {
         json_int_t rank = -1;
+        const char *reason = "";
         if (json_is_integer (v))
             rank = json_integer_value (v);
         else
-            json_unpack (v, "{s:I}", "rank", &rank);
+            json_unpack (v, "{s:I s?s}", "rank", &rank, "reason", &reason);
         if (rank <= 0 || rank >= (json_int_t)b->size)
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
-        hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN",
-              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank));
-        if (b->disconnect_hung)
+        hlog (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN: %s",
+              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
+        /* hung: it stopped answering ("silent for ..."), not gone */
+        if (b->disconnect_hung && !strncmp (reason, "silent", 6))
             disconnect_in_flux (b, (uint32_t)rank);
     }
     json_array_foreach (json_object_get (o, "live"), i, v) {
@@ -1293,8 +1331,10 @@ static void tell_orphan (struct bgn_broker *b, uint32_t rank)
 }
 
 /* Flux's view (broker.online) against the BGN's: a rank that was online,
- * is no more, and is up on the BGN is an orphan.  Twice in a row, so a
- * rank between two states is not taken for one. */
+ * is no more, and is up on the BGN is an orphan, once it has been so for
+ * ORPHAN_GRACE seconds: a broker that restarted is up on the BGN at once
+ * and needs a moment to rejoin the TBON. */
+#define ORPHAN_GRACE 10.
 static void online_cb (flux_future_t *f, void *arg)
 {
     struct bgn_broker *b = arg;
@@ -1308,20 +1348,23 @@ static void online_cb (flux_future_t *f, void *arg)
         return;
     }
     flux_future_destroy (f);
+    double now = monotime_now ();
     for (uint32_t r = 1; r < b->size; r++) {
         if (idset_test (online, r)) {
             idset_set (b->flux_seen, r);
-            idset_clear (b->flux_lost, r);
+            b->lost_since[r] = 0;
             idset_clear (b->told, r);
             continue;
         }
         if (!idset_test (b->flux_seen, r) || idset_test (b->bgn_down, r)
-            || idset_test (b->told, r))
+            || idset_test (b->told, r)) {
+            b->lost_since[r] = 0;
             continue;
-        if (idset_test (b->flux_lost, r))
+        }
+        if (b->lost_since[r] == 0)
+            b->lost_since[r] = now;
+        else if (now - b->lost_since[r] >= ORPHAN_GRACE)
             tell_orphan (b, r);
-        else
-            idset_set (b->flux_lost, r);
     }
     idset_destroy (&online);
 }
@@ -1400,7 +1443,7 @@ int fluxhost_serve (bgn_broker_t *b)
     if (b->rank == 0 && b->orphan_relief
         && (!(b->bgn_down = idset_create (b->size))
             || !(b->flux_seen = idset_create (b->size))
-            || !(b->flux_lost = idset_create (b->size))
+            || !(b->lost_since = calloc (b->size, sizeof (double)))
             || !(b->told = idset_create (b->size))))
         return -1;
     if (b->rank == 0 && b->disconnect_hung) {
@@ -1452,7 +1495,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
     flux_future_destroy (b->online_f);
     idset_destroy (&b->bgn_down);
     idset_destroy (&b->flux_seen);
-    idset_destroy (&b->flux_lost);
+    free (b->lost_since);
     idset_destroy (&b->told);
     free (b);
     *bp = NULL;

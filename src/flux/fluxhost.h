@@ -28,9 +28,10 @@
  *                              Flux event bgn.membership
  *   disconnect_hung = false    rank 0 asks Flux's overlay to disconnect a
  *                              rank bgn fenced
- *   orphan_relief = false      rank 0 tells a broker Flux has lost but the
- *                              BGN still reaches to exit (so its service
- *                              manager restarts it and it rejoins)
+ *   orphan_relief = false      rank 0 tells a broker Flux has lost (for
+ *                              10 s) but the BGN still reaches to exit (so
+ *                              its service manager restarts it and it
+ *                              rejoins)
  *
  * One host per module; not thread-safe (the module's own thread only).
  */

@@ -244,6 +244,11 @@ int overlay_start (struct overlay *ov)
     ov->started = true;
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
+        /* "never joined" counts from now, not from load: a host may take
+         * long between the two (the Flux module waits for every rank's
+         * key in the KVS) */
+        if (p->state == PEER_CONNECTING && p->incarnation == 0)
+            p->state_since = now;
         if (!p->connector)
             continue;
         if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) < 0) {
