@@ -5,6 +5,8 @@
 # run costs one dpkg query.
 #
 # python3-zmq: the rogue overlay peer of the attack tests (t1400).
+# prometheus: its promtool checks 'bgn metrics' (t1200; about 100 MB, the
+# server beside it is not used).
 # Launchers the tests run for real: mpich (PMI-1, mpiexec), openmpi-bin
 # (PMIx, mpirun.openmpi), a one-node Slurm (munge, slurmctld, slurmd,
 # slurm-client; the tests start the daemons themselves), systemd's
@@ -23,6 +25,7 @@ libpmix-dev libsystemd-dev openmpi-bin
 munge slurmctld slurmd slurm-client
 systemd systemd-container
 groff-base
+prometheus
 "
 
 # mpiexec/mpirun mean mpich's hydra (see above); only if both are there.

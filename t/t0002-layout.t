@@ -5,13 +5,23 @@
 # The overlay's protocol core must run without sockets (the unit tests
 # and the simulator link it alone), its parts must call downward only,
 # and no include circle may creep in anywhere; t/scripts/layout.py checks
-# the sources, the link of the core's unit tests checks the build.
+# the sources, the link of the core's unit tests checks the build.  The
+# README's map names every folder and file under src/
+# (t/scripts/readmemap.py, against the files git knows).
 
 test_description='source layout: include circles, layering, a sans-I/O core'
 
 . "$(dirname "$0")/sharness.sh"
 
 PY=${PYTHON3:-python3}
+MAP="$BGN_TOP_SRCDIR/t/scripts/readmemap.py"
+
+# The files of the tree are the ones git knows (tracked, or new and not
+# ignored); a release tarball has no git and no need of this check.
+if git -C "$BGN_TOP_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1
+then
+	test_set_prereq GITTREE
+fi
 
 test_expect_success 'no include circles, the parts layered, ZeroMQ only in sock.c and curve.c' '
 	"$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" "$BGN_TOP_SRCDIR" >layout.out 2>&1 ||
@@ -35,6 +45,36 @@ test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
 	fi &&
 	ldd "$core_test" >ldd.out &&
 	test_must_fail grep -E "libzmq|libczmq" ldd.out
+'
+
+test_expect_success GITTREE 'the README map names every folder and file under src/' '
+	git -C "$BGN_TOP_SRCDIR" ls-files --cached --others --exclude-standard \
+		src >src.files &&
+	test $(wc -l <src.files) -gt 100 &&
+	"$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <src.files >map.out 2>&1 ||
+	{ cat map.out; false; }
+'
+
+test_expect_success GITTREE 'the map checker catches a file or a folder without a line' '
+	{ cat src.files &&
+	  printf "%s\n" src/broker/newpart.c src/newlib/newlib.c \
+		src/common/libmsg/fuzz/new_fuzz.c; } >new.files &&
+	test_must_fail "$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <new.files >new.out &&
+	cat new.out &&
+	test $(wc -l <new.out) -eq 3 &&
+	grep "^src/broker/newpart.c: a file the README map does not name$" new.out &&
+	grep "^src/newlib/: a folder the README map does not name$" new.out &&
+	grep "^src/newlib/newlib.c: a file the README map does not name$" new.out &&
+	sed "s/\`hosts.c\` the rank/the rank/; s/\`pmi_fd.c\`/\`pmi_fdx.c\`/" \
+		"$BGN_TOP_SRCDIR/README.md" >nohosts.md &&
+	test_must_fail "$PY" "$MAP" nohosts.md <src.files >old.out &&
+	cat old.out &&
+	test $(wc -l <old.out) -eq 5 &&
+	grep "^src/broker/hosts.c: a file the README map does not name$" old.out &&
+	grep "^src/broker/hosts.h: a file the README map does not name$" old.out &&
+	grep "^src/common/libpmi/pmi_fd.c: a file the README map does not name$" old.out &&
+	grep "^src/common/libpmi/pmi_fd.h: a file the README map does not name$" old.out &&
+	grep "^README map names pmi_fdx.c, which is not under src/$" old.out
 '
 
 test_done

@@ -8,7 +8,8 @@
 #  - logs: bgn start prints only brokers' errors and whole lines, every
 #    line in the log file; bgn dmesg reads a broker's ring buffer;
 #  - the system instance's socket is tried without BGN_URI;
-#  - Prometheus metrics;
+#  - Prometheus metrics (checked with promtool too when it is installed);
+#  - bgn dmesg on a fresh broker: the ring keeps how it booted;
 #  - ping: summary on SIGINT, --route, unknown service and bad rank
 #    errors, timeout 0; rounded JSON.
 
@@ -18,6 +19,16 @@ test_description='host names, logs, dmesg, system instance, metrics, ping'
 
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 SCRIPTS="$SHARNESS_TEST_SRCDIR/scripts"
+
+# Prometheus's own checker, when installed (Debian package prometheus;
+# PROMTOOL=PATH names another).
+PROMTOOL=${PROMTOOL:-promtool}
+if command -v "$PROMTOOL" >/dev/null 2>&1; then
+	test_set_prereq PROMTOOL
+else
+	say "promtool not found (apt-get install prometheus): bgn metrics is" \
+	    "checked by promcheck.py only"
+fi
 
 # One 8-broker instance named like a cluster, two brokers killed by
 # hostlist: everything that needs a running instance.
@@ -146,6 +157,23 @@ test_expect_success PYTHON3 'promcheck refuses broken exposition text' '
 	test_must_fail "$PYTHON3" "$SCRIPTS/promcheck.py" bad2.prom
 '
 
+# promtool check metrics parses the text and lints it (names, suffixes,
+# help); it prints each problem, so its output must be empty too.
+test_expect_success PROMTOOL 'promtool check metrics accepts bgn metrics' '
+	for f in metrics.prom metrics0.prom one.prom; do
+		"$PROMTOOL" check metrics <$f >$f.promtool 2>&1 ||
+		{ cat $f.promtool; return 1; }
+		test_must_be_empty $f.promtool || return 1
+	done
+'
+
+test_expect_success PROMTOOL 'promtool check metrics refuses a lint error' '
+	printf "# HELP bgn_x a counter\n# TYPE bgn_x counter\nbgn_x 1\n" >lint.prom &&
+	test_must_fail "$PROMTOOL" check metrics <lint.prom >lint.out 2>&1 &&
+	grep "_total" lint.out &&
+	test_must_fail "$PROMTOOL" check metrics <bad2.prom
+'
+
 test_expect_success 'bgn start showed whole lines: its own and brokers'"'"' errors only' '
 	grep "^bgn start: rank 3 killed by signal 9" start.err &&
 	while read line; do
@@ -168,8 +196,50 @@ test_expect_success 'bgn dmesg prints a broker'"'"'s lines with the time' '
 '
 
 test_expect_success PYTHON3 'bgn dmesg --json: one object per line' '
-	head -n 1 dmesg0.json >first.json &&
+	grep "up: rank 0 of 8" dmesg0.json >first.json &&
 	jq_py first.json "o[\"rank\"] == 0 and o[\"hostname\"] == \"node0\" and o[\"level\"] == \"info\" and o[\"seq\"] >= 1 and \"up: rank 0 of 8\" in o[\"text\"]"
+'
+
+# A fresh instance at the brokers' default stderr level (notice): the
+# ring still keeps the info and debug lines that tell how each broker
+# booted (broker.log_ring_level defaults to debug).
+test_expect_success 'bgn dmesg on a fresh broker shows its boot, whatever stderr shows' '
+	cat >fresh.sh <<-\EOT &&
+	bgn overlay-status --wait=full --timeout=10s >/dev/null || exit 1
+	for r in 0 2; do
+		i=0
+		until bgn dmesg -r $r | grep -q "overlay health: .*full"; do
+			i=$((i+1)); test $i -lt 100 || exit 1; sleep 0.05
+		done
+		bgn dmesg -r $r >fresh.dmesg$r || exit 1
+	done
+	EOT
+	bgn start --size=4 --log-file=fresh.log sh ./fresh.sh &&
+	cat fresh.dmesg0 &&
+	grep "bgn-broker\[0\]: info: up: rank 0 of 4, [a-z0-9]* bootstrap" fresh.dmesg0 &&
+	grep "bgn-broker\[0\]: debug: overlay bgn: 3 peers, bind ipc://.*/0/overlay" fresh.dmesg0 &&
+	grep "bgn-broker\[0\]: debug: peer 1: connecting -> up" fresh.dmesg0 &&
+	grep "bgn-broker\[0\]: info: overlay complete: all 4 ranks connected" fresh.dmesg0 &&
+	grep "bgn-broker\[0\]: info: overlay health: partial -> full" fresh.dmesg0 &&
+	grep "bgn-broker\[2\]: info: up: rank 2 of 4" fresh.dmesg2 &&
+	grep "bgn-broker\[2\]: info: overlay health: partial -> full" fresh.dmesg2 &&
+	test_must_fail grep -E "info: up:|debug:|overlay health" fresh.log
+'
+
+test_expect_success 'broker.log_ring_level and log_ring_size bound the ring' '
+	cat >ring.sh <<-\EOT &&
+	bgn overlay-status --wait=full --timeout=10s >/dev/null || exit 1
+	bgn dmesg -r 1 >ring.dmesg1 || exit 1
+	EOT
+	bgn start --size=2 -o broker.log_ring_level=\"info\" \
+		-o broker.log_ring_size=2 sh ./ring.sh &&
+	cat ring.dmesg1 &&
+	test $(wc -l <ring.dmesg1) -le 2 &&
+	test_must_fail grep "debug:" ring.dmesg1 &&
+	grep "bgn-broker\[1\]: info: " ring.dmesg1 &&
+	test_must_fail bgn start --size=1 -o broker.log_ring_level=\"loud\" true \
+		2>loud.err &&
+	grep "broker.log_ring_level.: must be a syslog level" loud.err
 '
 
 test_expect_success 'ping: summary on SIGINT, timeout 0, errors; a restarted rank 0 relearns hosts' '

@@ -13,7 +13,6 @@
 #include "config.h"
 #endif
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +23,7 @@
 #include "src/common/libconf/conf.h"
 #include "src/common/libpmi/pmi_client.h"
 #include "src/common/libconf/keys.h"
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
 #if HAVE_PMIX
@@ -62,59 +62,6 @@ struct boot {
     char instance[37];       /* derived instance id */
 };
 
-static int errset (char *errbuf, size_t errlen, int errnum,
-                   const char *fmt, ...) __attribute__ ((format (printf, 4, 5)));
-
-static int errset (char *errbuf, size_t errlen, int errnum,
-                   const char *fmt, ...)
-{
-    va_list ap;
-    if (errbuf && errlen) {
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-    errno = errnum;
-    return -1;
-}
-
-/* Expand %h (host) and %p (port) in 'tmpl'.  Other %-sequences (%R, %r
- * of overlay.bind) are copied as they are.  -1 + EOVERFLOW if too long.
- */
-static int expand_template (const char *tmpl, const char *host, int port,
-                            char *out, size_t len)
-{
-    size_t o = 0;
-    char portstr[16];
-
-    snprintf (portstr, sizeof (portstr), "%d", port);
-    for (const char *p = tmpl; *p; p++) {
-        const char *ins = NULL;
-        if (p[0] == '%' && p[1] == 'h')
-            ins = host;
-        else if (p[0] == '%' && p[1] == 'p')
-            ins = portstr;
-        if (ins) {
-            size_t l = strlen (ins);
-            if (o + l >= len)
-                goto overflow;
-            memcpy (out + o, ins, l);
-            o += l;
-            p++;
-        }
-        else {
-            if (o + 1 >= len)
-                goto overflow;
-            out[o++] = *p;
-        }
-    }
-    out[o] = '\0';
-    return 0;
-overflow:
-    errno = EOVERFLOW;
-    return -1;
-}
-
 /* The secret half of a CURVE certificate must be private to its owner:
  * anyone who can read it can join the instance (every broker shares it).
  * On success, copy the public key (Z85) to pub[41].
@@ -128,34 +75,33 @@ static int check_cert (const char *path, char *pub, char *errbuf,
 
     if (snprintf (secret, sizeof (secret), "%s_secret", path)
         >= (int)sizeof (secret))
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: path is too long");
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "bootstrap.curve_cert: path is too long");
     if (stat (path, &st) < 0)
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert %s: %s (create the certificate "
-                       "with: bgn keygen %s)", path, strerror (errno), path);
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert %s: "
+                            "%s (create the certificate with: bgn keygen %s)",
+                            path, strerror (errno), path);
     if (stat (secret, &st) < 0)
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: secret file %s: %s (create the "
-                       "certificate with: bgn keygen %s)", secret,
-                       strerror (errno), path);
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: "
+                            "secret file %s: %s (create the certificate with: "
+                            "bgn keygen %s)", secret, strerror (errno), path);
     if (!S_ISREG (st.st_mode))
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: %s is not a regular file",
-                       secret);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "bootstrap.curve_cert: %s is not a regular file",
+                            secret);
     if (st.st_mode & 077)
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: %s is readable or writable by "
-                       "group or others (mode %04o); fix with: chmod 600 %s",
-                       secret, (unsigned)(st.st_mode & 07777), secret);
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: %s "
+                            "is readable or writable by group or others (mode "
+                            "%04o); fix with: chmod 600 %s", secret,
+                            (unsigned)(st.st_mode & 07777), secret);
     if (!(cert = zcert_load (path)))
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: cannot parse %s", path);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "bootstrap.curve_cert: cannot parse %s", path);
     if (!strcmp (zcert_secret_txt (cert),
                  "0000000000000000000000000000000000000000")) {
         zcert_destroy (&cert);
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.curve_cert: %s holds no secret key", secret);
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: %s "
+                            "holds no secret key", secret);
     }
     snprintf (pub, 41, "%s", zcert_public_txt (cert));
     zcert_destroy (&cert);
@@ -179,8 +125,8 @@ static int static_endpoint (struct boot *b, uint32_t rank, char *buf,
         errno = EINVAL;
         return -1;
     }
-    return expand_template (tmpl, hostlist_nth (b->hosts, (int)rank), port,
-                            buf, len);
+    return conf_expand_template (tmpl, hostlist_nth (b->hosts, (int)rank),
+                                 port, buf, len);
 }
 
 /* A name-based (version 5 layout) uuid from SHA-1 over every rank's host
@@ -233,7 +179,7 @@ static int static_keys (struct boot *b, json_t *conf, const char *dir,
         return -1;
     }
     if (!(b->pubkeys = calloc (b->size, sizeof (*b->pubkeys))))
-        return errset (errbuf, errlen, ENOMEM, "out of memory");
+        return errbuf_fail (errbuf, errlen, ENOMEM, "out of memory");
     for (uint32_t r = 0; r < b->size; r++) {
         if (conf_key_path (dir, hostlist_nth (b->hosts, (int)r), path,
                            sizeof (path)) < 0
@@ -266,9 +212,9 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
         int before = hostlist_count (b->hosts);
         int *ne;
         if (!spec || hostlist_append (b->hosts, spec, err, sizeof (err)) < 0)
-            return errset (errbuf, errlen, EINVAL,
-                           "%s: bootstrap.hosts[%zu]: %s", cfgname, i,
-                           spec ? err : "no host");
+            return errbuf_fail (errbuf, errlen, EINVAL,
+                                "%s: bootstrap.hosts[%zu]: %s", cfgname, i,
+                                spec ? err : "no host");
         int after = hostlist_count (b->hosts);
         if (!(ne = realloc (b->entry, sizeof (int) * (after ? after : 1))))
             return -1;
@@ -278,8 +224,8 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
     }
     b->size = (uint32_t)hostlist_count (b->hosts);
     if (b->size == 0)
-        return errset (errbuf, errlen, EINVAL,
-                       "%s: bootstrap.hosts lists no hosts", cfgname);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "%s: bootstrap.hosts lists no hosts", cfgname);
     /* A host named twice would leave its second rank unreachable. */
     if (!(seen = zhashx_new ()))
         return -1;
@@ -287,9 +233,9 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
         const char *h = hostlist_nth (b->hosts, (int)r);
         if (zhashx_insert (seen, h, (void *)h) < 0) {
             zhashx_destroy (&seen);
-            return errset (errbuf, errlen, EINVAL,
-                           "%s: host '%s' appears more than once in "
-                           "bootstrap.hosts", cfgname, h);
+            return errbuf_fail (errbuf, errlen, EINVAL,
+                                "%s: host '%s' appears more than once in "
+                                "bootstrap.hosts", cfgname, h);
         }
     }
     zhashx_destroy (&seen);
@@ -300,8 +246,8 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
     if (*want)
         snprintf (b->hostname, sizeof (b->hostname), "%s", want);
     else if (gethostname (b->hostname, sizeof (b->hostname) - 1) < 0)
-        return errset (errbuf, errlen, EINVAL, "gethostname: %s",
-                       strerror (errno));
+        return errbuf_fail (errbuf, errlen, EINVAL, "gethostname: %s",
+                            strerror (errno));
     if ((idx = hostlist_find (b->hosts, b->hostname)) < 0 && !*want) {
         char *dot = strchr (b->hostname, '.');
         if (dot) {
@@ -311,10 +257,10 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
         }
     }
     if (idx < 0)
-        return errset (errbuf, errlen, EINVAL,
-                       "this host '%s' is not in bootstrap.hosts of %s "
-                       "(fix the host list, or set bootstrap.hostname)",
-                       b->hostname, cfgname);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "this host '%s' is not in bootstrap.hosts of %s "
+                            "(fix the host list, or set bootstrap.hostname)",
+                            b->hostname, cfgname);
     b->rank = (uint32_t)idx;
 
     /* The shared certificate, or per-host keys. */
@@ -327,10 +273,11 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
     }
     else if (curve) {
         if (!*cert)
-            return errset (errbuf, errlen, EINVAL,
-                           "%s: a static bootstrap with overlay.curve = true "
-                           "needs bootstrap.curve_cert (make one with: bgn "
-                           "keygen PATH) or bootstrap.curve_keys", cfgname);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: a static "
+                                "bootstrap with overlay.curve = true needs "
+                                "bootstrap.curve_cert (make one with: bgn "
+                                "keygen PATH) or bootstrap.curve_keys",
+                                cfgname);
         if (check_cert (cert, b->pubkey, errbuf, errlen) < 0)
             return -1;
     }
@@ -345,18 +292,18 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
         int port = (int)json_integer_value (json_object_get (e, "port"));
         json_t *ovl = json_object_get (conf, "overlay");
         if (!tmpl || !ovl
-            || expand_template (tmpl, b->hostname, port, uri, sizeof (uri)) < 0)
-            return errset (errbuf, errlen, EINVAL,
-                           "%s: bootstrap.hosts[%d].bind is invalid",
-                           cfgname, b->entry[b->rank]);
+            || conf_expand_template (tmpl, b->hostname, port, uri,
+                                     sizeof (uri)) < 0)
+            return errbuf_fail (errbuf, errlen, EINVAL,
+                                "%s: bootstrap.hosts[%d].bind is invalid",
+                                cfgname, b->entry[b->rank]);
         if (json_object_set_new (ovl, "bind", json_string (uri)) < 0)
             return -1;
     }
     /* Every endpoint must expand; check now rather than at connect. */
     if (static_instance (b) < 0)
-        return errset (errbuf, errlen, EINVAL,
-                       "%s: a bootstrap.hosts connect template is too long",
-                       cfgname);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: a bootstrap.hosts "
+                            "connect template is too long", cfgname);
     return 0;
 }
 
@@ -386,10 +333,10 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
                         size_t errlen)
 {
     if (!getenv ("PMI_FD"))
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.method is pmi1 but PMI_FD is not set "
-                       "(start the broker under a PMI-1 launcher: "
-                       "bgn start, mpiexec, srun --mpi=pmi2)");
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "bootstrap.method is pmi1 but PMI_FD is not set "
+                            "(start the broker under a PMI-1 launcher: "
+                            "bgn start, mpiexec, srun --mpi=pmi2)");
     if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
         return -1;
     pmi_client_set_timeout (b->pmi, timeout);
@@ -416,18 +363,18 @@ static int pmix_create (struct boot *b, const char *plugin_dir,
     void *dso;
 
     if (!pmix_in_env ())
-        return errset (errbuf, errlen, EINVAL,
-                       "bootstrap.method is pmix but PMIX_NAMESPACE and "
-                       "PMIX_RANK are not set (start the broker under a "
-                       "PMIx launcher: mpirun.openmpi, srun --mpi=pmix)");
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "bootstrap.method is pmix but PMIX_NAMESPACE and "
+                            "PMIX_RANK are not set (start the broker under a "
+                            "PMIx launcher: mpirun.openmpi, srun --mpi=pmix)");
     /* Loaded here, never unloaded: libpmix may keep threads. */
     snprintf (path, sizeof (path), "%s/%s", plugin_dir, BOOT_PMIX_PLUGIN);
     if (!(dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))
         || !(b->px = dlsym (dso, BOOT_PMIX_SYMBOL)))
-        return errset (errbuf, errlen, EINVAL,
-                       "PMIx is unavailable: %s (reinstall bgn, or use "
-                       "a PMI-1 launcher or --boot=static|single)",
-                       dlerror ());
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "PMIx is unavailable: %s (reinstall bgn, or use "
+                            "a PMI-1 launcher or --boot=static|single)",
+                            dlerror ());
     if (!(b->pmix = b->px->create (timeout, errbuf, errlen)))
         return -1;
     b->rank = b->px->rank (b->pmix);
@@ -435,11 +382,11 @@ static int pmix_create (struct boot *b, const char *plugin_dir,
     return 0;
 #else
     (void)plugin_dir;
-    return errset (errbuf, errlen, EINVAL,
-                   "PMIx is unavailable: this bgn-broker was built without "
-                   "libpmix (install libpmix-dev and re-run configure), "
-                   "use a PMI-1 launcher (srun --mpi=pmi2, mpiexec.mpich) "
-                   "or --boot=static|single");
+    return errbuf_fail (errbuf, errlen, EINVAL, "PMIx is unavailable: this "
+                        "bgn-broker was built without libpmix (install "
+                        "libpmix-dev and re-run configure), use a PMI-1 "
+                        "launcher (srun --mpi=pmi2, mpiexec.mpich) or "
+                        "--boot=static|single");
 #endif
 }
 
@@ -471,9 +418,9 @@ struct boot *boot_create (json_t *conf, const char *confname,
     }
     else if (!strcmp (method, "static")) {
         if (!json_is_array (hosts) || json_array_size (hosts) == 0) {
-            errset (errbuf, errlen, EINVAL,
-                    "bootstrap.method is static but %s has no "
-                    "bootstrap.hosts", confname ? confname : "the config");
+            errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.method is static "
+                         "but %s has no bootstrap.hosts",
+                         confname ? confname : "the config");
             goto error;
         }
         if (static_create (b, conf, confname, errbuf, errlen) < 0)
@@ -553,8 +500,8 @@ static int bundle_flush (struct boot *b, char *errbuf, size_t errlen)
         return 0;
     snprintf (k, sizeof (k), "bgn.%u", (unsigned)b->rank);
     if (!(v = json_dumps (b->outbox, JSON_COMPACT)))
-        return errset (errbuf, errlen, ENOMEM, "bootstrap values: out of "
-                       "memory");
+        return errbuf_fail (errbuf, errlen, ENOMEM, "bootstrap values: out of "
+                            "memory");
     rc = pmi_client_kvs_put (b->pmi, k, v, errbuf, errlen);
     free (v);
     if (rc == 0)
@@ -584,8 +531,8 @@ static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
         return NULL;
     if (!json_is_object (o)) {
         json_decref (o);
-        errset (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
-                "not a JSON object", (unsigned)rank);
+        errbuf_fail (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
+                     "not a JSON object", (unsigned)rank);
         return NULL;
     }
     json_object_set_new (b->bundles, r, o);
@@ -628,8 +575,8 @@ int boot_put (struct boot *b, const char *key, const char *value,
         return 0;
     }
     if (json_object_set_new (b->outbox, key, json_string (value)) < 0)
-        return errset (errbuf, errlen, EINVAL, "bootstrap value of %s is "
-                       "not UTF-8 text", k);
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap value of %s is "
+                            "not UTF-8 text", k);
     b->outbox_dirty = 1;
     return 0;
 }
@@ -638,8 +585,8 @@ static int copy_out (const char *v, char *buf, size_t len, const char *what,
                      char *errbuf, size_t errlen)
 {
     if (strlen (v) >= len)
-        return errset (errbuf, errlen, EOVERFLOW,
-                       "bootstrap value of %s is too long", what);
+        return errbuf_fail (errbuf, errlen, EOVERFLOW,
+                            "bootstrap value of %s is too long", what);
     strcpy (buf, v);
     return 0;
 }
@@ -649,29 +596,29 @@ static int static_get (struct boot *b, uint32_t rank, const char *key,
                        size_t errlen)
 {
     if (rank >= b->size)
-        return errset (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
-                       (unsigned)rank, (unsigned)b->size - 1);
+        return errbuf_fail (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
+                            (unsigned)rank, (unsigned)b->size - 1);
     if (!strcmp (key, "endpoint")) {
         if (static_endpoint (b, rank, buf, len) < 0)
-            return errset (errbuf, errlen, errno,
-                           "endpoint of rank %u: %s", (unsigned)rank,
-                           strerror (errno));
+            return errbuf_fail (errbuf, errlen, errno,
+                                "endpoint of rank %u: %s", (unsigned)rank,
+                                strerror (errno));
         return 0;
     }
     if (!strcmp (key, "pubkey")) {
         if (b->pubkeys)
             return copy_out (b->pubkeys[rank], buf, len, k, errbuf, errlen);
         if (!*b->pubkey)
-            return errset (errbuf, errlen, ENOENT,
-                           "no bootstrap.curve_cert, so no public key");
+            return errbuf_fail (errbuf, errlen, ENOENT,
+                                "no bootstrap.curve_cert, so no public key");
         return copy_out (b->pubkey, buf, len, k, errbuf, errlen);
     }
     if (!strcmp (key, "instance"))
         return copy_out (b->instance, buf, len, k, errbuf, errlen);
     if (rank != b->rank)
-        return errset (errbuf, errlen, ENOENT,
-                       "bootstrap key %s: a static bootstrap has no "
-                       "exchange with other ranks", k);
+        return errbuf_fail (errbuf, errlen, ENOENT,
+                            "bootstrap key %s: a static bootstrap has no "
+                            "exchange with other ranks", k);
     return 1;   /* our own value: look it up locally */
 }
 
@@ -695,8 +642,8 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     if (!b->pmi) {
         const char *v = zhashx_lookup (b->local, k);
         if (!v)
-            return errset (errbuf, errlen, ENOENT,
-                           "bootstrap key %s not found", k);
+            return errbuf_fail (errbuf, errlen, ENOENT,
+                                "bootstrap key %s not found", k);
         return copy_out (v, buf, len, k, errbuf, errlen);
     }
     /* Our own values before they went out; else the rank's bundle (for
@@ -707,8 +654,8 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
         if (!bundle)
             return -1;
         if (!(o = json_object_get (bundle, key)))
-            return errset (errbuf, errlen, ENOENT,
-                           "bootstrap key %s not found", k);
+            return errbuf_fail (errbuf, errlen, ENOENT,
+                                "bootstrap key %s not found", k);
     }
     return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
 }

@@ -29,6 +29,7 @@
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/forksrv.h"
 #include "src/common/libutil/fsd.h"
+#include "src/common/libutil/loglevel.h"
 #include "src/common/libutil/ratelimit.h"
 #include "access.h"
 #include "broker.h"
@@ -468,7 +469,8 @@ error:
     return -1;
 }
 
-/* systemd readiness: from here on, see notify.h for what "ready" means. */
+/* The health log and systemd readiness: from here on, see notify.h for
+ * what "ready" means. */
 static int start_notify (struct bgn_broker *b)
 {
     double timeout = 30.;
@@ -527,12 +529,38 @@ static void broker_cleanup (struct bgn_broker *b)
     logger_destroy (&b->log);
 }
 
+/* The logger: stderr gets broker.log_level (moved by -v and -q), the
+ * ring for 'bgn dmesg' keeps broker.log_ring_size lines at
+ * broker.log_ring_level and below, whatever stderr shows.
+ */
+static struct logger *create_logger (json_t *conf, const struct options *o)
+{
+    long long level, size;
+    const char *ring_level;
+    struct logger *l;
+
+    if (conf_get_int (conf, "broker.log_level", &level) < 0)
+        level = LOG_NOTICE;
+    level += o->verbose;
+    if (o->quiet)
+        level = LOG_ERR;
+    if (!(l = logger_create ("bgn-broker", level > LOG_DEBUG ? LOG_DEBUG
+                                                             : (int)level)))
+        return NULL;
+    if (conf_get_string (conf, "broker.log_ring_level", &ring_level) < 0)
+        ring_level = "debug";
+    if (conf_get_int (conf, "broker.log_ring_size", &size) < 0)
+        size = LOGGER_RING_SIZE;
+    if (logger_set_ring (l, loglevel_parse (ring_level), (size_t)size) < 0)
+        logger_destroy (&l);
+    return l;
+}
+
 static int broker_main (int argc, char **argv)
 {
     struct bgn_broker broker = { .sigfd = -1 }, *b = &broker;
     struct options opts = { 0 };
     char err[512] = "";
-    long long level;
     double boot_timeout = 60.;
     int rc = EXIT_FAILURE_RUNTIME;
 
@@ -547,13 +575,7 @@ static int broker_main (int argc, char **argv)
         json_decref (b->conf);
         return EXIT_CONFIG;
     }
-    if (conf_get_int (b->conf, "broker.log_level", &level) < 0)
-        level = LOG_NOTICE;
-    level += opts.verbose;
-    if (opts.quiet)
-        level = LOG_ERR;
-    b->log = logger_create ("bgn-broker", level > LOG_DEBUG ? LOG_DEBUG
-                                                            : (int)level);
+    b->log = create_logger (b->conf, &opts);
     zsys_handler_set (NULL);
     zsys_set_logstream (stderr);
     zsys_init ();

@@ -5,7 +5,7 @@
  * service), goes to a local client, or leaves through the overlay.  The
  * local connector is the ROUTER socket clients talk to.
  *
- * Route stack rules (DESIGN.md, "Routing"): a request from a local client
+ * Route stack rules (those of Flux's brokers): a request from a local client
  * gets the client's id pushed when it arrives; when a request leaves this
  * broker for the overlay, the broker pushes its own rank once.  Brokers in
  * between never touch the stack.  A response goes toward the top of its

@@ -6,7 +6,11 @@
  * LIMIT_SLOTS budgets is enough: a broker has a few dozen distinct
  * warnings; when the table is full the least recently used slot is
  * reused (its pending count reported first).
+ *
+ * The ring is an array of ring_size slots; line number seq lives in slot
+ * seq % ring_size.
  */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,10 +43,12 @@ struct ring_slot {
 struct logger {
     char prog[64];
     long rank;                /* -1 until bootstrap sets it */
-    int level;
+    int level;                /* stderr */
     struct limit_slot limits[LIMIT_SLOTS];
     uint64_t suppressed;
-    struct ring_slot ring[LOGGER_RING_SIZE];
+    int ring_level;
+    size_t ring_size;
+    struct ring_slot *ring;   /* [ring_size] */
     uint64_t seq;             /* last assigned */
     double (*now) (void *arg);
     void *now_arg;
@@ -65,11 +71,24 @@ struct logger *logger_create (const char *prog, int level)
     struct logger *l = calloc (1, sizeof (*l));
     if (!l)
         return NULL;
+    if (!(l->ring = calloc (LOGGER_RING_SIZE, sizeof (*l->ring)))) {
+        free (l);
+        return NULL;
+    }
     snprintf (l->prog, sizeof (l->prog), "%s", prog);
     l->rank = -1;
     l->level = level;
+    l->ring_level = LOG_DEBUG;
+    l->ring_size = LOGGER_RING_SIZE;
     l->now = default_clock;
     return l;
+}
+
+static void ring_free (struct ring_slot *ring, size_t size)
+{
+    for (size_t i = 0; i < size; i++)
+        free (ring[i].text);
+    free (ring);
 }
 
 void logger_destroy (struct logger **lp)
@@ -78,8 +97,7 @@ void logger_destroy (struct logger **lp)
         struct logger *l = *lp;
         for (int i = 0; i < LIMIT_SLOTS; i++)
             ratelimit_destroy (&l->limits[i].rl);
-        for (int i = 0; i < LOGGER_RING_SIZE; i++)
-            free (l->ring[i].text);
+        ring_free (l->ring, l->ring_size);
         free (l);
         *lp = NULL;
     }
@@ -98,6 +116,35 @@ void logger_set_level (struct logger *l, int level)
 int logger_get_level (struct logger *l)
 {
     return l->level;
+}
+
+int logger_set_ring (struct logger *l, int level, size_t size)
+{
+    struct ring_slot *ring;
+
+    if (level < LOG_EMERG || level > LOG_DEBUG || size < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(ring = calloc (size, sizeof (*ring)))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    ring_free (l->ring, l->ring_size);
+    l->ring = ring;
+    l->ring_size = size;
+    l->ring_level = level;
+    return 0;
+}
+
+int logger_get_ring_level (struct logger *l)
+{
+    return l->ring_level;
+}
+
+size_t logger_get_ring_size (struct logger *l)
+{
+    return l->ring_size;
 }
 
 const char *logger_levelstr (int level)
@@ -120,7 +167,7 @@ static void ring_add (struct logger *l, int level, const char *text)
     if (!copy)
         return;
     l->seq++;
-    s = &l->ring[l->seq % LOGGER_RING_SIZE];
+    s = &l->ring[l->seq % l->ring_size];
     free (s->text);
     s->text = copy;
     s->seq = l->seq;
@@ -128,17 +175,19 @@ static void ring_add (struct logger *l, int level, const char *text)
     s->level = level;
 }
 
-/* Print one line and keep it in the ring.  One fprintf per line so
- * lines from one broker never interleave. */
+/* Print one line if its level is printed, keep it in the ring if its
+ * level is kept.  One fprintf per line so lines from one broker never
+ * interleave. */
 static void emit (struct logger *l, int level, const char *text)
 {
-    if (l->rank >= 0)
+    if (level <= l->level && l->rank >= 0)
         fprintf (stderr, "%s[%ld]: %s: %s\n", l->prog, l->rank,
                  logger_levelstr (level), text);
-    else
+    else if (level <= l->level)
         fprintf (stderr, "%s: %s: %s\n", l->prog, logger_levelstr (level),
                  text);
-    ring_add (l, level, text);
+    if (level <= l->ring_level)
+        ring_add (l, level, text);
 }
 
 static void report_suppressed (struct logger *l, struct limit_slot *s,
@@ -188,7 +237,7 @@ void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap)
     unsigned long n = 0;
     double now;
 
-    if (level > l->level)
+    if (level > l->level && level > l->ring_level)
         return;
     vsnprintf (buf, sizeof (buf), fmt, ap);
     if (level < LOG_DEBUG) {
@@ -237,13 +286,12 @@ void logger_ring_foreach (struct logger *l, uint64_t after,
                           void (*cb) (const struct log_entry *e, void *arg),
                           void *arg)
 {
-    uint64_t first = l->seq > LOGGER_RING_SIZE ? l->seq - LOGGER_RING_SIZE + 1
-                                               : 1;
+    uint64_t first = l->seq > l->ring_size ? l->seq - l->ring_size + 1 : 1;
 
     if (after + 1 > first)
         first = after + 1;
     for (uint64_t seq = first; seq <= l->seq; seq++) {
-        struct ring_slot *s = &l->ring[seq % LOGGER_RING_SIZE];
+        struct ring_slot *s = &l->ring[seq % l->ring_size];
         struct log_entry e;
         if (s->seq != seq || !s->text)
             continue;
@@ -257,7 +305,7 @@ void logger_ring_foreach (struct logger *l, uint64_t after,
 
 void logger_ring_clear (struct logger *l)
 {
-    for (int i = 0; i < LOGGER_RING_SIZE; i++) {
+    for (size_t i = 0; i < l->ring_size; i++) {
         free (l->ring[i].text);
         l->ring[i].text = NULL;
         l->ring[i].seq = 0;

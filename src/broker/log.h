@@ -12,16 +12,23 @@
  * printed; the next line allowed carries " (N similar messages
  * suppressed)", and logger_flush(), called from a periodic timer, reports
  * a count whose window ended with no further line.  Debug lines are not
- * limited (they are off unless asked for).
+ * limited (they are few: state changes and drops, none per message).
  *
- * Ring buffer: the last LOGGER_RING_SIZE lines that were logged (after
- * the level filter and flood control) are kept with a sequence number,
- * the wall-clock time and the level, for 'bgn dmesg' (broker.dmesg).
+ * Two levels: the stderr level (logger_create, logger_set_level) says
+ * which lines are printed, the ring's level which lines are kept.  A line
+ * above both is dropped before it is formatted.
+ *
+ * Ring buffer: the last lines at or below the ring's level (LOG_DEBUG and
+ * LOGGER_RING_SIZE lines unless logger_set_ring says otherwise), after
+ * flood control, are kept with a sequence number, the wall-clock time and
+ * the level, for 'bgn dmesg' (broker.dmesg): so a broker that prints only
+ * its warnings still shows how it booted.
  */
 #ifndef BGN_BROKER_LOG_H
 #define BGN_BROKER_LOG_H
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <syslog.h>
 
@@ -43,6 +50,14 @@ void logger_destroy (struct logger **lp);
 void logger_set_rank (struct logger *l, long rank);
 void logger_set_level (struct logger *l, int level);
 int logger_get_level (struct logger *l);
+
+/* Keep the lines at 'level' (LOG_EMERG .. LOG_DEBUG) and below in a ring
+ * of 'size' lines (at least 1).  The lines kept so far are dropped.  -1 +
+ * EINVAL for a bad level or size, ENOMEM (the ring stays as it was).
+ */
+int logger_set_ring (struct logger *l, int level, size_t size);
+int logger_get_ring_level (struct logger *l);
+size_t logger_get_ring_size (struct logger *l);
 
 void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap);
 void logger_log (struct logger *l, int level, const char *fmt, ...)

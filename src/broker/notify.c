@@ -1,4 +1,5 @@
-/* notify.c: sd_notify readiness and status for systemd (see notify.h).
+/* notify.c: the overlay's health, told to the log and to systemd
+ * (sd_notify readiness and status; see notify.h).
  *
  * A 250 ms reactor timer samples the overlay's health; that is cheap (a
  * function call) and keeps this file out of the message path.
@@ -29,6 +30,7 @@ struct notify {
     double ready_timeout;
     int ready;
     char status[128];        /* last STATUS= sent */
+    char health[32];         /* last health logged, "" before the first */
 };
 
 static void send_state (struct notify *n, const char *state)
@@ -50,10 +52,22 @@ static const char *overlay_health (struct bgn_broker *b)
     return b->ovl->health (b->ovl_state);
 }
 
-static int tick (zloop_t *loop, int timer_id, void *arg)
+/* One info line per change of health, with the time since the broker
+ * started, so that 'bgn dmesg' shows when the overlay became full. */
+static void log_health (struct notify *n, const char *health)
 {
-    struct notify *n = arg;
-    const char *health = overlay_health (n->b);
+    if (!strcmp (health, n->health))
+        return;
+    logger_log (n->b->log, LOG_INFO, "overlay health: %s%s%s, %.3fs after "
+                "start", n->health, n->health[0] ? " -> " : "", health,
+                monotime_now () - n->b->start_time);
+    snprintf (n->health, sizeof (n->health), "%s", health);
+}
+
+/* READY=1 once the overlay is full or ready_timeout has passed, then
+ * STATUS= whenever the health changes. */
+static void tell_systemd (struct notify *n, const char *health)
+{
     char status[128], msg[160];
 
     snprintf (status, sizeof (status), "rank %u of %u: overlay %s",
@@ -65,13 +79,23 @@ static int tick (zloop_t *loop, int timer_id, void *arg)
         snprintf (msg, sizeof (msg), "READY=1\nSTATUS=%s", status);
         send_state (n, msg);
         logger_log (n->b->log, LOG_INFO, "ready (systemd): %s", status);
-        return 0;
+        return;
     }
     if (n->ready && strcmp (status, n->status) != 0) {
         snprintf (n->status, sizeof (n->status), "%s", status);
         snprintf (msg, sizeof (msg), "STATUS=%s", status);
         send_state (n, msg);
     }
+}
+
+static int tick (zloop_t *loop, int timer_id, void *arg)
+{
+    struct notify *n = arg;
+    const char *health = overlay_health (n->b);
+
+    log_health (n, health);
+    if (n->active)
+        tell_systemd (n, health);
     return 0;
 }
 
@@ -86,8 +110,6 @@ struct notify *notify_create (struct bgn_broker *b, double ready_timeout)
 #if HAVE_LIBSYSTEMD
     n->active = getenv ("NOTIFY_SOCKET") != NULL;
 #endif
-    if (!n->active)
-        return n;
     n->start = monotime_now ();
     n->ready_timeout = ready_timeout;
     if ((n->timer_id = zloop_timer (b->loop, NOTIFY_TICK_MS, 0, tick,
@@ -96,7 +118,8 @@ struct notify *notify_create (struct bgn_broker *b, double ready_timeout)
         errno = ENOMEM;
         return NULL;
     }
-    /* Ready at once if there is nothing to wait for. */
+    /* The first health line, and ready at once if there is nothing to
+     * wait for. */
     tick (b->loop, n->timer_id, n);
     return n;
 }
@@ -105,11 +128,10 @@ void notify_destroy (struct notify **np)
 {
     if (np && *np) {
         struct notify *n = *np;
-        if (n->active) {
+        if (n->active)
             send_state (n, "STOPPING=1");
-            if (n->timer_id >= 0)
-                zloop_timer_end (n->b->loop, n->timer_id);
-        }
+        if (n->timer_id >= 0)
+            zloop_timer_end (n->b->loop, n->timer_id);
         free (n);
         *np = NULL;
     }

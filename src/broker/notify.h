@@ -1,5 +1,9 @@
-/* notify.h: tell systemd (sd_notify) when the broker is ready, how its
- * overlay is doing, and that it is stopping.
+/* notify.h: tell the log and systemd (sd_notify) how the broker's overlay
+ * is doing; tell systemd when the broker is ready and that it is stopping.
+ *
+ * Every change of the overlay's health ("partial", "full", "degraded",
+ * ...) is logged at info level with the time since the broker started, so
+ * the log ring ('bgn dmesg') shows when the overlay became full.
  *
  * What "ready" means (Type=notify units, see bgn-system(7)): the broker
  * has bootstrapped, its local socket accepts clients, its overlay module
@@ -16,7 +20,7 @@
  * notify_destroy() sends STOPPING=1.
  *
  * Without $NOTIFY_SOCKET (not started by systemd), or when built without
- * libsystemd, everything here does nothing.
+ * libsystemd, nothing is sent to systemd; the health is still logged.
  */
 #ifndef BGN_BROKER_NOTIFY_H
 #define BGN_BROKER_NOTIFY_H
@@ -25,8 +29,7 @@ struct bgn_broker;
 struct notify;
 
 /* Start watching: called once the broker is up (bootstrap done).  Adds a
- * timer to the broker's reactor.  Returns NULL with errno on failure; a
- * broker not under systemd gets an inert object. */
+ * timer to the broker's reactor.  Returns NULL with errno on failure. */
 struct notify *notify_create (struct bgn_broker *b, double ready_timeout);
 void notify_destroy (struct notify **np);
 

@@ -26,7 +26,8 @@ static void usage (FILE *f)
     fprintf (f,
 "Usage: bgn dmesg [OPTIONS]\n"
 "Print the recent log lines a broker keeps in its ring buffer (the last\n"
-"1024 lines, oldest first), with the time they were logged.\n"
+"1024 lines of every level by default, oldest first), with the time they\n"
+"were logged.\n"
 "\n"
 "  -r, --rank=RANKS      the broker(s) to ask: a rank, a host, a set of\n"
 "                        ranks (0-3) or a hostlist (default: the local\n"

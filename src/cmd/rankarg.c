@@ -4,22 +4,13 @@
  * command and in every output that prints a set.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/hostlist.h"
 #include "src/common/libutil/hostmap.h"
 #include "rankarg.h"
-
-static int fail (char *errbuf, size_t errlen, const char *fmt,
-                 const char *arg)
-{
-    if (errbuf && errlen)
-        snprintf (errbuf, errlen, fmt, arg);
-    errno = EINVAL;
-    return -1;
-}
 
 /* A rank that is not in the instance. */
 static int out_of_range (const struct hostmap *hm, uint32_t rank,
@@ -27,12 +18,9 @@ static int out_of_range (const struct hostmap *hm, uint32_t rank,
 {
     uint32_t size = hostmap_size (hm);
 
-    if (errbuf && errlen)
-        snprintf (errbuf, errlen, "rank %u is not in the instance (size %u: "
-                  "ranks 0-%u)", (unsigned)rank, (unsigned)size,
-                  (unsigned)(size ? size - 1 : 0));
-    errno = EINVAL;
-    return -1;
+    return errbuf_fail (errbuf, errlen, EINVAL, "rank %u is not in the "
+                        "instance (size %u: ranks 0-%u)", (unsigned)rank,
+                        (unsigned)size, (unsigned)(size ? size - 1 : 0));
 }
 
 /* Digits only: a rank. */
@@ -56,8 +44,8 @@ static int add_name (const char *name, const struct hostmap *hm, idset_t *ids,
     if ((n = hostmap_ranks (hm, name, ids)) < 0)
         return -1;
     if (n == 0)
-        return fail (errbuf, errlen, "'%s' is not a rank or a host of this "
-                     "instance", name);
+        return errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank or a "
+                            "host of this instance", name);
     return 0;
 }
 
@@ -76,7 +64,8 @@ int rankarg_one (const char *arg, const struct hostmap *hm, uint32_t *rank,
         idset_t *ids;
         char *s;
         if (!hm || !arg)
-            return fail (errbuf, errlen, "'%s' is not a rank", arg ? arg : "");
+            return errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank",
+                                arg ? arg : "");
         if (!(ids = rankarg_set (arg, hm, errbuf, errlen)))
             return -1;
         if (idset_count (ids) == 1) {
@@ -85,9 +74,8 @@ int rankarg_one (const char *arg, const struct hostmap *hm, uint32_t *rank,
             return 0;
         }
         s = idset_encode (ids, 0);
-        if (errbuf && errlen)
-            snprintf (errbuf, errlen, "'%s' runs ranks %s: give one rank",
-                      arg, s ? s : "?");
+        errbuf_set (errbuf, errlen, "'%s' runs ranks %s: give one rank",
+                    arg, s ? s : "?");
         free (s);
         idset_destroy (&ids);
         errno = EINVAL;
@@ -96,7 +84,7 @@ int rankarg_one (const char *arg, const struct hostmap *hm, uint32_t *rank,
     errno = 0;
     v = strtoul (arg, &end, 10);
     if (errno || *end || v > RANKARG_MAX)
-        return fail (errbuf, errlen, "'%s' is not a rank", arg);
+        return errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank", arg);
     if (hm && v >= hostmap_size (hm))
         return out_of_range (hm, (uint32_t)v, errbuf, errlen);
     *rank = (uint32_t)v;
@@ -113,8 +101,8 @@ static idset_t *hostlist_set (const char *arg, const struct hostmap *hm,
 
     if (!hl || !ids) {
         if (!hl)
-            fail (errbuf, errlen, "'%s' is not a rank, a set of ranks or a "
-                  "hostlist", arg);
+            errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank, a set "
+                         "of ranks or a hostlist", arg);
         goto error;
     }
     for (int i = 0; i < hostlist_count (hl); i++)
@@ -134,20 +122,20 @@ idset_t *rankarg_set (const char *arg, const struct hostmap *hm,
     idset_t *ids;
 
     if (!arg || !*arg) {
-        fail (errbuf, errlen, "'%s' names no rank", "");
+        errbuf_fail (errbuf, errlen, EINVAL, "'%s' names no rank", "");
         return NULL;
     }
     if (!rankarg_numeric (arg)) {
         if (!hm) {
-            fail (errbuf, errlen, "'%s' is not a rank or a set of ranks (e.g. "
-                  "3,5-7)", arg);
+            errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank or a set "
+                         "of ranks (e.g. 3,5-7)", arg);
             return NULL;
         }
         return hostlist_set (arg, hm, errbuf, errlen);
     }
     if (!(ids = idset_decode (arg, NULL, 0))) {
-        fail (errbuf, errlen, "'%s' is not a rank or a set of ranks (e.g. "
-              "3,5-7)", arg);
+        errbuf_fail (errbuf, errlen, EINVAL, "'%s' is not a rank or a set of "
+                     "ranks (e.g. 3,5-7)", arg);
         return NULL;
     }
     if (hm && idset_count (ids) > 0
@@ -158,7 +146,7 @@ idset_t *rankarg_set (const char *arg, const struct hostmap *hm,
     }
     if (idset_count (ids) == 0) {
         idset_destroy (&ids);
-        fail (errbuf, errlen, "'%s' names no rank", arg);
+        errbuf_fail (errbuf, errlen, EINVAL, "'%s' names no rank", arg);
         return NULL;
     }
     return ids;

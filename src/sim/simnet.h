@@ -7,11 +7,12 @@
  * random generator seeded by the caller: the same parameters and seed give
  * the same run, event for event (see simnet_log).
  *
- * The network follows what ZeroMQ's ROUTER sockets do (notes/zeromq.md):
- * a broker that connected to a peer queues for it while it is gone and
- * delivers to its successor; a broker the peer connected to fails sends
- * with EHOSTUNREACH once the connection is gone; a peer's full queue
- * gives EAGAIN; messages on one connection arrive in order.  Faults: loss,
+ * The network follows what ZeroMQ's ROUTER sockets do with
+ * ZMQ_ROUTER_MANDATORY, as the overlay's socket sets it: a broker that
+ * connected to a peer queues for it while it is gone and delivers to its
+ * successor; a broker the peer connected to fails sends with EHOSTUNREACH
+ * once the connection is gone; a peer's full queue gives EAGAIN; messages
+ * on one connection arrive in order.  Faults: loss,
  * cut links (partitions), crashes (the process and its connections vanish,
  * peers notice after a delay), hangs (SIGSTOP: nothing runs while the
  * inbound queue fills), restarts (a new process, a new incarnation from

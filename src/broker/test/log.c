@@ -1,8 +1,10 @@
 /* test/log.c: the broker logger's flood control and ring buffer (log.h).
  *
  * stderr is sent to a temporary file so the lines the logger prints can
- * be counted; a fake clock drives the rate-limit windows.
+ * be counted; a fake clock drives the rate-limit windows.  The ring keeps
+ * its own level and size: lines stderr does not show are still kept.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +65,81 @@ static void flood (struct logger *l, int times, int who)
 {
     for (int i = 0; i < times; i++)
         logger_log (l, LOG_WARNING, "peer %d refused our certificate", who);
+}
+
+struct ring_match {
+    const char *needle;
+    int n;
+};
+
+static void match_entry (const struct log_entry *e, void *arg)
+{
+    struct ring_match *m = arg;
+    if (strstr (e->text, m->needle))
+        m->n++;
+}
+
+/* How many ring entries contain 'needle'. */
+static int in_ring (struct logger *l, const char *needle)
+{
+    struct ring_match m = { .needle = needle };
+
+    logger_ring_foreach (l, 0, match_entry, &m);
+    return m.n;
+}
+
+static void test_ring_level (void)
+{
+    struct logger *l = logger_create ("bgn-broker", LOG_NOTICE);
+    struct ring_count rc = { 0 };
+    char last[2048] = "";
+
+    ok (l && logger_get_ring_level (l) == LOG_DEBUG
+            && logger_get_ring_size (l) == LOGGER_RING_SIZE,
+        "by default the ring keeps debug lines, %d of them",
+        LOGGER_RING_SIZE);
+    logger_set_rank (l, 0);
+    logger_log (l, LOG_INFO, "up: rank 0 of 4, pmi bootstrap");
+    logger_log (l, LOG_DEBUG, "overlay bgn: 3 peers, bind ipc://x");
+    logger_log (l, LOG_WARNING, "peer 2 lost");
+    ok (printed ("bgn-broker[0]:", last, sizeof (last)) == 1
+        && strstr (last, "warning: peer 2 lost"),
+        "stderr at notice: only the warning is printed: %s", last);
+    ok (in_ring (l, "pmi bootstrap") == 1 && in_ring (l, "3 peers") == 1
+        && in_ring (l, "peer 2 lost") == 1,
+        "the ring keeps all three");
+
+    errno = 0;
+    ok (logger_set_ring (l, LOG_DEBUG + 1, 8) < 0 && errno == EINVAL,
+        "a level above debug is refused (EINVAL)");
+    errno = 0;
+    ok (logger_set_ring (l, LOG_INFO, 0) < 0 && errno == EINVAL,
+        "a ring of 0 lines is refused (EINVAL)");
+    ok (in_ring (l, "pmi bootstrap") == 1, "and the ring stays as it was");
+
+    ok (logger_set_ring (l, LOG_INFO, 4) == 0
+        && logger_get_ring_level (l) == LOG_INFO
+        && logger_get_ring_size (l) == 4,
+        "the ring set to info, 4 lines");
+    ok (in_ring (l, "pmi bootstrap") == 0, "which drops the lines kept");
+    logger_log (l, LOG_DEBUG, "a debug line");
+    ok (in_ring (l, "a debug line") == 0
+        && printed ("a debug line", NULL, 0) == 0,
+        "a debug line is now neither kept nor printed");
+    for (int i = 0; i < 6; i++)
+        logger_log (l, LOG_INFO, "info line %d", i);
+    logger_ring_foreach (l, 0, count_entry, &rc);
+    ok (rc.n == 4 && rc.last - rc.first == 3
+        && !strcmp (rc.text, "info line 5"),
+        "the ring keeps the last 4 info lines, in order (%s)", rc.text);
+
+    ok (logger_set_ring (l, LOG_ERR, 4) == 0, "the ring set to error");
+    logger_set_level (l, LOG_DEBUG);
+    logger_log (l, LOG_DEBUG, "printed only");
+    ok (printed ("printed only", NULL, 0) == 1
+        && in_ring (l, "printed only") == 0,
+        "stderr at debug, ring at error: a debug line is printed, not kept");
+    logger_destroy (&l);
 }
 
 int main (void)
@@ -130,6 +207,7 @@ int main (void)
         "sequence numbers keep counting after a clear");
 
     logger_destroy (&l);
+    test_ring_level ();
     unlink (path);
     return done_testing ();
 }

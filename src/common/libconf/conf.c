@@ -14,15 +14,16 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "src/common/libtoml/toml.h"
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/hostlist.h"
+#include "src/common/libutil/loglevel.h"
 #include "conf.h"
 
 #define ORIGIN "_origin"
@@ -43,6 +44,7 @@ struct keydef {
 
 static int check_topology (const char *s, char *msg, size_t len);
 static int check_boot_method (const char *s, char *msg, size_t len);
+static int check_log_level (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -75,6 +77,10 @@ static const struct keydef schema[] = {
     { "overlay", "insecure", K_BOOL, NULL, 0, 0, 0, NULL, 0, NULL },
     { "broker", "log_level", K_INT, NULL, 5, 0, 7,
       "must be 0..7 (a syslog level)", 0, NULL },
+    { "broker", "log_ring_level", K_STRING, "debug", 0, 0, 0, NULL, 0,
+      check_log_level },
+    { "broker", "log_ring_size", K_INT, NULL, 1024, 1, 1 << 20,
+      "must be 1..1048576 (lines)", 0, NULL },
     { "broker", "module_path", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "rundir", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "modules", K_STRLIST, NULL, 0, 0, 0, NULL, 0, NULL },
@@ -107,6 +113,16 @@ static int check_boot_method (const char *s, char *msg, size_t len)
     return -1;
 }
 
+/* broker.log_ring_level: a syslog level by name (loglevel.h). */
+static int check_log_level (const char *s, char *msg, size_t len)
+{
+    if (loglevel_parse (s) >= 0)
+        return 0;
+    snprintf (msg, len, "must be a syslog level: emergency, alert, "
+              "critical, error, warning, notice, info or debug");
+    return -1;
+}
+
 #define NKEYS (sizeof (schema) / sizeof (schema[0]))
 
 static const struct keydef *find_key (const char *table, const char *name)
@@ -123,21 +139,6 @@ static int known_table (const char *table)
         if (!strcmp (schema[i].table, table))
             return 1;
     return 0;
-}
-
-static int errf (char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int errf (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-    errno = EINVAL;
-    return -1;
 }
 
 /* Parse a decimal integer that is the whole of s (no sign, no junk). */
@@ -207,45 +208,49 @@ static int check_hosts (json_t *v, const char *name, char *errbuf,
     json_t *h;
 
     if (!json_is_array (v))
-        return errf (errbuf, errlen, "%s: key 'bootstrap.hosts': must be an "
-                     "array of tables", name);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                            "'bootstrap.hosts': must be an array of tables",
+                            name);
     json_array_foreach (v, i, h) {
         const char *k;
         json_t *x;
         if (!json_is_object (h))
-            return errf (errbuf, errlen, "%s: key 'bootstrap.hosts[%zu]': "
-                         "must be a table", name, i);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                "'bootstrap.hosts[%zu]': must be a table",
+                                name, i);
         json_object_foreach (h, k, x) {
             if (!strcmp (k, "host") || !strcmp (k, "bind")
                 || !strcmp (k, "connect")) {
                 if (!json_is_string (x))
-                    return errf (errbuf, errlen, "%s: key "
-                                 "'bootstrap.hosts[%zu].%s': must be a "
-                                 "string", name, i, k);
+                    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                        "'bootstrap.hosts[%zu].%s': must be a "
+                                        "string", name, i, k);
             }
             else if (!strcmp (k, "port")) {
                 if (!json_is_integer (x))
-                    return errf (errbuf, errlen, "%s: key "
-                                 "'bootstrap.hosts[%zu].port': must be an "
-                                 "integer", name, i);
+                    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                        "'bootstrap.hosts[%zu].port': must be "
+                                        "an integer", name, i);
                 if (json_integer_value (x) < 1
                     || json_integer_value (x) > 65535)
-                    return errf (errbuf, errlen, "%s: key "
-                                 "'bootstrap.hosts[%zu].port': must be "
-                                 "1..65535", name, i);
+                    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                        "'bootstrap.hosts[%zu].port': must be "
+                                        "1..65535", name, i);
             }
             else
-                return errf (errbuf, errlen, "%s: key "
-                             "'bootstrap.hosts[%zu].%s': unknown key", name,
-                             i, k);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                    "'bootstrap.hosts[%zu].%s': unknown key",
+                                    name, i, k);
         }
         x = json_object_get (h, "host");
         if (!x)
-            return errf (errbuf, errlen, "%s: key 'bootstrap.hosts[%zu].host':"
-                         " required key missing", name, i);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                "'bootstrap.hosts[%zu].host': required key "
+                                "missing", name, i);
         if (json_string_length (x) == 0)
-            return errf (errbuf, errlen, "%s: key 'bootstrap.hosts[%zu].host':"
-                         " must not be empty", name, i);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                "'bootstrap.hosts[%zu].host': must not be "
+                                "empty", name, i);
     }
     return 0;
 }
@@ -260,41 +265,45 @@ static int check_value (const struct keydef *d, json_t *v, const char *name,
     switch (d->type) {
         case K_STRING:
             if (!json_is_string (v))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be a "
-                             "string", name, d->table, d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be a string", name, d->table,
+                                    d->name);
             if (d->check && d->check (json_string_value (v), msg,
                                       sizeof (msg)) < 0)
-                return errf (errbuf, errlen, "%s: key '%s.%s': %s", name,
-                             d->table, d->name, msg);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "%s", name, d->table, d->name, msg);
             return 0;
         case K_INT:
             if (!json_is_integer (v))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be an "
-                             "integer", name, d->table, d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be an integer", name, d->table,
+                                    d->name);
             if (json_integer_value (v) < d->min
                 || json_integer_value (v) > d->max)
-                return errf (errbuf, errlen, "%s: key '%s.%s': %s", name,
-                             d->table, d->name, d->range);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "%s", name, d->table, d->name, d->range);
             return 0;
         case K_BOOL:
             if (!json_is_boolean (v))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be a "
-                             "boolean (true or false)", name, d->table,
-                             d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be a boolean (true or false)", name,
+                                    d->table, d->name);
             return 0;
         case K_DURATION:
             if (!json_is_string (v) && !json_is_number (v))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be a "
-                             "duration (a string like \"5s\" or \"250ms\", "
-                             "or a number of seconds)", name, d->table,
-                             d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be a duration (a string like \"5s\" "
+                                    "or \"250ms\", or a number of seconds)",
+                                    name, d->table, d->name);
             if (duration_value (v, &secs) < 0)
-                return errf (errbuf, errlen, "%s: key '%s.%s': invalid "
-                             "duration (expected e.g. \"5s\", \"250ms\", "
-                             "\"1.5m\")", name, d->table, d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "invalid duration (expected e.g. \"5s\", "
+                                    "\"250ms\", \"1.5m\")", name, d->table,
+                                    d->name);
             if (d->positive && !(secs > 0))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be "
-                             "greater than 0", name, d->table, d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be greater than 0", name, d->table,
+                                    d->name);
             return 0;
         case K_HOSTS:
             return check_hosts (v, name, errbuf, errlen);
@@ -302,13 +311,14 @@ static int check_value (const struct keydef *d, json_t *v, const char *name,
             size_t i;
             json_t *e;
             if (!json_is_array (v))
-                return errf (errbuf, errlen, "%s: key '%s.%s': must be an "
-                             "array of strings", name, d->table, d->name);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "must be an array of strings", name,
+                                    d->table, d->name);
             json_array_foreach (v, i, e) {
                 if (!json_is_string (e) || !*json_string_value (e))
-                    return errf (errbuf, errlen, "%s: key '%s.%s[%zu]': "
-                                 "must be a non-empty string", name,
-                                 d->table, d->name, i);
+                    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                                        "'%s.%s[%zu]': must be a non-empty "
+                                        "string", name, d->table, d->name, i);
             }
             return 0;
         }
@@ -326,19 +336,19 @@ static int validate (json_t *doc, const char *name, char *errbuf,
     json_object_foreach (doc, table, t) {
         if (!known_table (table)) {
             if (json_is_object (t))
-                return errf (errbuf, errlen, "%s: key '%s': unknown table",
-                             name, table);
-            return errf (errbuf, errlen, "%s: key '%s': unknown key", name,
-                         table);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s': "
+                                    "unknown table", name, table);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s': "
+                                "unknown key", name, table);
         }
         if (!json_is_object (t))
-            return errf (errbuf, errlen, "%s: key '%s': must be a table",
-                         name, table);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s': must "
+                                "be a table", name, table);
         json_object_foreach (t, key, v) {
             const struct keydef *d = find_key (table, key);
             if (!d)
-                return errf (errbuf, errlen, "%s: key '%s.%s': unknown key",
-                             name, table, key);
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s.%s': "
+                                    "unknown key", name, table, key);
             if (check_value (d, v, name, errbuf, errlen) < 0)
                 return -1;
         }
@@ -361,12 +371,13 @@ static int stage_doc (json_t *stage, json_t *origins, json_t *doc,
             json_t *o;
             snprintf (full, sizeof (full), "%s.%s", table, key);
             if ((o = json_object_get (origins, full)))
-                return errf (errbuf, errlen, "%s: key '%s': already defined "
-                             "in %s", name, full, json_string_value (o));
+                return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s': "
+                                    "already defined in %s", name, full,
+                                    json_string_value (o));
             if (json_object_set (stage, full, v) < 0
                 || json_object_set_new (origins, full,
                                         json_string (name)) < 0) {
-                errf (errbuf, errlen, "%s: out of memory", name);
+                errbuf_set (errbuf, errlen, "%s: out of memory", name);
                 errno = ENOMEM;
                 return -1;
             }
@@ -425,9 +436,9 @@ static int check_conflicts (json_t *conf, json_t *origins, char *errbuf,
         return 0;
     json_object_foreach (origins, full, v) {
         if ((o = json_object_get (corig, full)))
-            return errf (errbuf, errlen, "%s: key '%s': already defined in "
-                         "%s", json_string_value (v), full,
-                         json_string_value (o));
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%s': "
+                                "already defined in %s", json_string_value (v),
+                                full, json_string_value (o));
     }
     return 0;
 }
@@ -436,10 +447,10 @@ static int syntax_error (const char *name, struct toml_error *te, int err,
                          char *errbuf, size_t errlen)
 {
     if (te->line > 0)
-        errf (errbuf, errlen, "%s:%d:%d: %s", name, te->line, te->col,
-              te->msg);
+        errbuf_set (errbuf, errlen, "%s:%d:%d: %s", name, te->line, te->col,
+                    te->msg);
     else
-        errf (errbuf, errlen, "%s: %s", name, te->msg);
+        errbuf_set (errbuf, errlen, "%s: %s", name, te->msg);
     errno = err;
     return -1;
 }
@@ -481,7 +492,7 @@ static int load_dir (json_t *stage, json_t *origins, const char *path,
 
     if (!dir) {
         int e = errno;
-        errf (errbuf, errlen, "%s: %s", path, strerror (e));
+        errbuf_set (errbuf, errlen, "%s: %s", path, strerror (e));
         errno = e;
         return -1;
     }
@@ -508,7 +519,8 @@ static int load_dir (json_t *stage, json_t *origins, const char *path,
      * would run alone as rank 0 of 1. */
     if (n == 0) {
         free (names);
-        errf (errbuf, errlen, "%s: no *.toml file in this directory", path);
+        errbuf_set (errbuf, errlen, "%s: no *.toml file in this directory",
+                    path);
         errno = ENOENT;
         return -1;
     }
@@ -529,7 +541,7 @@ nomem:
     for (size_t i = 0; i < n; i++)
         free (names[i]);
     free (names);
-    errf (errbuf, errlen, "%s: out of memory", path);
+    errbuf_set (errbuf, errlen, "%s: out of memory", path);
     errno = ENOMEM;
     return -1;
 }
@@ -549,7 +561,7 @@ static int commit_stage (json_t *conf, json_t *stage, json_t *origins,
     if (check_conflicts (conf, origins, errbuf, errlen) < 0)
         return -1;
     if (merge_stage (conf, stage, origins) < 0) {
-        errf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         errno = ENOMEM;
         return -1;
     }
@@ -563,10 +575,10 @@ int conf_load (json_t *conf, const char *path, char *errbuf, size_t errlen)
     int rc;
 
     if (!conf || !path)
-        return errf (errbuf, errlen, "invalid argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "invalid argument");
     if (stat (path, &sb) < 0) {
         int e = errno;
-        errf (errbuf, errlen, "%s: %s", path, strerror (e));
+        errbuf_set (errbuf, errlen, "%s: %s", path, strerror (e));
         errno = e;
         return -1;
     }
@@ -575,7 +587,7 @@ int conf_load (json_t *conf, const char *path, char *errbuf, size_t errlen)
     if (!stage || !origins) {
         json_decref (stage);
         json_decref (origins);
-        errf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         errno = ENOMEM;
         return -1;
     }
@@ -600,13 +612,13 @@ int conf_load_string (json_t *conf, const char *name, const char *text,
     int rc = -1, e;
 
     if (!conf || !text)
-        return errf (errbuf, errlen, "invalid argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "invalid argument");
     if (!name)
         name = "(string)";
     if (!(doc = toml_parse (text, strlen (text), &te)))
         return syntax_error (name, &te, errno, errbuf, errlen);
     if (!(stage = json_object ()) || !(origins = json_object ())) {
-        errf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         errno = ENOMEM;
         goto done;
     }
@@ -648,15 +660,16 @@ int conf_set (json_t *conf, const char *keyval, char *errbuf, size_t errlen)
     int rc = -1;
 
     if (!conf || !keyval)
-        return errf (errbuf, errlen, "invalid argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "invalid argument");
     snprintf (name, sizeof (name), "-o %s", keyval);
     if (!(eq = strchr (keyval, '=')))
-        return errf (errbuf, errlen, "%s: expected key=value", name);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: expected key=value",
+                            name);
     dot = memchr (keyval, '.', (size_t)(eq - keyval));
     tlen = dot ? (size_t)(dot - keyval) : 0;
     if (!dot || tlen >= sizeof (table))
-        return errf (errbuf, errlen, "%s: key '%.*s': unknown key", name,
-                     (int)(eq - keyval), keyval);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%.*s': unknown "
+                            "key", name, (int)(eq - keyval), keyval);
     memcpy (table, keyval, tlen);
     table[tlen] = '\0';
     {
@@ -667,8 +680,9 @@ int conf_set (json_t *conf, const char *keyval, char *errbuf, size_t errlen)
         memcpy (key, dot + 1, klen);
         key[klen] = '\0';
         if (!(d = find_key (table, key)))
-            return errf (errbuf, errlen, "%s: key '%.*s': unknown key", name,
-                         (int)(eq - keyval), keyval);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: key '%.*s': "
+                                "unknown key", name, (int)(eq - keyval),
+                                keyval);
     }
     if (!(v = override_value (eq + 1)))
         goto nomem;
@@ -701,7 +715,7 @@ int conf_set (json_t *conf, const char *keyval, char *errbuf, size_t errlen)
     return rc;
 nomem:
     json_decref (doc);
-    errf (errbuf, errlen, "%s: out of memory", name);
+    errbuf_set (errbuf, errlen, "%s: out of memory", name);
     errno = ENOMEM;
     return -1;
 }
@@ -745,7 +759,7 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
     size_t i;
 
     if (!conf)
-        return errf (errbuf, errlen, "invalid argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "invalid argument");
     for (size_t k = 0; k < NKEYS; k++) {
         json_t *t = json_object_get (conf, schema[k].table);
         if (!t) {
@@ -758,7 +772,8 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
     }
     if (conf_get_duration (conf, "overlay.keepalive_interval", &ka) < 0
         || conf_get_duration (conf, "overlay.peer_timeout", &pt) < 0)
-        return errf (errbuf, errlen, "config: invalid overlay durations");
+        return errbuf_fail (errbuf, errlen, EINVAL, "config: invalid overlay "
+                            "durations");
     if (!(pt > ka)) {
         const char *who = origin_of (conf, "overlay.peer_timeout");
         char kabuf[64];
@@ -766,9 +781,10 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
             who = origin_of (conf, "overlay.keepalive_interval");
         if (fsd_format_duration (kabuf, sizeof (kabuf), ka) < 0)
             snprintf (kabuf, sizeof (kabuf), "%g", ka);
-        return errf (errbuf, errlen, "%s: key 'overlay.peer_timeout': must "
-                     "be greater than overlay.keepalive_interval (%s)",
-                     who ? who : "config", kabuf);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                            "'overlay.peer_timeout': must be greater than "
+                            "overlay.keepalive_interval (%s)",
+                            who ? who : "config", kabuf);
     }
     boot = json_object_get (conf, "bootstrap");
     hosts = json_object_get (boot, "hosts");
@@ -786,7 +802,7 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
     json_object_del (conf, ORIGIN);
     return 0;
 nomem:
-    errf (errbuf, errlen, "out of memory");
+    errbuf_set (errbuf, errlen, "out of memory");
     errno = ENOMEM;
     return -1;
 }
@@ -884,7 +900,7 @@ struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
     size_t i;
 
     if (!json_is_array (hosts)) {
-        errf (errbuf, errlen, "no bootstrap.hosts");
+        errbuf_set (errbuf, errlen, "no bootstrap.hosts");
         errno = ENOENT;
         return NULL;
     }
@@ -893,8 +909,8 @@ struct hostlist *conf_bootstrap_hosts (json_t *conf, char *errbuf,
     json_array_foreach (hosts, i, e) {
         const char *spec = json_string_value (json_object_get (e, "host"));
         if (!spec || hostlist_append (hl, spec, err, sizeof (err)) < 0) {
-            errf (errbuf, errlen, "bootstrap.hosts[%zu]: %s", i,
-                  spec ? err : "no host");
+            errbuf_set (errbuf, errlen, "bootstrap.hosts[%zu]: %s", i,
+                        spec ? err : "no host");
             hostlist_destroy (&hl);
             errno = EINVAL;
             return NULL;
@@ -943,8 +959,8 @@ static int check_port (const char *port, char *errbuf, size_t errlen,
     if (!strcmp (port, "*"))
         return 0;
     if (parse_uint (port, &v) < 0 || v < 1 || v > 65535)
-        return errf (errbuf, errlen, "%s: the port '%s' is not 1..65535 or "
-                     "*", uri, port);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: the port '%s' is not "
+                            "1..65535 or *", uri, port);
     return 0;
 }
 
@@ -954,28 +970,31 @@ int conf_check_endpoint (const char *uri, char *errbuf, size_t errlen)
     char host[256];
 
     if (!uri || !*uri)
-        return errf (errbuf, errlen, "the endpoint is empty");
+        return errbuf_fail (errbuf, errlen, EINVAL, "the endpoint is empty");
     if (!strncmp (uri, "ipc://", 6))
-        return uri[6] ? 0 : errf (errbuf, errlen, "%s: no path", uri);
+        return uri[6] ? 0 : errbuf_fail (errbuf, errlen, EINVAL, "%s: no path",
+                                         uri);
     if (strncmp (uri, "tcp://", 6))
-        return errf (errbuf, errlen, "%s: not tcp://HOST:PORT or ipc://PATH",
-                     uri);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: not tcp://HOST:PORT "
+                            "or ipc://PATH", uri);
     rest = uri + 6;
     if (*rest == '[') {
         const char *end = strchr (rest, ']');
         if (!end || end[1] != ':')
-            return errf (errbuf, errlen, "%s: an IPv6 address needs "
-                         "[ADDR]:PORT", uri);
+            return errbuf_fail (errbuf, errlen, EINVAL, "%s: an IPv6 address "
+                                "needs [ADDR]:PORT", uri);
         return check_port (end + 2, errbuf, errlen, uri);
     }
     if (!(colon = strrchr (rest, ':')) || colon == rest)
-        return errf (errbuf, errlen, "%s: no HOST:PORT after tcp://", uri);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: no HOST:PORT after "
+                            "tcp://", uri);
     if ((size_t)(colon - rest) >= sizeof (host))
-        return errf (errbuf, errlen, "%s: the host is too long", uri);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: the host is too long",
+                            uri);
     memcpy (host, rest, (size_t)(colon - rest));
     host[colon - rest] = '\0';
     if (strchr (host, ':') || strpbrk (host, " /%"))
-        return errf (errbuf, errlen, "%s: '%s' is not a host, an address or "
-                     "an interface", uri, host);
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: '%s' is not a host, "
+                            "an address or an interface", uri, host);
     return check_port (colon + 1, errbuf, errlen, uri);
 }

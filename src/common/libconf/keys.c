@@ -1,34 +1,17 @@
 /* keys.c: per-host CURVE keys (see keys.h). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/hostlist.h"
 #include "conf.h"
 #include "keys.h"
 
 #define Z85_LEN 40
 #define MAX_CERT 8192   /* bytes: a certificate file is a few hundred */
-
-static int fail (char *errbuf, size_t errlen, int errnum, const char *fmt,
-                 ...) __attribute__ ((format (printf, 4, 5)));
-
-static int fail (char *errbuf, size_t errlen, int errnum, const char *fmt,
-                 ...)
-{
-    va_list ap;
-
-    if (errbuf && errlen) {
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-    errno = errnum;
-    return -1;
-}
 
 static int is_z85 (char c)
 {
@@ -66,8 +49,8 @@ int conf_parse_pubkey (const char *text, size_t len, const char *name,
             return 0;
         }
     }
-    return fail (errbuf, errlen, EINVAL, "%s: no public key (make one with: "
-                 "bgn keygen %s)", name, name);
+    return errbuf_fail (errbuf, errlen, EINVAL, "%s: no public key (make one "
+                        "with: bgn keygen %s)", name, name);
 }
 
 int conf_read_pubkey (const char *path, char pub[41], char *errbuf,
@@ -78,8 +61,8 @@ int conf_read_pubkey (const char *path, char pub[41], char *errbuf,
     FILE *f;
 
     if (!(f = fopen (path, "r")))
-        return fail (errbuf, errlen, errno, "%s: %s (make it with: bgn "
-                     "keygen %s)", path, strerror (errno), path);
+        return errbuf_fail (errbuf, errlen, errno, "%s: %s (make it with: bgn "
+                            "keygen %s)", path, strerror (errno), path);
     n = fread (text, 1, MAX_CERT, f);
     fclose (f);
     return conf_parse_pubkey (text, n, path, pub, errbuf, errlen);
@@ -121,15 +104,16 @@ static int check_secret (const char *pubpath, char *errbuf, size_t errlen)
 
     if (snprintf (secret, sizeof (secret), "%s_secret", pubpath)
         >= (int)sizeof (secret))
-        return fail (errbuf, errlen, ENAMETOOLONG, "%s: path too long",
-                     pubpath);
+        return errbuf_fail (errbuf, errlen, ENAMETOOLONG, "%s: path too long",
+                            pubpath);
     if (stat (secret, &st) < 0)
-        return fail (errbuf, errlen, errno, "bootstrap.curve_keys: this "
-                     "host's secret key %s: %s", secret, strerror (errno));
+        return errbuf_fail (errbuf, errlen, errno, "bootstrap.curve_keys: "
+                            "this host's secret key %s: %s", secret,
+                            strerror (errno));
     if (!S_ISREG (st.st_mode) || (st.st_mode & 077))
-        return fail (errbuf, errlen, EPERM, "bootstrap.curve_keys: %s must "
-                     "be a regular file with mode 0600 (it is %04o)", secret,
-                     (unsigned)(st.st_mode & 07777));
+        return errbuf_fail (errbuf, errlen, EPERM, "bootstrap.curve_keys: %s "
+                            "must be a regular file with mode 0600 (it is "
+                            "%04o)", secret, (unsigned)(st.st_mode & 07777));
     return 0;
 }
 
@@ -146,14 +130,14 @@ int conf_check_keys (json_t *conf, const char *host, char *errbuf,
         return 0;
     conf_get_string (conf, "bootstrap.curve_cert", &cert);
     if (*cert)
-        return fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys and "
-                     "bootstrap.curve_cert exclude each other: per-host "
-                     "keys or one shared certificate");
+        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys and "
+                            "bootstrap.curve_cert exclude each other: "
+                            "per-host keys or one shared certificate");
     if (!(hl = config_hosts (conf, errbuf, errlen)))
         return -1;
     if ((n = hostlist_count (hl)) == 0) {
-        fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys needs "
-              "bootstrap.hosts (the hosts whose keys are in %s)", dir);
+        errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys needs "
+                     "bootstrap.hosts (the hosts whose keys are in %s)", dir);
         goto done;
     }
     if (!(keys = calloc ((size_t)n, sizeof (*keys))))
@@ -161,17 +145,18 @@ int conf_check_keys (json_t *conf, const char *host, char *errbuf,
     for (int i = 0; i < n; i++) {
         const char *h = hostlist_nth (hl, i);
         if (conf_key_path (dir, h, path, sizeof (path)) < 0) {
-            fail (errbuf, errlen, ENAMETOOLONG, "%s/%s.cert: path too long",
-                  dir, h);
+            errbuf_fail (errbuf, errlen, ENAMETOOLONG, "%s/%s.cert: path too "
+                         "long", dir, h);
             goto done;
         }
         if (conf_read_pubkey (path, keys[i], errbuf, errlen) < 0)
             goto done;
         for (int j = 0; j < i; j++) {
             if (!strcmp (keys[i], keys[j])) {
-                fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys: hosts "
-                      "%s and %s have the same key: each host needs its own "
-                      "(bgn keygen %s)", hostlist_nth (hl, j), h, path);
+                errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_keys: "
+                             "hosts %s and %s have the same key: each host "
+                             "needs its own (bgn keygen %s)",
+                             hostlist_nth (hl, j), h, path);
                 goto done;
             }
         }

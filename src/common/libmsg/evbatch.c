@@ -5,10 +5,11 @@
  * writes the header last, when the count and seq range are known.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "src/common/libutil/errbuf.h"
 
 #include "evbatch.h"
 
@@ -46,21 +47,6 @@ static void put64 (uint8_t *p, uint64_t v)
 {
     put32 (p, (uint32_t)(v >> 32));
     put32 (p + 4, (uint32_t)v);
-}
-
-static int fail (char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static int fail (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-    errno = EPROTO;
-    return -1;
 }
 
 int evbatch_is_batch (const void *data, size_t len)
@@ -143,36 +129,40 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     size_t off = EVBATCH_HDR_SIZE;
 
     if (!data || len < EVBATCH_HDR_SIZE)
-        return fail (errbuf, errlen, "batch is %zu bytes, less than a header",
-                     len);
+        return errbuf_fail (errbuf, errlen, EPROTO, "batch is %zu bytes, less "
+                            "than a header", len);
     if (p[0] != EVBATCH_MAGIC || p[1] != EVBATCH_VERSION)
-        return fail (errbuf, errlen, "bad batch magic or version");
+        return errbuf_fail (errbuf, errlen, EPROTO, "bad batch magic or "
+                            "version");
     if (get32 (p + 12) != 0)
-        return fail (errbuf, errlen, "batch reserved bytes are not 0");
+        return errbuf_fail (errbuf, errlen, EPROTO, "batch reserved bytes are "
+                            "not 0");
     h->count = get16 (p + 2);
     h->first = get32 (p + 4);
     h->last = get32 (p + 8);
     h->epoch = get64 (p + 16);
     if (h->count == 0 || h->first == 0 || h->last < h->first
         || h->last - h->first < (uint32_t)h->count - 1)
-        return fail (errbuf, errlen, "batch header: count %u, seqs %u..%u",
-                     (unsigned)h->count, (unsigned)h->first,
-                     (unsigned)h->last);
+        return errbuf_fail (errbuf, errlen, EPROTO, "batch header: count %u, "
+                            "seqs %u..%u", (unsigned)h->count,
+                            (unsigned)h->first, (unsigned)h->last);
     for (unsigned i = 0; i < h->count; i++) {
         if (parse_rec (p + off, len - off, &rec) < 0)
-            return fail (errbuf, errlen, "record %u is truncated", i);
+            return errbuf_fail (errbuf, errlen, EPROTO, "record %u is "
+                                "truncated", i);
         if ((why = rec_problem (p + off, &rec)))
-            return fail (errbuf, errlen, "record %u: %s", i, why);
+            return errbuf_fail (errbuf, errlen, EPROTO, "record %u: %s", i,
+                                why);
         if ((i == 0 && rec.seq != h->first) || (i > 0 && rec.seq <= prev)
             || (i == h->count - 1u && rec.seq != h->last))
-            return fail (errbuf, errlen, "record %u: seq %u out of order",
-                         i, (unsigned)rec.seq);
+            return errbuf_fail (errbuf, errlen, EPROTO, "record %u: seq %u "
+                                "out of order", i, (unsigned)rec.seq);
         prev = rec.seq;
         off += rec.raw_len;
     }
     if (off != len)
-        return fail (errbuf, errlen, "%zu bytes after the last record",
-                     len - off);
+        return errbuf_fail (errbuf, errlen, EPROTO, "%zu bytes after the last "
+                            "record", len - off);
     return 0;
 }
 

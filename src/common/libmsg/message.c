@@ -21,12 +21,13 @@
  * parses it with jansson once, when someone asks.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <jansson.h>
+
+#include "src/common/libutil/errbuf.h"
 
 #include "jsonv.h"
 #include "message.h"
@@ -73,27 +74,6 @@ struct msg {
     char tail[];            /* [topic: tcap][routes: rcap if not OWN_ROUTES] */
 };
 
-/* One-line reason for a decode failure; errbuf is optional. */
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-        /* jansson quotes the offending input; keep the reason one
-         * printable line whatever the peer sent.
-         */
-        for (char *p = errbuf; *p; p++) {
-            if ((unsigned char)*p < 0x20 || (unsigned char)*p == 0x7f)
-                *p = '?';
-        }
-    }
-}
-
 static bool type_valid (int type)
 {
     return type == MSGTYPE_REQUEST || type == MSGTYPE_RESPONSE
@@ -132,9 +112,14 @@ static bool json_object_valid (const char *data, size_t len,
     if (jsonv_object (data, len, why, sizeof (why)) == 0)
         return true;
     if (!strncmp (why, "not a JSON object", 17))
-        seterr (errbuf, errlen, "payload is not a JSON object");
-    else
-        seterr (errbuf, errlen, "payload is not valid JSON: %s", why);
+        errbuf_set (errbuf, errlen, "payload is not a JSON object");
+    else {
+        errbuf_set (errbuf, errlen, "payload is not valid JSON: %s", why);
+        /* jansson quotes the offending input; keep the reason one
+         * printable line whatever the peer sent.
+         */
+        errbuf_printable (errbuf, errlen);
+    }
     return false;
 }
 
@@ -414,13 +399,13 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     if (errbuf && errlen > 0)
         errbuf[0] = '\0';
     if (!frames || nframes == 0) {
-        seterr (errbuf, errlen, "message has no frames");
+        errbuf_set (errbuf, errlen, "message has no frames");
         goto eproto;
     }
     for (size_t i = 0; i < nframes; i++) {
         if (frames[i].size > 0 && !frames[i].data) {
-            seterr (errbuf, errlen, "frame %zu has size %zu but no data",
-                    i, frames[i].size);
+            errbuf_set (errbuf, errlen, "frame %zu has size %zu but no data",
+                        i, frames[i].size);
             goto eproto;
         }
     }
@@ -428,30 +413,30 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     /* Proto frame: last, fixed size. */
     const struct msg_frame *pf = &frames[nframes - 1];
     if (pf->size != MSG_PROTO_SIZE) {
-        seterr (errbuf, errlen, "proto frame is %zu bytes, expected %d",
-                pf->size, MSG_PROTO_SIZE);
+        errbuf_set (errbuf, errlen, "proto frame is %zu bytes, expected %d",
+                    pf->size, MSG_PROTO_SIZE);
         goto eproto;
     }
     const uint8_t *proto = pf->data;
     if (proto[0] != MSG_PROTO_MAGIC) {
-        seterr (errbuf, errlen, "proto magic is 0x%02x, expected 0x%02x",
-                proto[0], MSG_PROTO_MAGIC);
+        errbuf_set (errbuf, errlen, "proto magic is 0x%02x, expected 0x%02x",
+                    proto[0], MSG_PROTO_MAGIC);
         goto eproto;
     }
     if (proto[1] != MSG_PROTO_VERSION) {
-        seterr (errbuf, errlen, "proto version is %u, expected %d",
-                proto[1], MSG_PROTO_VERSION);
+        errbuf_set (errbuf, errlen, "proto version is %u, expected %d",
+                    proto[1], MSG_PROTO_VERSION);
         goto eproto;
     }
     int type = proto[2];
     if (!type_valid (type)) {
-        seterr (errbuf, errlen, "message type 0x%02x is unknown", type);
+        errbuf_set (errbuf, errlen, "message type 0x%02x is unknown", type);
         goto eproto;
     }
     uint8_t flags = proto[3];
     if (flags & ~MSGFLAG_ALL) {
-        seterr (errbuf, errlen, "message flags 0x%02x have unknown bits",
-                flags);
+        errbuf_set (errbuf, errlen, "message flags 0x%02x have unknown bits",
+                    flags);
         goto eproto;
     }
     uint32_t aux1 = get32 (proto + 12);
@@ -465,38 +450,37 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
         while (delim < nframes - 1 && frames[delim].size > 0)
             delim++;
         if (delim == nframes - 1) {
-            seterr (errbuf, errlen, "route delimiter frame is missing");
+            errbuf_set (errbuf, errlen, "route delimiter frame is missing");
             goto eproto;
         }
         nroutes = delim;
         first = delim + 1;
         if (nframes - first != tail) {
-            seterr (errbuf, errlen,
-                    "%zu frames after the route delimiter, flags imply %zu",
-                    nframes - first, tail);
+            errbuf_set (errbuf, errlen, "%zu frames after the route "
+                        "delimiter, flags imply %zu", nframes - first, tail);
             goto eproto;
         }
         if (nroutes > MSG_MAX_ROUTES) {
-            seterr (errbuf, errlen, "route stack has %zu frames, max %d",
-                    nroutes, MSG_MAX_ROUTES);
+            errbuf_set (errbuf, errlen, "route stack has %zu frames, max %d",
+                        nroutes, MSG_MAX_ROUTES);
             goto eproto;
         }
         for (size_t i = 0; i < nroutes; i++) {
             if (frames[i].size > MSG_MAX_ROUTEID) {
-                seterr (errbuf, errlen, "route frame %zu is %zu bytes, max %d",
-                        i, frames[i].size, MSG_MAX_ROUTEID);
+                errbuf_set (errbuf, errlen, "route frame %zu is %zu bytes, "
+                            "max %d", i, frames[i].size, MSG_MAX_ROUTEID);
                 goto eproto;
             }
             if (!printable (frames[i].data, frames[i].size)) {
-                seterr (errbuf, errlen,
-                        "route frame %zu is not printable ASCII", i);
+                errbuf_set (errbuf, errlen,
+                            "route frame %zu is not printable ASCII", i);
                 goto eproto;
             }
         }
     }
     else if (nframes != tail) {
-        seterr (errbuf, errlen, "message has %zu frames, flags imply %zu",
-                nframes, tail);
+        errbuf_set (errbuf, errlen, "message has %zu frames, flags imply %zu",
+                    nframes, tail);
         goto eproto;
     }
 
@@ -506,19 +490,19 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     if (flags & MSGFLAG_TOPIC) {
         tf = &frames[next++];
         if (tf->size < 1 || tf->size > MSG_MAX_TOPIC) {
-            seterr (errbuf, errlen, "topic is %zu bytes, expected 1..%d",
-                    tf->size, MSG_MAX_TOPIC);
+            errbuf_set (errbuf, errlen, "topic is %zu bytes, expected 1..%d",
+                        tf->size, MSG_MAX_TOPIC);
             goto eproto;
         }
         if (!printable (tf->data, tf->size)) {
-            seterr (errbuf, errlen, "topic is not printable ASCII");
+            errbuf_set (errbuf, errlen, "topic is not printable ASCII");
             goto eproto;
         }
     }
     if (flags & MSGFLAG_PAYLOAD) {
         plf = &frames[next++];
         if (plf->size > 0 && memchr (plf->data, '\0', plf->size)) {
-            seterr (errbuf, errlen, "payload contains a NUL byte");
+            errbuf_set (errbuf, errlen, "payload contains a NUL byte");
             goto eproto;
         }
         bool errtext = (type == MSGTYPE_RESPONSE && aux1 != 0);
@@ -573,7 +557,7 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     return msg;
 enomem:
     msg_destroy (&msg);
-    seterr (errbuf, errlen, "out of memory");
+    errbuf_set (errbuf, errlen, "out of memory");
     errno = ENOMEM;
     return NULL;
 eproto:

@@ -1,8 +1,8 @@
 /* pmi_client.c: simple PMI-1 wire protocol client (see pmi_client.h).
  *
  * Each call sends one request line and reads one reply line, both under
- * a poll() deadline.  The fd is non-blocking so a stalled server can
- * never block a write or read past the deadline.  Replies are read into
+ * one deadline (pmi_fd.h).  The fd is non-blocking so a stalled server
+ * can never block a write or read past the deadline.  Replies are read into
  * a per-client buffer; bytes after the newline are kept for the next one.
  */
 #include <errno.h>
@@ -10,16 +10,16 @@
 #include <limits.h>
 #include <math.h>
 #include <poll.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "src/common/libutil/errbuf.h"
+
 #include "pmi_client.h"
+#include "pmi_fd.h"
 #include "pmi_wire.h"
 
 #define CLIENT_MAXLINE 8192
@@ -39,47 +39,6 @@ struct pmi_client {
     char inbuf[CLIENT_MAXLINE];
 };
 
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-}
-
-/* Sets errno and errbuf, returns -1. */
-static int fail (int errnum, char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-    errno = errnum;
-    return -1;
-}
-
-static double now (void)
-{
-    struct timespec ts;
-    clock_gettime (CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-/* Milliseconds left until deadline, rounded up; 0 if past. */
-static int remaining_ms (double deadline)
-{
-    double left = deadline - now ();
-    if (left <= 0)
-        return 0;
-    if (left > INT_MAX / 1000)
-        return INT_MAX;
-    return (int)ceil (left * 1000);
-}
-
 pmi_client_t *pmi_client_create (int fd, int rank, int size,
                                  char *errbuf, size_t errlen)
 {
@@ -87,15 +46,15 @@ pmi_client_t *pmi_client_create (int fd, int rank, int size,
     int flags;
 
     if (fd < 0 || size < 1 || rank < 0 || rank >= size) {
-        seterr (errbuf, errlen, "pmi: bad fd=%d rank=%d size=%d",
-                fd, rank, size);
+        errbuf_set (errbuf, errlen, "pmi: bad fd=%d rank=%d size=%d",
+                    fd, rank, size);
         if (fd >= 0)
             close (fd);
         errno = EINVAL;
         return NULL;
     }
     if (!(cli = calloc (1, sizeof (*cli)))) {
-        seterr (errbuf, errlen, "pmi: out of memory");
+        errbuf_set (errbuf, errlen, "pmi: out of memory");
         close (fd);
         errno = ENOMEM;
         return NULL;
@@ -111,7 +70,7 @@ pmi_client_t *pmi_client_create (int fd, int rank, int size,
         || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0
         || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0) {
         int saved = errno;
-        seterr (errbuf, errlen, "pmi: fd %d: %s", fd, strerror (saved));
+        errbuf_set (errbuf, errlen, "pmi: fd %d: %s", fd, strerror (saved));
         pmi_client_destroy (&cli);
         errno = saved == EBADF ? EINVAL : saved;
         return NULL;
@@ -126,14 +85,13 @@ static int env_int (const char *name, int *val, char *errbuf, size_t errlen)
     long l;
 
     if (!s)
-        return fail (ENOENT, errbuf, errlen,
-                     "pmi: %s is not set (not started by a PMI-1 launcher?)",
-                     name);
+        return errbuf_fail (errbuf, errlen, ENOENT, "pmi: %s is not set (not "
+                            "started by a PMI-1 launcher?)", name);
     errno = 0;
     l = strtol (s, &end, 10);
     if (errno != 0 || end == s || *end != '\0' || l < 0 || l > INT_MAX)
-        return fail (EINVAL, errbuf, errlen, "pmi: %s='%s' is not a number",
-                     name, s);
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: %s='%s' is not a "
+                            "number", name, s);
     *val = (int)l;
     return 0;
 }
@@ -143,9 +101,9 @@ pmi_client_t *pmi_client_create_from_env (char *errbuf, size_t errlen)
     int fd, rank, size;
 
     if (!getenv ("PMI_FD") && getenv ("PMI_PORT")) {
-        fail (ENOENT, errbuf, errlen,
-              "pmi: PMI_PORT is set but PMI_FD is not:"
-              " PMI_PORT connections are not supported");
+        errbuf_fail (errbuf, errlen, ENOENT,
+                     "pmi: PMI_PORT is set but PMI_FD is not:"
+                     " PMI_PORT connections are not supported");
         return NULL;
     }
     if (env_int ("PMI_FD", &fd, errbuf, errlen) < 0)
@@ -157,12 +115,12 @@ pmi_client_t *pmi_client_create_from_env (char *errbuf, size_t errlen)
         return NULL;
     }
     if (size < 1 || rank >= size) {
-        fail (EINVAL, errbuf, errlen,
-              "pmi: PMI_RANK=%d is not below PMI_SIZE=%d", rank, size);
+        errbuf_fail (errbuf, errlen, EINVAL,
+                     "pmi: PMI_RANK=%d is not below PMI_SIZE=%d", rank, size);
         return NULL;
     }
     if (fcntl (fd, F_GETFD) < 0) {
-        fail (EINVAL, errbuf, errlen, "pmi: PMI_FD=%d is not open", fd);
+        errbuf_fail (errbuf, errlen, EINVAL, "pmi: PMI_FD=%d is not open", fd);
         return NULL;
     }
     return pmi_client_create (fd, rank, size, errbuf, errlen);
@@ -216,34 +174,16 @@ int pmi_client_size (const pmi_client_t *cli)
 static int send_line (pmi_client_t *cli, const char *line, double deadline,
                       char *errbuf, size_t errlen)
 {
-    size_t len = strlen (line);
-    size_t off = 0;
+    const char *failed;
 
-    while (off < len) {
-        ssize_t n = send (cli->fd, line + off, len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == ENOTSOCK)
-            n = write (cli->fd, line + off, len - off);
-        if (n >= 0) {
-            off += (size_t)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return fail (errno, errbuf, errlen, "pmi: write: %s",
-                         strerror (errno));
-        struct pollfd pfd = { .fd = cli->fd, .events = POLLOUT };
-        int ms = remaining_ms (deadline);
-        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
-        if (rc < 0 && errno != EINTR)
-            return fail (errno, errbuf, errlen, "pmi: poll: %s",
-                         strerror (errno));
-        if (rc == 0 && remaining_ms (deadline) == 0)
-            return fail (ETIMEDOUT, errbuf, errlen,
-                         "pmi: timed out after %gs writing to the server",
-                         cli->timeout);
-    }
-    return 0;
+    if (pmi_fd_write_all (cli->fd, line, strlen (line), deadline,
+                          &failed) == 0)
+        return 0;
+    if (!failed)
+        return errbuf_fail (errbuf, errlen, ETIMEDOUT, "pmi: timed out "
+                            "after %gs writing to the server", cli->timeout);
+    return errbuf_fail (errbuf, errlen, errno, "pmi: %s: %s", failed,
+                        strerror (errno));
 }
 
 /* Read one line (without '\n') into line[len]. */
@@ -255,8 +195,8 @@ static int recv_line (pmi_client_t *cli, char *line, size_t len,
         if (nl) {
             size_t n = (size_t)(nl - cli->inbuf);
             if (n + 1 > len)
-                return fail (EPROTO, errbuf, errlen,
-                             "pmi: reply too long (%zu bytes)", n);
+                return errbuf_fail (errbuf, errlen, EPROTO,
+                                    "pmi: reply too long (%zu bytes)", n);
             memcpy (line, cli->inbuf, n);
             line[n] = '\0';
             if (n > 0 && line[n - 1] == '\r')
@@ -264,14 +204,14 @@ static int recv_line (pmi_client_t *cli, char *line, size_t len,
             cli->inlen -= n + 1;
             memmove (cli->inbuf, nl + 1, cli->inlen);
             if (memchr (line, '\0', n))
-                return fail (EPROTO, errbuf, errlen,
-                             "pmi: reply contains a NUL byte");
+                return errbuf_fail (errbuf, errlen, EPROTO,
+                                    "pmi: reply contains a NUL byte");
             return 0;
         }
         if (cli->inlen == sizeof (cli->inbuf))
-            return fail (EPROTO, errbuf, errlen,
-                         "pmi: reply longer than %zu bytes",
-                         sizeof (cli->inbuf));
+            return errbuf_fail (errbuf, errlen, EPROTO,
+                                "pmi: reply longer than %zu bytes",
+                                sizeof (cli->inbuf));
         ssize_t n = read (cli->fd, cli->inbuf + cli->inlen,
                           sizeof (cli->inbuf) - cli->inlen);
         if (n > 0) {
@@ -279,23 +219,21 @@ static int recv_line (pmi_client_t *cli, char *line, size_t len,
             continue;
         }
         if (n == 0)
-            return fail (ECONNRESET, errbuf, errlen,
-                         "pmi: the server closed the connection");
+            return errbuf_fail (errbuf, errlen, ECONNRESET,
+                                "pmi: the server closed the connection");
         if (errno == EINTR)
             continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return fail (errno, errbuf, errlen, "pmi: read: %s",
-                         strerror (errno));
-        struct pollfd pfd = { .fd = cli->fd, .events = POLLIN };
-        int ms = remaining_ms (deadline);
-        int rc = ms > 0 ? poll (&pfd, 1, ms) : 0;
-        if (rc < 0 && errno != EINTR)
-            return fail (errno, errbuf, errlen, "pmi: poll: %s",
-                         strerror (errno));
-        if (rc == 0 && remaining_ms (deadline) == 0)
-            return fail (ETIMEDOUT, errbuf, errlen,
-                         "pmi: no reply from the server within %gs",
-                         cli->timeout);
+            return errbuf_fail (errbuf, errlen, errno, "pmi: read: %s",
+                                strerror (errno));
+        int rc = pmi_fd_wait (cli->fd, POLLIN, deadline);
+        if (rc < 0)
+            return errbuf_fail (errbuf, errlen, errno, "pmi: poll: %s",
+                                strerror (errno));
+        if (rc == 0)
+            return errbuf_fail (errbuf, errlen, ETIMEDOUT,
+                                "pmi: no reply from the server within %gs",
+                                cli->timeout);
     }
 }
 
@@ -309,27 +247,27 @@ static int exchange (pmi_client_t *cli, const char *req, const char *expect,
 {
     char line[CLIENT_MAXLINE + 2];
     char cmd[64];
-    double deadline = now () + cli->timeout;
+    double deadline = pmi_fd_now () + cli->timeout;
     int rc;
 
     if (snprintf (line, sizeof (line), "%s\n", req) >= (int)sizeof (line))
-        return fail (EINVAL, errbuf, errlen, "pmi: request too long");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: request too long");
     if (send_line (cli, line, deadline, errbuf, errlen) < 0)
         return -1;
     if (recv_line (cli, reply, len, deadline, errbuf, errlen) < 0)
         return -1;
     if (pmi_wire_get (reply, "cmd", cmd, sizeof (cmd)) < 0
         || strcmp (cmd, expect) != 0)
-        return fail (EPROTO, errbuf, errlen,
-                     "pmi: expected cmd=%s, got '%s'", expect, reply);
+        return errbuf_fail (errbuf, errlen, EPROTO,
+                            "pmi: expected cmd=%s, got '%s'", expect, reply);
     if (pmi_wire_get_int (reply, "rc", &rc) < 0) {
         if (errno != ENOENT)
-            return fail (EPROTO, errbuf, errlen, "pmi: bad rc in '%s'",
-                         reply);
+            return errbuf_fail (errbuf, errlen, EPROTO, "pmi: bad rc in '%s'",
+                                reply);
     }
     else if (rc != 0)
-        return fail (rc_errno, errbuf, errlen, "pmi: server replied '%s'",
-                     reply);
+        return errbuf_fail (errbuf, errlen, rc_errno, "pmi: server replied "
+                            "'%s'", reply);
     return 0;
 }
 
@@ -339,18 +277,18 @@ int pmi_client_init (pmi_client_t *cli, char *errbuf, size_t errlen)
     int v;
 
     if (!cli)
-        return fail (EINVAL, errbuf, errlen, "pmi: init: no client");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: init: no client");
     if (exchange (cli, "cmd=init pmi_version=1 pmi_subversion=1",
                   "response_to_init", EPROTO, reply, sizeof (reply),
                   errbuf, errlen) < 0)
         return -1;
     if (pmi_wire_get_int (reply, "rc", &v) < 0)
-        return fail (EPROTO, errbuf, errlen, "pmi: init: no rc in '%s'",
-                     reply);
+        return errbuf_fail (errbuf, errlen, EPROTO, "pmi: init: no rc in '%s'",
+                            reply);
     if (pmi_wire_get_int (reply, "pmi_version", &v) == 0 && v != 1)
-        return fail (EPROTO, errbuf, errlen,
-                     "pmi: init: server speaks PMI version %d: '%s'",
-                     v, reply);
+        return errbuf_fail (errbuf, errlen, EPROTO,
+                            "pmi: init: server speaks PMI version %d: '%s'",
+                            v, reply);
     return 0;
 }
 
@@ -362,7 +300,8 @@ int pmi_client_get_maxes (pmi_client_t *cli, int *kvsname_max,
     int k, kl, vl;
 
     if (!cli)
-        return fail (EINVAL, errbuf, errlen, "pmi: get_maxes: no client");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: get_maxes: no "
+                            "client");
     if (exchange (cli, "cmd=get_maxes", "maxes", EPROTO, reply,
                   sizeof (reply), errbuf, errlen) < 0)
         return -1;
@@ -370,8 +309,8 @@ int pmi_client_get_maxes (pmi_client_t *cli, int *kvsname_max,
         || pmi_wire_get_int (reply, "keylen_max", &kl) < 0
         || pmi_wire_get_int (reply, "vallen_max", &vl) < 0
         || k < 1 || kl < 1 || vl < 1)
-        return fail (EPROTO, errbuf, errlen, "pmi: get_maxes: bad reply '%s'",
-                     reply);
+        return errbuf_fail (errbuf, errlen, EPROTO, "pmi: get_maxes: bad "
+                            "reply '%s'", reply);
     cli->kvsname_max = k;
     cli->keylen_max = kl;
     cli->vallen_max = vl;
@@ -390,21 +329,22 @@ int pmi_client_get_my_kvsname (pmi_client_t *cli, char *buf, size_t len,
     char reply[CLIENT_MAXLINE];
 
     if (!cli)
-        return fail (EINVAL, errbuf, errlen, "pmi: get_my_kvsname: no client");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: get_my_kvsname: no "
+                            "client");
     if (!cli->have_kvsname) {
         if (exchange (cli, "cmd=get_my_kvsname", "my_kvsname", EPROTO, reply,
                       sizeof (reply), errbuf, errlen) < 0)
             return -1;
         if (pmi_wire_get (reply, "kvsname", cli->kvsname,
                           sizeof (cli->kvsname)) <= 0)
-            return fail (EPROTO, errbuf, errlen,
-                         "pmi: get_my_kvsname: bad reply '%s'", reply);
+            return errbuf_fail (errbuf, errlen, EPROTO,
+                                "pmi: get_my_kvsname: bad reply '%s'", reply);
         cli->have_kvsname = true;
     }
     if (buf) {
         if (strlen (cli->kvsname) + 1 > len)
-            return fail (ENOSPC, errbuf, errlen,
-                         "pmi: get_my_kvsname: buffer too small");
+            return errbuf_fail (errbuf, errlen, ENOSPC,
+                                "pmi: get_my_kvsname: buffer too small");
         strcpy (buf, cli->kvsname);
     }
     return 0;
@@ -421,17 +361,17 @@ static int check_key (pmi_client_t *cli, const char *op, const char *key,
                       char *errbuf, size_t errlen)
 {
     if (!key || !*key)
-        return fail (EINVAL, errbuf, errlen, "pmi: %s: empty key", op);
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: %s: empty key", op);
     size_t n = strlen (key);
     if (n > (size_t)cli->keylen_max)
-        return fail (EINVAL, errbuf, errlen,
-                     "pmi: %s: key is %zu bytes, the limit is %d",
-                     op, n, cli->keylen_max);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "pmi: %s: key is %zu bytes, the limit is %d",
+                            op, n, cli->keylen_max);
     for (const char *p = key; *p; p++)
         if (!key_char ((unsigned char)*p))
-            return fail (EINVAL, errbuf, errlen,
-                         "pmi: %s: key '%s' has a character outside"
-                         " [A-Za-z0-9_.:/-]", op, key);
+            return errbuf_fail (errbuf, errlen, EINVAL,
+                                "pmi: %s: key '%s' has a character outside"
+                                " [A-Za-z0-9_.:/-]", op, key);
     return 0;
 }
 
@@ -442,27 +382,27 @@ int pmi_client_kvs_put_raw (pmi_client_t *cli, const char *key,
     char reply[CLIENT_MAXLINE];
 
     if (!cli || !value)
-        return fail (EINVAL, errbuf, errlen, "pmi: put: NULL argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: put: NULL argument");
     if (check_key (cli, "put", key, errbuf, errlen) < 0)
         return -1;
     size_t n = strlen (value);
     if (n > (size_t)cli->vallen_max)
-        return fail (EINVAL, errbuf, errlen,
-                     "pmi: put %s: value is %zu bytes, the limit is %d",
-                     key, n, cli->vallen_max);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "pmi: put %s: value is %zu bytes, the limit is %d",
+                            key, n, cli->vallen_max);
     for (const char *p = value; *p; p++) {
         unsigned char c = (unsigned char)*p;
         if (c <= ' ' || c == '=' || c == 0x7f)
-            return fail (EINVAL, errbuf, errlen,
-                         "pmi: put %s: value has a space, '=' or a control"
-                         " character (use pmi_client_kvs_put)", key);
+            return errbuf_fail (errbuf, errlen, EINVAL, "pmi: put %s: value "
+                                "has a space, '=' or a control character (use "
+                                "pmi_client_kvs_put)", key);
     }
     if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
         return -1;
     if (snprintf (req, sizeof (req), "cmd=put kvsname=%s key=%s value=%s",
                   cli->kvsname, key, value) >= (int)sizeof (req))
-        return fail (EINVAL, errbuf, errlen, "pmi: put %s: line too long",
-                     key);
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: put %s: line too "
+                            "long", key);
     return exchange (cli, req, "put_result", EPROTO, reply, sizeof (reply),
                      errbuf, errlen);
 }
@@ -476,7 +416,7 @@ int pmi_client_kvs_get_raw (pmi_client_t *cli, const char *key,
     int n;
 
     if (!cli || !buf)
-        return fail (EINVAL, errbuf, errlen, "pmi: get: NULL argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: get: NULL argument");
     if (check_key (cli, "get", key, errbuf, errlen) < 0)
         return -1;
     if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
@@ -488,10 +428,10 @@ int pmi_client_kvs_get_raw (pmi_client_t *cli, const char *key,
         return -1;
     if ((n = pmi_wire_get (reply, "value", buf, len)) < 0) {
         if (errno == ENOSPC)
-            return fail (ENOSPC, errbuf, errlen,
-                         "pmi: get %s: buffer too small", key);
-        return fail (EPROTO, errbuf, errlen, "pmi: get %s: no value in '%s'",
-                     key, reply);
+            return errbuf_fail (errbuf, errlen, ENOSPC,
+                                "pmi: get %s: buffer too small", key);
+        return errbuf_fail (errbuf, errlen, EPROTO, "pmi: get %s: no value in "
+                            "'%s'", key, reply);
     }
     return n;
 }
@@ -592,12 +532,12 @@ int pmi_client_kvs_put (pmi_client_t *cli, const char *key,
     char enc[CLIENT_MAXLINE];
 
     if (!cli || !value)
-        return fail (EINVAL, errbuf, errlen, "pmi: put: NULL argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: put: NULL argument");
     if (pmi_value_encode (value, enc, sizeof (enc)) < 0
         || strlen (enc) > (size_t)cli->vallen_max)
-        return fail (EINVAL, errbuf, errlen,
-                     "pmi: put %s: encoded value longer than %d bytes",
-                     key ? key : "(null)", cli->vallen_max);
+        return errbuf_fail (errbuf, errlen, EINVAL,
+                            "pmi: put %s: encoded value longer than %d bytes",
+                            key ? key : "(null)", cli->vallen_max);
     return pmi_client_kvs_put_raw (cli, key, enc, errbuf, errlen);
 }
 
@@ -608,17 +548,17 @@ int pmi_client_kvs_get (pmi_client_t *cli, const char *key,
     int n;
 
     if (!cli || !buf)
-        return fail (EINVAL, errbuf, errlen, "pmi: get: NULL argument");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: get: NULL argument");
     if (pmi_client_kvs_get_raw (cli, key, enc, sizeof (enc),
                                 errbuf, errlen) < 0)
         return -1;
     if ((n = pmi_value_decode (enc, buf, len)) < 0) {
         if (errno == ENOSPC)
-            return fail (ENOSPC, errbuf, errlen,
-                         "pmi: get %s: buffer too small", key);
-        return fail (EPROTO, errbuf, errlen,
-                     "pmi: get %s: value '%s' is not percent-encoded",
-                     key, enc);
+            return errbuf_fail (errbuf, errlen, ENOSPC,
+                                "pmi: get %s: buffer too small", key);
+        return errbuf_fail (errbuf, errlen, EPROTO,
+                            "pmi: get %s: value '%s' is not percent-encoded",
+                            key, enc);
     }
     return n;
 }
@@ -628,7 +568,7 @@ int pmi_client_barrier (pmi_client_t *cli, char *errbuf, size_t errlen)
     char reply[CLIENT_MAXLINE];
 
     if (!cli)
-        return fail (EINVAL, errbuf, errlen, "pmi: barrier: no client");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: barrier: no client");
     return exchange (cli, "cmd=barrier_in", "barrier_out", EPROTO, reply,
                      sizeof (reply), errbuf, errlen);
 }
@@ -638,7 +578,8 @@ int pmi_client_finalize (pmi_client_t *cli, char *errbuf, size_t errlen)
     char reply[CLIENT_MAXLINE];
 
     if (!cli)
-        return fail (EINVAL, errbuf, errlen, "pmi: finalize: no client");
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: finalize: no "
+                            "client");
     return exchange (cli, "cmd=finalize", "finalize_ack", EPROTO, reply,
                      sizeof (reply), errbuf, errlen);
 }

@@ -12,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,9 +21,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "src/common/libutil/errbuf.h"
+
+#include "pmi_fd.h"
 #include "pmi_server.h"
 #include "pmi_wire.h"
 
+/* A reply line must be written within this time (the client reads it). */
 #define WRITE_TIMEOUT_MS 1000
 #define READS_PER_CALL 16
 #define KVS_BUCKETS 4096
@@ -63,16 +66,6 @@ struct pmi_server {
     void *log_arg;
 };
 
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-}
-
 static void logmsg (pmi_server_t *srv, const char *fmt, ...)
 {
     char buf[512];
@@ -103,21 +96,21 @@ pmi_server_t *pmi_server_create (int size, const char *kvsname,
     pmi_server_t *srv;
 
     if (size < 1 || size > MAX_SIZE) {
-        seterr (errbuf, errlen, "pmi server: size %d is not in 1..%d",
-                size, MAX_SIZE);
+        errbuf_set (errbuf, errlen, "pmi server: size %d is not in 1..%d",
+                    size, MAX_SIZE);
         errno = EINVAL;
         return NULL;
     }
     if (!kvsname || !name_ok (kvsname, PMI_SERVER_KVSNAME_MAX)) {
-        seterr (errbuf, errlen, "pmi server: bad kvsname '%s'",
-                kvsname ? kvsname : "(null)");
+        errbuf_set (errbuf, errlen, "pmi server: bad kvsname '%s'",
+                    kvsname ? kvsname : "(null)");
         errno = EINVAL;
         return NULL;
     }
     if (!(srv = calloc (1, sizeof (*srv)))
         || !(srv->clients = calloc ((size_t)size, sizeof (srv->clients[0])))) {
         free (srv);
-        seterr (errbuf, errlen, "pmi server: out of memory");
+        errbuf_set (errbuf, errlen, "pmi server: out of memory");
         errno = ENOMEM;
         return NULL;
     }
@@ -170,15 +163,16 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     int flags;
 
     if (!srv || fd < 0 || rank < 0 || rank >= srv->size) {
-        seterr (errbuf, errlen, "pmi server: bad rank %d or fd %d", rank, fd);
+        errbuf_set (errbuf, errlen, "pmi server: bad rank %d or fd %d", rank,
+                    fd);
         if (fd >= 0)
             close (fd);
         errno = EINVAL;
         return -1;
     }
     if (srv->clients[rank].state != PMI_CLIENT_NONE) {
-        seterr (errbuf, errlen, "pmi server: rank %d already has a client",
-                rank);
+        errbuf_set (errbuf, errlen, "pmi server: rank %d already has a client",
+                    rank);
         close (fd);
         errno = EEXIST;
         return -1;
@@ -187,8 +181,8 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
         || fcntl (fd, F_SETFL, flags | O_NONBLOCK) < 0
         || fcntl (fd, F_SETFD, FD_CLOEXEC) < 0) {
         int saved = errno;
-        seterr (errbuf, errlen, "pmi server: fd %d: %s", fd,
-                strerror (saved));
+        errbuf_set (errbuf, errlen, "pmi server: fd %d: %s", fd,
+                    strerror (saved));
         close (fd);
         errno = saved == EBADF ? EINVAL : saved;
         return -1;
@@ -199,7 +193,7 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
             n *= 2;
         int *m = realloc (srv->fdmap, (size_t)n * sizeof (*m));
         if (!m) {
-            seterr (errbuf, errlen, "pmi server: out of memory");
+            errbuf_set (errbuf, errlen, "pmi server: out of memory");
             close (fd);
             errno = ENOMEM;
             return -1;
@@ -211,7 +205,7 @@ int pmi_server_add_client (pmi_server_t *srv, int rank, int fd,
     }
     struct client *c = &srv->clients[rank];
     if (!c->inbuf && !(c->inbuf = malloc (PMI_SERVER_MAX_LINE + 1))) {
-        seterr (errbuf, errlen, "pmi server: out of memory");
+        errbuf_set (errbuf, errlen, "pmi server: out of memory");
         close (fd);
         errno = ENOMEM;
         return -1;
@@ -235,7 +229,7 @@ int pmi_server_rejoin_client (pmi_server_t *srv, int rank, int fd,
     int st;
 
     if (!srv || rank < 0 || rank >= srv->size) {
-        seterr (errbuf, errlen, "pmi server: bad rank %d", rank);
+        errbuf_set (errbuf, errlen, "pmi server: bad rank %d", rank);
         if (fd >= 0)
             close (fd);
         errno = EINVAL;
@@ -381,37 +375,6 @@ const char *pmi_server_kvs_lookup (pmi_server_t *srv, const char *key)
 
 /* I/O */
 
-/* Write all of buf to c, waiting up to WRITE_TIMEOUT_MS if the socket is
- * full.  0 or -1.
- */
-static int write_all (struct client *c, const char *buf, size_t len)
-{
-    size_t off = 0;
-
-    while (off < len) {
-        ssize_t n = send (c->fd, buf + off, len - off, MSG_NOSIGNAL);
-        if (n < 0 && errno == ENOTSOCK)
-            n = write (c->fd, buf + off, len - off);
-        if (n >= 0) {
-            off += (size_t)n;
-            continue;
-        }
-        if (errno == EINTR)
-            continue;
-        if (errno != EAGAIN && errno != EWOULDBLOCK)
-            return -1;
-        struct pollfd pfd = { .fd = c->fd, .events = POLLOUT };
-        int rc = poll (&pfd, 1, WRITE_TIMEOUT_MS);
-        if (rc == 0) {
-            errno = ETIMEDOUT;
-            return -1;
-        }
-        if (rc < 0 && errno != EINTR)
-            return -1;
-    }
-    return 0;
-}
-
 static void mark_dead (pmi_server_t *srv, int rank, const char *why)
 {
     struct client *c = &srv->clients[rank];
@@ -438,7 +401,9 @@ static void reply (pmi_server_t *srv, int rank, const char *fmt, ...)
     if (n < 0 || (size_t)n >= sizeof (buf) - 1)
         n = snprintf (buf, sizeof (buf) - 1, "cmd=error rc=-1 msg=reply_too_long");
     buf[n++] = '\n';
-    if (write_all (c, buf, (size_t)n) < 0) {
+    if (pmi_fd_write_all (c->fd, buf, (size_t)n,
+                          pmi_fd_now () + WRITE_TIMEOUT_MS / 1000.0,
+                          NULL) < 0) {
         char why[128];
         snprintf (why, sizeof (why), "write failed: %s", strerror (errno));
         mark_dead (srv, rank, why);

@@ -7,12 +7,12 @@
  * and merges neighbours that share a prefix and a trailing number.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "hostlist.h"
 
 #define MAX_DIGITS 9
@@ -22,16 +22,6 @@ struct hostlist {
     int count;
     int cap;
 };
-
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-}
 
 hostlist_t *hostlist_create (void)
 {
@@ -145,8 +135,8 @@ struct ctx {
 
 static int item_err (struct ctx *c, int errnum, const char *what)
 {
-    seterr (c->errbuf, c->errlen, "hostlist item '%.*s': %s",
-            (int)c->itemlen, c->item, what);
+    errbuf_set (c->errbuf, c->errlen, "hostlist item '%.*s': %s",
+                (int)c->itemlen, c->item, what);
     errno = errnum;
     return -1;
 }
@@ -306,7 +296,7 @@ int hostlist_append (hostlist_t *hl, const char *s,
     int depth = 0;
 
     if (!hl || !s) {
-        seterr (errbuf, errlen, "hostlist: NULL argument");
+        errbuf_set (errbuf, errlen, "hostlist: NULL argument");
         errno = EINVAL;
         return -1;
     }
@@ -314,9 +304,9 @@ int hostlist_append (hostlist_t *hl, const char *s,
         return 0;
     for (p = s; *p; p++) {
         if (bad_char ((unsigned char)*p)) {
-            seterr (errbuf, errlen,
-                    "hostlist '%s': whitespace or control character at"
-                    " position %td", s, p - s + 1);
+            errbuf_set (errbuf, errlen,
+                        "hostlist '%s': whitespace or control character at"
+                        " position %td", s, p - s + 1);
             errno = EINVAL;
             return -1;
         }
@@ -330,23 +320,23 @@ int hostlist_append (hostlist_t *hl, const char *s,
         }
         else if (*p == ']') {
             if (--depth < 0) {
-                seterr (errbuf, errlen, "hostlist '%s': unmatched ']' at"
-                        " position %td", s, p - s + 1);
+                errbuf_set (errbuf, errlen, "hostlist '%s': unmatched ']' at"
+                            " position %td", s, p - s + 1);
                 errno = EINVAL;
                 goto error;
             }
         }
         else if ((*p == ',' && depth == 0) || *p == '\0') {
             if (*p == '\0' && depth > 0) {
-                seterr (errbuf, errlen, "hostlist '%s': missing ']'", s);
+                errbuf_set (errbuf, errlen, "hostlist '%s': missing ']'", s);
                 errno = EINVAL;
                 goto error;
             }
             c.item = start;
             c.itemlen = (size_t)(p - start);
             if (c.itemlen == 0) {
-                seterr (errbuf, errlen, "hostlist '%s': empty item at"
-                        " position %td", s, p - s + 1);
+                errbuf_set (errbuf, errlen, "hostlist '%s': empty item at"
+                            " position %td", s, p - s + 1);
                 errno = EINVAL;
                 goto error;
             }
@@ -358,8 +348,8 @@ int hostlist_append (hostlist_t *hl, const char *s,
         }
     }
     if (hl->count + c.out->count > HOSTLIST_MAX_HOSTS) {
-        seterr (errbuf, errlen, "hostlist: more than %d hosts",
-                HOSTLIST_MAX_HOSTS);
+        errbuf_set (errbuf, errlen, "hostlist: more than %d hosts",
+                    HOSTLIST_MAX_HOSTS);
         errno = E2BIG;
         goto error;
     }
@@ -383,10 +373,10 @@ int hostlist_append (hostlist_t *hl, const char *s,
     return 0;
 error:
     if (errno == ENOMEM)
-        seterr (errbuf, errlen, "hostlist: out of memory");
+        errbuf_set (errbuf, errlen, "hostlist: out of memory");
     else if (errno == E2BIG && c.out->count >= HOSTLIST_MAX_HOSTS)
-        seterr (errbuf, errlen, "hostlist: more than %d hosts",
-                HOSTLIST_MAX_HOSTS);
+        errbuf_set (errbuf, errlen, "hostlist: more than %d hosts",
+                    HOSTLIST_MAX_HOSTS);
     {
         int saved = errno;
         hostlist_destroy (&c.out);
@@ -401,7 +391,7 @@ hostlist_t *hostlist_decode (const char *s, char *errbuf, size_t errlen)
     hostlist_t *hl = hostlist_create ();
 
     if (!hl) {
-        seterr (errbuf, errlen, "hostlist: out of memory");
+        errbuf_set (errbuf, errlen, "hostlist: out of memory");
         return NULL;
     }
     if (hostlist_append (hl, s, errbuf, errlen) < 0) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errbuf.h"
 #include "idset.h"
 
 #define WORD_BITS 64
@@ -21,16 +22,6 @@ struct idset {
     size_t nwords;
     unsigned count;
 };
-
-static void seterr (char *errbuf, size_t errlen, const char *fmt, ...)
-{
-    if (errbuf && errlen > 0) {
-        va_list ap;
-        va_start (ap, fmt);
-        vsnprintf (errbuf, errlen, fmt, ap);
-        va_end (ap);
-    }
-}
 
 static int grow (idset_t *s, size_t need)
 {
@@ -322,19 +313,18 @@ static int parse_id (const char *str, const char **p, unsigned *id,
 
     if (*q < '0' || *q > '9') {
         if (*q == '\0')
-            seterr (errbuf, errlen, "idset '%s': missing id at end", str);
+            errbuf_set (errbuf, errlen, "idset '%s': missing id at end", str);
         else
-            seterr (errbuf, errlen,
-                    "idset '%s': expected a digit at position %td, got '%c'",
-                    str, q - str + 1, *q);
+            errbuf_set (errbuf, errlen, "idset '%s': expected a digit at "
+                        "position %td, got '%c'", str, q - str + 1, *q);
         return -1;
     }
     while (*q >= '0' && *q <= '9') {
         v = v * 10 + (unsigned long)(*q - '0');
         if (v > IDSET_ID_MAX) {
-            seterr (errbuf, errlen,
-                    "idset '%s': id at position %td exceeds the limit %u",
-                    str, *p - str + 1, IDSET_ID_MAX);
+            errbuf_set (errbuf, errlen,
+                        "idset '%s': id at position %td exceeds the limit %u",
+                        str, *p - str + 1, IDSET_ID_MAX);
             return -1;
         }
         q++;
@@ -352,19 +342,20 @@ idset_t *idset_decode (const char *str, char *errbuf, size_t errlen)
     bool brackets = false;
 
     if (!str) {
-        seterr (errbuf, errlen, "idset: NULL string");
+        errbuf_set (errbuf, errlen, "idset: NULL string");
         errno = EINVAL;
         return NULL;
     }
     if (!(s = idset_create (0))) {
-        seterr (errbuf, errlen, "idset: out of memory");
+        errbuf_set (errbuf, errlen, "idset: out of memory");
         return NULL;
     }
     len = strlen (str);
     p = str;
     if (len > 0 && str[0] == '[') {
         if (str[len - 1] != ']') {
-            seterr (errbuf, errlen, "idset '%s': missing closing ']'", str);
+            errbuf_set (errbuf, errlen, "idset '%s': missing closing ']'",
+                        str);
             goto inval;
         }
         brackets = true;
@@ -372,7 +363,7 @@ idset_t *idset_decode (const char *str, char *errbuf, size_t errlen)
         len -= 2;
     }
     else if (len > 0 && str[len - 1] == ']') {
-        seterr (errbuf, errlen, "idset '%s': unmatched ']'", str);
+        errbuf_set (errbuf, errlen, "idset '%s': unmatched ']'", str);
         goto inval;
     }
     const char *end = p + len;
@@ -383,8 +374,8 @@ idset_t *idset_decode (const char *str, char *errbuf, size_t errlen)
     for (;;) {
         unsigned lo, hi;
         if (*p == ',') {
-            seterr (errbuf, errlen, "idset '%s': empty item at position %td",
-                    str, p - str + 1);
+            errbuf_set (errbuf, errlen, "idset '%s': empty item at position "
+                        "%td", str, p - str + 1);
             goto inval;
         }
         if (parse_id (str, &p, &lo, errbuf, errlen) < 0)
@@ -393,24 +384,24 @@ idset_t *idset_decode (const char *str, char *errbuf, size_t errlen)
         if (p < end && *p == '-') {
             p++;
             if (p == end) {
-                seterr (errbuf, errlen, "idset '%s': range without an end",
-                        str);
+                errbuf_set (errbuf, errlen, "idset '%s': range without an end",
+                            str);
                 goto inval;
             }
             if (parse_id (str, &p, &hi, errbuf, errlen) < 0)
                 goto inval;
             if (hi < lo) {
-                seterr (errbuf, errlen,
-                        "idset '%s': reversed range %u-%u", str, lo, hi);
+                errbuf_set (errbuf, errlen,
+                            "idset '%s': reversed range %u-%u", str, lo, hi);
                 goto inval;
             }
         }
         if (p > end) {
-            seterr (errbuf, errlen, "idset '%s': bad syntax", str);
+            errbuf_set (errbuf, errlen, "idset '%s': bad syntax", str);
             goto inval;
         }
         if (idset_set_range (s, lo, hi) < 0) {
-            seterr (errbuf, errlen, "idset: out of memory");
+            errbuf_set (errbuf, errlen, "idset: out of memory");
             idset_destroy (&s);
             errno = ENOMEM;
             return NULL;
@@ -418,14 +409,14 @@ idset_t *idset_decode (const char *str, char *errbuf, size_t errlen)
         if (p == end)
             break;
         if (*p != ',') {
-            seterr (errbuf, errlen,
-                    "idset '%s': unexpected '%c' at position %td", str, *p,
-                    p - str + 1);
+            errbuf_set (errbuf, errlen,
+                        "idset '%s': unexpected '%c' at position %td", str, *p,
+                        p - str + 1);
             goto inval;
         }
         p++;
         if (p == end) {
-            seterr (errbuf, errlen, "idset '%s': trailing ','", str);
+            errbuf_set (errbuf, errlen, "idset '%s': trailing ','", str);
             goto inval;
         }
     }

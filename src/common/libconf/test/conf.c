@@ -70,6 +70,13 @@ static void test_schema_errors (void)
     reject ("[overlay]\nevent_buffer = 15", "key 'overlay.event_buffer'");
     reject ("[overlay]\nbacklog = 10000001", "key 'overlay.backlog'");
     reject ("[broker]\nlog_level = 8", "key 'broker.log_level': must be 0..7");
+    reject ("[broker]\nlog_ring_level = \"loud\"",
+            "key 'broker.log_ring_level': must be a syslog level");
+    reject ("[broker]\nlog_ring_level = 7",
+            "key 'broker.log_ring_level': must be a string");
+    reject ("[broker]\nlog_ring_size = 0",
+            "key 'broker.log_ring_size': must be 1..1048576");
+    reject ("[broker]\nlog_ring_size = 1048577", "key 'broker.log_ring_size'");
     reject ("[bootstrap]\ndefault_port = 0", "key 'bootstrap.default_port'");
     reject ("[bootstrap]\ndefault_port = 65536", "must be 1..65535");
     reject ("[overlay]\ntopology = \"tree\"", "key 'overlay.topology': must be");
@@ -98,6 +105,7 @@ static void test_schema_errors (void)
             "peer_timeout = 5\nttl = 0\nheal_threshold = -1\ncurve = false");
     accept ("[overlay]\ntopology = \"kary:2\"\n[broker]\nrpc_timeout = 1.5");
     accept ("[overlay]\ntopology = \"binomial\"");
+    accept ("[broker]\nlog_ring_level = \"info\"\nlog_ring_size = 16");
     accept ("[bootstrap]\nhosts = [ { host = \"node[0-15]\", bind = "
             "\"tcp://eth0:8050\", connect = \"tcp://%h:8050\" } ]");
     accept ("");
@@ -128,6 +136,10 @@ static void test_defaults (void)
         "default heal_threshold -1");
     ok (conf_get_int (c, "overlay.sndhwm", &i) == 0 && i == 1000,
         "default sndhwm 1000");
+    ok (conf_get_string (c, "broker.log_ring_level", &s) == 0
+        && !strcmp (s, "debug"), "default log_ring_level debug");
+    ok (conf_get_int (c, "broker.log_ring_size", &i) == 0 && i == 1024,
+        "default log_ring_size 1024");
     ok (conf_get_int (c, "overlay.backlog", &i) == 0 && i == 10000,
         "default backlog");
     ok (conf_get_int (c, "overlay.event_buffer", &i) == 0 && i == 100000,
