@@ -29,22 +29,6 @@
 #include "access.h"
 #include "broker.h"
 
-/* A route frame naming a broker is a decimal rank; client ids are uuids. */
-static int route_is_rank (const char *id, uint32_t *rank)
-{
-    char *end;
-    unsigned long v;
-
-    if (!id || *id < '0' || *id > '9')
-        return 0;
-    errno = 0;
-    v = strtoul (id, &end, 10);
-    if (errno || *end || v > UINT32_MAX)
-        return 0;
-    *rank = v;
-    return 1;
-}
-
 /* ---- local connector ------------------------------------------------- */
 
 static void subscriptions_drop (struct bgn_broker *b, const char *client)
@@ -292,7 +276,7 @@ static int route_response (struct bgn_broker *b, msg_t *msg,
 
     while (msg_route_count (msg) > 0) {
         top = msg_route_first (msg);
-        if (!route_is_rank (top, &rank)) {
+        if (!msg_route_id_rank (top, &rank)) {
             char client[MSG_MAX_ROUTEID + 1];
             msg_route_pop (msg, client, sizeof (client));
             local_send (b, client, msg);

@@ -146,6 +146,22 @@ def cmd_ping(h, args):
         die(f"{sent - received} of {sent} pings to rank {rank} unanswered")
 
 
+def stream(fut, timeout):
+    """The answers of a streaming request, each within timeout, until
+    the service ends the stream (ENODATA)."""
+    while True:
+        try:
+            rsp = fut.wait_for(timeout).get_str()
+        except OSError as e:
+            if e.errno == errno.ENODATA:
+                return
+            if e.errno == errno.ETIMEDOUT:
+                die(f"no answer within {timeout:g}s")
+            die(e.strerror or str(e))
+        yield rsp
+        fut.reset()
+
+
 def cmd_rpc(h, args):
     try:
         payload = json.loads(args.payload) if args.payload else {}
@@ -158,30 +174,16 @@ def cmd_rpc(h, args):
     if not args.streaming:
         print(json.dumps(get(fut, args.timeout)))
         return
-    while True:
-        try:
-            rsp = fut.wait_for(args.timeout).get_str()
-        except OSError as e:
-            if e.errno == errno.ENODATA:
-                return
-            die(e.strerror or str(e))
+    for rsp in stream(fut, args.timeout):
         print(rsp)
-        fut.reset()
 
 
 def cmd_dmesg(h, args):
     rank = target_rank(h, args.rank) if args.rank is not None else None
     fut = call(h, rank, "log.dmesg", {"follow": False, "nobacklog": False},
                args.timeout, streaming=True)
-    while True:
-        try:
-            line = fut.wait_for(args.timeout).get_str()
-        except OSError as e:
-            if e.errno == errno.ENODATA:
-                return
-            die(e.strerror or str(e))
+    for line in stream(fut, args.timeout):
         print(line.rstrip("\n"))
-        fut.reset()
 
 
 def cmd_event(h, args):

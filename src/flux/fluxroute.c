@@ -51,21 +51,6 @@ int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
     return -1;
 }
 
-static int is_rank (const char *id, uint32_t *rank)
-{
-    char *end;
-    unsigned long v;
-
-    if (!id || *id < '0' || *id > '9')
-        return 0;
-    errno = 0;
-    v = strtoul (id, &end, 10);
-    if (errno || *end || v > UINT32_MAX)
-        return 0;
-    *rank = (uint32_t)v;
-    return 1;
-}
-
 /* Out over the BGN toward dest; a request that starts here carries this
  * broker's rank on its route stack, for the answer. */
 int fh_request_out (struct bgn_broker *b, msg_t *msg,
@@ -130,7 +115,7 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
 
     while (msg_route_count (msg) > 0) {
         const char *top = msg_route_first (msg);
-        if (!is_rank (top, &rank)) {
+        if (!msg_route_id_rank (top, &rank)) {
             msg_route_pop (msg, id, sizeof (id));
             client_answer (b, id, msg);
             msg_destroy (&msg);

@@ -505,20 +505,6 @@ static void route_response (struct sbroker *b, msg_t *rsp);
 static void client_response (struct sbroker *b, msg_t *rsp);
 static void subscriber_event (struct sbroker *b, const msg_t *ev);
 
-static bool route_is_rank (const char *id, uint32_t *rank)
-{
-    char *end;
-    unsigned long v;
-
-    if (!id || *id < '0' || *id > '9')
-        return false;
-    v = strtoul (id, &end, 10);
-    if (*end)
-        return false;
-    *rank = (uint32_t)v;
-    return true;
-}
-
 static int respond_error (struct sbroker *b, const msg_t *req, int errnum,
                           const char *errstr)
 {
@@ -552,7 +538,7 @@ static void ping_ran (struct sbroker *b, const msg_t *req)
     struct execd *e;
 
     if (msg_route_count (req) < 2
-        || !route_is_rank (msg_route_at (req, 0), &origin))
+        || !msg_route_id_rank (msg_route_at (req, 0), &origin))
         return;
     uint64_t key = ((uint64_t)origin << 32) | msg_get_matchtag (req);
     if ((e = idmap_get (s->execd, key))) {
@@ -645,7 +631,7 @@ static void route_response (struct sbroker *b, msg_t *rsp)
 
     while (msg_route_count (rsp) > 0) {
         const char *top = msg_route_first (rsp);
-        if (!route_is_rank (top, &rank)) {
+        if (!msg_route_id_rank (top, &rank)) {
             msg_route_pop (rsp, NULL, 0);
             client_response (b, rsp);
             msg_destroy (&rsp);

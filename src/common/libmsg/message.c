@@ -976,6 +976,21 @@ const char *msg_route_at (const msg_t *msg, int i)
     return msg->rbuf + route_offset (msg, i);
 }
 
+int msg_route_id_rank (const char *id, uint32_t *rank)
+{
+    char *end;
+    unsigned long v;
+
+    if (!id || *id < '0' || *id > '9')
+        return 0;
+    errno = 0;
+    v = strtoul (id, &end, 10);
+    if (errno || *end || v > UINT32_MAX)
+        return 0;
+    *rank = (uint32_t)v;
+    return 1;
+}
+
 const char *msg_route_first (const msg_t *msg)
 {
     return msg_route_at (msg, 0);

@@ -240,6 +240,9 @@ int msg_route_count (const msg_t *msg);       /* -1 if routing disabled */
 const char *msg_route_first (const msg_t *msg); /* top (last pushed) */
 const char *msg_route_last (const msg_t *msg);  /* bottom: the sender */
 const char *msg_route_at (const msg_t *msg, int i); /* 0 = top */
+/* Is route id 'id' a broker rank (decimal, up to UINT32_MAX)?  Client ids
+ * are uuids, which never are.  1 with *rank set, else 0. */
+int msg_route_id_rank (const char *id, uint32_t *rank);
 
 /* Helpers that build common messages.  Each returns a new message or
  * NULL with errno (EINVAL, ENOMEM).  JSON payloads given to the helpers

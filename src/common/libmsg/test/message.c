@@ -1020,6 +1020,24 @@ static void test_decode_reuse (void)
     msg_destroy (&small);
 }
 
+static void test_route_id_rank (void)
+{
+    uint32_t r = 7;
+
+    ok (msg_route_id_rank ("0", &r) && r == 0, "route id \"0\" is rank 0");
+    ok (msg_route_id_rank ("4294967295", &r) && r == UINT32_MAX,
+        "the largest rank");
+    r = 7;
+    ok (!msg_route_id_rank ("4294967296", &r) && r == 7,
+        "past UINT32_MAX is no rank (and *rank untouched)");
+    ok (!msg_route_id_rank ("12a", &r) && !msg_route_id_rank ("", &r)
+        && !msg_route_id_rank (NULL, &r) && !msg_route_id_rank ("-1", &r)
+        && !msg_route_id_rank (" 1", &r),
+        "trailing junk, empty, NULL, a sign or a space: no rank");
+    ok (!msg_route_id_rank ("f3b1c2d0-7c5e-4c6a-9a55-0d2f9e1b8a77", &r),
+        "a client uuid is no rank");
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -1034,6 +1052,7 @@ int main (void)
     test_payload_sharing ();
     test_growth ();
     test_decode_reuse ();
+    test_route_id_rank ();
     return done_testing ();
 }
 
