@@ -50,6 +50,8 @@ struct boot {
     json_t *outbox;          /* our values, put at the next barrier */
     int outbox_dirty;
     json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
+    int64_t last_miss;       /* the rank of the last bundle fetched */
+    int pipeline;            /* the PMI server takes pipelined gets */
 
     /* static mode */
     hostlist_t *hosts;       /* rank -> host name */
@@ -340,6 +342,7 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
     if (!(b->pmi = pmi_client_create_from_env (errbuf, errlen)))
         return -1;
     pmi_client_set_timeout (b->pmi, timeout);
+    b->pipeline = getenv ("BGN_PMI_PIPELINE") != NULL;
     b->rank = pmi_client_rank (b->pmi);
     b->size = pmi_client_size (b->pmi);
     if (pmi_client_init (b->pmi, errbuf, errlen) < 0
@@ -403,6 +406,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
 
     if (!b)
         return NULL;
+    b->last_miss = -1;
     if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ())
         || !(b->bundles = json_object ()))
         goto error;
@@ -509,6 +513,66 @@ static int bundle_flush (struct boot *b, char *errbuf, size_t errlen)
     return rc;
 }
 
+/* A fetched bundle (text) into the cache.  NULL + EPROTO if it is not a
+ * JSON object. */
+static json_t *bundle_store (struct boot *b, uint32_t rank, const char *text,
+                             char *errbuf, size_t errlen)
+{
+    json_t *o = json_loads (text, 0, NULL);
+    char r[16];
+
+    if (!json_is_object (o)) {
+        json_decref (o);
+        errbuf_fail (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
+                     "not a JSON object", (unsigned)rank);
+        return NULL;
+    }
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    json_object_set_new (b->bundles, r, o);
+    return o;
+}
+
+/* Read-ahead: a get for the rank after the last one fetched (a module
+ * walking every rank, as the overlay does for the CURVE keys) fetches the
+ * bundles of the next BUNDLE_AHEAD ranks in one pipelined exchange: a
+ * broker costs the PMI server a few round trips, not one per rank.  The
+ * ones not asked for stay cached until the next barrier.  Only where the
+ * server is known to answer requests written back to back: bgn start's
+ * (it sets BGN_PMI_PIPELINE=1); Slurm's pmi2 plugin, for one, drops all
+ * but the first line it reads. */
+#define BUNDLE_AHEAD 64
+static int bundle_prefetch (struct boot *b, uint32_t rank)
+{
+    const char *keys[BUNDLE_AHEAD] = { NULL };
+    char names[BUNDLE_AHEAD][32], *values[BUNDLE_AHEAD] = { NULL };
+    int lens[BUNDLE_AHEAD], errs[BUNDLE_AHEAD], n = 0, rc = -1;
+    uint32_t ranks[BUNDLE_AHEAD];
+    char r[16];
+
+    for (uint32_t q = rank; q < b->size && n < BUNDLE_AHEAD; q++) {
+        snprintf (r, sizeof (r), "%u", (unsigned)q);
+        if (json_object_get (b->bundles, r))
+            continue;
+        snprintf (names[n], sizeof (names[n]), "bgn.%u", (unsigned)q);
+        keys[n] = names[n];
+        ranks[n] = q;
+        if (!(values[n] = malloc (PMI_BUNDLE_MAX)))
+            goto done;
+        n++;
+    }
+    if (pmi_client_kvs_get_many (b->pmi, keys, n, values, PMI_BUNDLE_MAX,
+                                 lens, errs, NULL, 0) < 0)
+        goto done;
+    for (int i = 0; i < n; i++)   /* a bad one is fetched again alone */
+        if (lens[i] >= 0)
+            bundle_store (b, ranks[i], values[i], NULL, 0);
+    rc = 0;
+done:
+    for (int i = 0; i < n; i++)
+        free (values[i]);
+    return rc;
+}
+
 /* rank's bundle: ours, or fetched once per barrier.  NULL + errno (and
  * the message) if the rank published none or it is not an object. */
 static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
@@ -521,21 +585,19 @@ static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
     snprintf (r, sizeof (r), "%u", (unsigned)rank);
     if ((o = json_object_get (b->bundles, r)))
         return o;
+    if (b->pipeline && (int64_t)rank == b->last_miss + 1) {
+        b->last_miss = rank;
+        if (bundle_prefetch (b, rank) == 0
+            && (o = json_object_get (b->bundles, r)))
+            return o;
+    }
+    b->last_miss = rank;
     snprintf (k, sizeof (k), "bgn.%u", (unsigned)rank);
     if (!(v = malloc (PMI_BUNDLE_MAX)))
         return NULL;
     len = pmi_client_kvs_get (b->pmi, k, v, PMI_BUNDLE_MAX, errbuf, errlen);
-    o = len < 0 ? NULL : json_loads (v, 0, NULL);
+    o = len < 0 ? NULL : bundle_store (b, rank, v, errbuf, errlen);
     free (v);
-    if (len < 0)
-        return NULL;
-    if (!json_is_object (o)) {
-        json_decref (o);
-        errbuf_fail (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
-                     "not a JSON object", (unsigned)rank);
-        return NULL;
-    }
-    json_object_set_new (b->bundles, r, o);
     return o;
 }
 
@@ -672,6 +734,7 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
         || pmi_client_barrier (b->pmi, errbuf, errlen) < 0)
         return -1;
     json_object_clear (b->bundles);     /* peers may have put anew */
+    b->last_miss = -1;
     return 0;
 }
 

@@ -177,6 +177,8 @@ static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd,
     setenv ("PMI_FD", fdstr, 1);
     setenv ("PMI_RANK", rankstr, 1);
     setenv ("PMI_SIZE", sizestr, 1);
+    /* our PMI server answers requests written back to back (boot.c) */
+    setenv ("BGN_PMI_PIPELINE", "1", 1);
     unsetenv ("BGN_URI");
     snprintf (rundir, sizeof (rundir), "--rundir=%s/%d", in->dir, rank);
     in->broker_args[1] = rundir;

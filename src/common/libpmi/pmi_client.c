@@ -541,6 +541,80 @@ int pmi_client_kvs_put (pmi_client_t *cli, const char *key,
     return pmi_client_kvs_put_raw (cli, key, enc, errbuf, errlen);
 }
 
+/* One get_result line into value i. */
+static void take_value (const char *reply, char *value, size_t len, int *vlen,
+                        int *err)
+{
+    char cmd[32], enc[CLIENT_MAXLINE];
+    int rc = 0, n;
+
+    *vlen = -1;
+    if (pmi_wire_get (reply, "cmd", cmd, sizeof (cmd)) < 0
+        || strcmp (cmd, "get_result") != 0) {
+        *err = EPROTO;
+        return;
+    }
+    if (pmi_wire_get_int (reply, "rc", &rc) == 0 && rc != 0) {
+        *err = ENOENT;
+        return;
+    }
+    if (pmi_wire_get (reply, "value", enc, sizeof (enc)) < 0
+        || (n = pmi_value_decode (enc, value, len)) < 0) {
+        *err = errno == ENOSPC ? ENOSPC : EPROTO;
+        return;
+    }
+    *vlen = n;
+    *err = 0;
+}
+
+int pmi_client_kvs_get_many (pmi_client_t *cli, const char *const keys[],
+                             int n, char *values[], size_t len, int lens[],
+                             int errs[], char *errbuf, size_t errlen)
+{
+    char reply[CLIENT_MAXLINE];
+    char *batch;
+    size_t cap;
+
+    if (!cli || (n > 0 && (!keys || !values || !lens || !errs)))
+        return errbuf_fail (errbuf, errlen, EINVAL, "pmi: get: NULL argument");
+    /* "cmd=get kvsname=K key=k\n", each at its longest */
+    cap = (size_t)PMI_CLIENT_PIPELINE
+          * (32 + KVSNAME_BUF + (size_t)cli->keylen_max) + 1;
+    if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
+        return -1;
+    if (!(batch = malloc (cap)))
+        return errbuf_fail (errbuf, errlen, ENOMEM, "pmi: out of memory");
+    for (int first = 0; first < n; first += PMI_CLIENT_PIPELINE) {
+        int last = first + PMI_CLIENT_PIPELINE < n ? first + PMI_CLIENT_PIPELINE
+                                                   : n;
+        double deadline = pmi_fd_now () + cli->timeout;
+        size_t used = 0;
+        for (int i = first; i < last; i++) {
+            if (check_key (cli, "get", keys[i], errbuf, errlen) < 0) {
+                free (batch);
+                return -1;
+            }
+            used += (size_t)snprintf (batch + used, cap - used,
+                                      "cmd=get kvsname=%s key=%s\n",
+                                      cli->kvsname, keys[i]);
+        }
+        if (send_line (cli, batch, deadline, errbuf, errlen) < 0) {
+            free (batch);
+            return -1;
+        }
+        for (int i = first; i < last; i++) {
+            if (recv_line (cli, reply, sizeof (reply), deadline, errbuf,
+                           errlen) < 0) {
+                free (batch);
+                return -1;
+            }
+            take_value (reply, values[i], len, &lens[i], &errs[i]);
+        }
+    }
+    free (batch);
+    return 0;
+}
+
 int pmi_client_kvs_get (pmi_client_t *cli, const char *key,
                         char *buf, size_t len, char *errbuf, size_t errlen)
 {

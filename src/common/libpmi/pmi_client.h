@@ -121,6 +121,19 @@ int pmi_client_kvs_put (pmi_client_t *cli, const char *key,
 int pmi_client_kvs_get (pmi_client_t *cli, const char *key,
                         char *buf, size_t len, char *errbuf, size_t errlen);
 
+/* Get n keys at once: the requests are written back to back (at most
+ * PMI_CLIENT_PIPELINE in flight) and the replies read in order, so n gets
+ * cost a few round trips instead of n (the server answers each line in
+ * turn; a stream socket keeps them in order).  values[i] (len bytes each)
+ * gets key i's decoded value and lens[i] its length, or -1 with errs[i]
+ * the errno of that key alone (ENOENT, ENOSPC, EPROTO).  Returns 0, or -1
+ * with errno if the exchange itself failed (then nothing is reliable).
+ */
+#define PMI_CLIENT_PIPELINE 32
+int pmi_client_kvs_get_many (pmi_client_t *cli, const char *const keys[],
+                             int n, char *values[], size_t len, int lens[],
+                             int errs[], char *errbuf, size_t errlen);
+
 /* As put/get, without escaping (the value goes on the wire as is). */
 int pmi_client_kvs_put_raw (pmi_client_t *cli, const char *key,
                             const char *value, char *errbuf, size_t errlen);

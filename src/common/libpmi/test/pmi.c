@@ -113,6 +113,34 @@ static int child_run (int fd, int rank, int size)
         snprintf (err, sizeof (err), "missing key did not give ENOENT");
         goto fail;
     }
+    /* 70 gets pipelined (three batches), one of them a missing key */
+    {
+        enum { N = 70, MISSING = 35 };
+        char names[N][64], bufs[N][256], *vals[N];
+        const char *keys[N];
+        int lens[N], errs[N];
+        for (int i = 0; i < N; i++) {
+            if (i == MISSING)
+                snprintf (names[i], sizeof (names[i]), "no-such-key");
+            else
+                snprintf (names[i], sizeof (names[i]), "uri-%d", i % size);
+            keys[i] = names[i];
+            vals[i] = bufs[i];
+        }
+        if (pmi_client_kvs_get_many (cli, keys, N, vals, sizeof (bufs[0]),
+                                     lens, errs, err, sizeof (err)) < 0)
+            goto fail;
+        for (int i = 0; i < N; i++) {
+            snprintf (want, sizeof (want), "%s|%d", Z85_ALPHABET, i % size);
+            if (i == MISSING ? (lens[i] != -1 || errs[i] != ENOENT)
+                             : (lens[i] != (int)strlen (want)
+                                || strcmp (bufs[i], want) || errs[i])) {
+                snprintf (err, sizeof (err), "get_many: key %d (%s) wrong",
+                          i, keys[i]);
+                goto fail;
+            }
+        }
+    }
     if (pmi_client_barrier (cli, err, sizeof (err)) < 0
         || pmi_client_finalize (cli, err, sizeof (err)) < 0)
         goto fail;
