@@ -166,6 +166,12 @@ check_instance () {
 # stopped_cleanly MPI N: srun exited 0, every broker logged an orderly
 # exit, and none is left.
 stopped_cleanly () {
+	# within a minute: a step that hangs fails the test, not the run
+	_i=0
+	while kill -0 $SRUN_PID 2>/dev/null && test $_i -lt 1200; do
+		sleep 0.05; _i=$((_i + 1))
+	done
+	kill -0 $SRUN_PID 2>/dev/null && { echo "srun still running after 60s"; kill -9 $SRUN_PID; }
 	wait $SRUN_PID
 	_rc=$?
 	cat srun.$1.out
