@@ -279,6 +279,45 @@ test_expect_success PYZMQ 'an EVENT with seq near 2^32 stalls no broker' '
 		"sleep 1 && bgn event pub probe.after && sh ./lost-small.sh"
 '
 
+# ---- issue 21: an admitted peer speaks only for itself --------------------
+
+# The rogue, admitted as rank 1, writes the owner role into its requests:
+# broker.shutdown at rank 3 (its neighbour) and at rank 0 (relayed by 3),
+# overlay.disconnect of rank 5.  Only broker.admin_ranks (rank 0) may
+# bring the owner role across the overlay: every one is EPERM, and no
+# broker stops.
+test_expect_success PYZMQ 'an owner role written by an admitted peer is a guest'"'"'s' '
+	probe owner1 "request:broker.shutdown:3:1 request:broker.shutdown:0:1 \
+		request:overlay.disconnect:5:1 request:broker.ping:0:1" \
+		"sleep 0.5" &&
+	test $(grep -c "^request -> errnum=1$" owner1.out) -eq 3 &&
+	grep "^request -> errnum=0$" owner1.out &&
+	grep "refused broker.shutdown from uid 0 (guest) of rank 1: the owner role crosses the overlay only from broker.admin_ranks" owner1.err &&
+	grep "refused overlay.disconnect from uid 0 (guest) of rank 1" owner1.err
+'
+
+# Incarnation 2^53-1 passed the old check (only >= 2^53 was refused) and
+# the subject then rejoined as 2^53, which every peer refuses: evicted
+# for good.  A fence or live record, or a refusal, naming an incarnation
+# no broker can have taken yet is refused now, and counted.
+test_expect_success PYZMQ 'fences, live records and refusals at 2^53-1 evict nobody' '
+	probe evict53 "fence:0:9007199254740991 unfence:5:9007199254740991 \
+		nak:9007199254740991" "sleep 1" &&
+	grep "refused a bad fence record: rank 0 incarnation 9007199254740991" evict53.err &&
+	grep "refused a bad fence record: rank 5 incarnation 9007199254740991" evict53.err &&
+	grep "bgn-broker\[3\]: .*refused a HELLO_NAK naming incarnation 9007199254740991" evict53.err &&
+	test_must_fail grep "rejoining as incarnation 9007199254740992" evict53.err
+'
+
+# A fence of rank 0 at an incarnation it never had but that is within
+# the clock bound: rank 0 rejoins just above it, and everyone takes it.
+test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it rejoins above it' '
+	ahead=$(($(date +%s) + 300))000000 &&
+	probe claim0 "fence:0:$ahead" "sleep 2" &&
+	grep "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
+	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
+'
+
 # ---- the local socket: roles from the kernel ----------------------------
 
 if test "$(id -u)" = 0 && command -v setpriv >/dev/null 2>&1 &&

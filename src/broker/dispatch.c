@@ -206,16 +206,26 @@ static int request_deny (struct bgn_broker *b, msg_t *req,
 }
 
 /* A message meets its service here: requests are checked against their
- * sender's role first (responses are answers to our own requests). */
+ * sender's role first (responses are answers to our own requests).  A
+ * request from another broker has its role capped by this broker's
+ * policy for that origin before the check: the role it carries is only
+ * what the origin claims (access.h). */
 static int call_service (struct bgn_broker *b, msg_t *msg,
                          const struct bgn_msg_info *info,
                          bgn_service_f fn, void *arg)
 {
     const char *why;
+    bool capped = false;
 
+    if (msg_get_type (msg) == MSGTYPE_REQUEST && info && info->from_overlay
+        && (capped = access_cap (b->access, msg, info->source)))
+        b->remote_role_capped++;
     if (msg_get_type (msg) == MSGTYPE_REQUEST
         && (why = access_check (b->access, msg)))
-        return request_deny (b, msg, info, why);
+        return request_deny (b, msg, info,
+                             capped ? "the owner role crosses the overlay "
+                                      "only from broker.admin_ranks"
+                                    : why);
     fn (b, msg, info, arg);
     msg_destroy (&msg);
     return 0;

@@ -30,6 +30,8 @@ Steps (each prints one line saying what came back, "-" for nothing):
   response:TOPIC:DEST[:JSON]  a response to a request nobody made, routed
                               to rank DEST
   fence:RANK:INC              a fence record (RANK down as INC) in a VIEW
+  nak:INC                     a HELLO_NAK "fenced" naming incarnation INC of
+                              the broker we talk to
   unfence:RANK:INC            a record "RANK alive as INC" in a VIEW
   event:SEQ                   an EVENT with sequence number SEQ
   garbage:N                   N messages with broken envelopes
@@ -217,6 +219,14 @@ class Rogue:
                            self.peer_inc), [body])
         return "sent"
 
+    def nak(self, inc):
+        """A refusal nobody asked for: "your incarnation INC is fenced"."""
+        body = json.dumps({"reason": "fenced: rejoin with a new incarnation",
+                           "incarnation": int(inc)})
+        self.send(envelope("HELLO_NAK", self.rank, self.peer, self.inc,
+                           self.peer_inc), [body.encode()])
+        return "sent"
+
     def event(self, seq):
         ev = broker_msg(EVENT, "rogue.event", "{}", None, 0, aux1=int(seq),
                         aux2=self.rank)
@@ -245,6 +255,8 @@ class Rogue:
                                  args[2] if len(args) > 2 else None)
         if name in ("fence", "unfence"):
             return self.flood(name == "fence", args[0], args[1])
+        if name == "nak":
+            return self.nak(args[0])
         if name == "event":
             return self.event(args[0])
         if name == "garbage":

@@ -24,6 +24,7 @@
 #include "fence.h"
 #include "heal.h"
 #include "health.h"
+#include "moved.h"
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
@@ -242,6 +243,7 @@ int overlay_start (struct overlay *ov)
 
     enter (ov);
     ov->started = true;
+    ov->started_at = now;
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         if (!p->connector)
@@ -290,6 +292,7 @@ static void tick_cb (void *arg)
     live_never_joined (ov, now);
     route_expire (ov, now);
     hello_retry (ov, now);
+    moved_tick (ov, now);
     ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
 }
 
@@ -802,6 +805,12 @@ static void method_contact (struct overlay *ov, const msg_t *req,
     heal_contact_request (ov, req);
 }
 
+static void method_moved (struct overlay *ov, const msg_t *req,
+                          const struct bgn_msg_info *info)
+{
+    moved_request (ov, req);
+}
+
 static void answer_ready (struct overlay *ov, const msg_t *rsp)
 {
     health_ready_response (ov, rsp);
@@ -839,6 +848,7 @@ static const struct {
     { "overlay.trace", OWNER, method_trace, NULL },
     { "overlay.ready", OWNER, method_ready, answer_ready },
     { "overlay.contact", OWNER, method_contact, answer_contact },
+    { "overlay.moved", OWNER, method_moved, NULL },
     { "overlay.disconnect", OWNER, method_disconnect, NULL },
     { "overlay.ping", ANYONE, method_ping, NULL },
 };

@@ -172,6 +172,15 @@ static void check_connector (void)
     fake_advance (f, 0.5);
     ok (f->ov->incarnation < (1ULL << 53),
         "a refusal naming an incarnation past 2^53 does not drag us there");
+    uint64_t before = f->ov->incarnation;
+    fake_advance (f, 11.0);   /* past any rejoin back-off */
+    fake_hello_json (f, 4, ENV_HELLO_NAK, 1004,
+                     "{\"reason\":\"fenced\",\"incarnation\":9007199254740991}",
+                     NULL);
+    fake_advance (f, 11.0);
+    ok (f->ov->incarnation == before
+        && f->ov->incarnation < fence_inc_limit (f->ov, FENCE_BOUND_RECORD),
+        "nor one naming 2^53-1, which no broker can have had yet");
     fake_destroy (&f);
 }
 
