@@ -375,6 +375,34 @@ test_expect_success '-c /dev/zero is refused at once' '
 	grep "File too large" bzero.err
 '
 
+test_expect_success '-c FIFO is refused at once, by config check and the broker' '
+	mkfifo cfg.fifo &&
+	test_expect_code 1 timeout 20 bgn-config check cfg.fifo 2>fifo.err &&
+	grep "cfg.fifo: not a regular file (a FIFO)" fifo.err &&
+	test_expect_code 1 timeout 20 bgn-broker --boot=single -c cfg.fifo 2>bfifo.err &&
+	grep "cfg.fifo: not a regular file (a FIFO)" bfifo.err
+'
+
+# A client id "1" looked like rank 1 on the route stack (its answer went
+# to broker 1), libzmq's default id is binary: every client is answered,
+# one whose id cannot be carried gets an error.
+test_expect_success PYZMQ 'local clients with numeric or binary routing ids are answered' '
+	long=$("$PYZMQ" -c "print(\"00\" * 40)") &&
+	bgn start --size=2 sh -c "\"\$PYZMQ\" \"$SHARNESS_TEST_SRCDIR/scripts/clientid.py\" \
+		\$BGN_URI 0 1 99 abc default ~30 hex:00ff01 hex:$long" >ids.out &&
+	cat >ids.expect <<-EOF &&
+	0 answered errnum=0
+	1 answered errnum=0
+	99 answered errnum=0
+	abc answered errnum=0
+	default answered errnum=0
+	~30 answered errnum=0
+	hex:00ff01 answered errnum=0
+	hex:$long answered errnum=22
+	EOF
+	test_cmp ids.expect ids.out
+'
+
 test_expect_success 'a symlink planted at --rundir is not followed' '
 	mkdir -m 700 elsewhere &&
 	ln -s "$PWD/elsewhere" planted &&
