@@ -318,6 +318,33 @@ test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it 
 	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
 '
 
+# Events are rank 0's: the rogue (rank 1, no tree ancestor of rank 3)
+# sends rank 3 a SYNC and a batch whose envelopes name rank 0.  The SYNC
+# made rank 3 declare 2^30 events lost and the batch was delivered in the
+# place of real events.  Both are refused: rank 3 hears the tree only as
+# its nearest live ancestor sent it, over that ancestor's own link.
+test_expect_success PYZMQ 'a SYNC and a batch posing as rank 0 are refused' '
+	cat >evsub.sh <<-\EOT &&
+	bgn --rank 3 event sub --timeout=20s --count=3 real >evsub.out &
+	sub=$! &&
+	sleep 0.5 &&
+	sh ./lost-small.sh &&
+	bgn event pub real.a && bgn event pub real.b && bgn event pub real.c &&
+	wait $sub &&
+	bgn overlay-status --json -r 3 >evforge3.json
+	EOT
+	probe evforge "evbatch:0:1:3 evsync:0:1073741816:1073741816" \
+		"sh ./evsub.sh" &&
+	grep "bgn-broker\[3\]: .*dropped a tree batch not as our nearest live tree ancestor sent it (seqs 1..3" evforge.err &&
+	"$PYZMQ" -c "
+import json, sys
+e = json.load(open(\"evforge3.json\"))[\"events\"]
+sys.exit(0 if e[\"rejected\"] >= 2 and e[\"lost\"] == 0 else 1)" &&
+	printf "real.a\nreal.b\nreal.c\n" >evsub.expect &&
+	sed -n "s/^seq=[0-9]* topic=\([^ ]*\).*/\1/p" evsub.out >evsub.got &&
+	test_cmp evsub.expect evsub.got
+'
+
 # ---- the local socket: roles from the kernel ----------------------------
 
 if test "$(id -u)" = 0 && command -v setpriv >/dev/null 2>&1 &&

@@ -34,6 +34,12 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               the broker we talk to
   unfence:RANK:INC            a record "RANK alive as INC" in a VIEW
   event:SEQ                   an EVENT with sequence number SEQ
+  evbatch:SRC:FIRST:N         a tree EVENT batch (the batch format of
+                              src/common/libmsg/evbatch.h) of N events
+                              "forged.I" numbered FIRST.., envelope
+                              source SRC (0: posing as rank 0)
+  evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
+                              envelope source SRC
   garbage:N                   N messages with broken envelopes
   silent:SECONDS              say nothing for a while (stay connected)
   wait:SECONDS                read and drop for a while
@@ -234,6 +240,28 @@ class Rogue:
                            self.peer_inc), ev)
         return "sent"
 
+    def evbatch(self, src, first, n):
+        first, n = int(first), int(n)
+        recs = b""
+        for i in range(n):
+            topic = ("forged.%d" % i).encode()
+            payload = b"{}"
+            recs += struct.pack("!IIIIIBBH", first + i, 0, 1, int(src),
+                                len(payload), 0, len(topic), 0)
+            recs += topic + payload
+        batch = struct.pack("!BBHIIIQ", 0xeb, 1, n, first, first + n - 1, 0,
+                            0) + recs
+        self.send(envelope("EVENT", int(src), self.peer, self.inc,
+                           self.peer_inc), [batch])
+        return "sent"
+
+    def evsync(self, src, seq, gone):
+        body = json.dumps({"k": 1, "seq": int(seq), "gone": int(gone),
+                           "base": 0})
+        self.send(envelope("EVCTL", int(src), self.peer, self.inc,
+                           self.peer_inc), [body.encode()])
+        return "sent"
+
     def garbage(self, n):
         for i in range(int(n)):
             self.sock.send_multipart([b"\x11" * (i % 40), b"junk"])
@@ -259,6 +287,10 @@ class Rogue:
             return self.nak(args[0])
         if name == "event":
             return self.event(args[0])
+        if name == "evbatch":
+            return self.evbatch(*rest.split(":"))
+        if name == "evsync":
+            return self.evsync(*rest.split(":"))
         if name == "garbage":
             return self.garbage(args[0])
         if name == "silent":

@@ -562,6 +562,22 @@ static void test_trust (void)
     ok (s->node[6].ngot == before && s->node[6].lost_calls == 0,
         "... and no loss follows");
 
+    /* Issue 21: a peer speaks as rank 0 (an ancestor of everyone) */
+    int rej5 = (int)stat (s->ev[5], "rejected");
+    inject_batch (s, 5, 0, 3, EV_TREE, 4, 6);
+    inject_batch (s, 5, 0, 0, EV_TREE, 4, 6);
+    ok (s->node[5].ngot == 3 && stat (s->ev[5], "rejected") == rej5 + 2,
+        "a tree batch claiming rank 0 is dropped, relayed or not, while "
+        "our parent lives: it sends us the tree");
+    inject_ctl (s, 6, 0, 2, EV_CTL_SYNC,
+                "{\"seq\":1073741819,\"gone\":1073741819,\"epoch\":1000}");
+    sim_tick (s, 1.0);
+    ok (s->node[6].lost_calls == 0 && stat (s->ev[6], "high_seq") == 3,
+        "a sync claiming rank 0 through another peer declares nothing lost");
+    publish (s, 2);
+    ok (all_complete (s, 1, 5) && s->node[5].ngot == 5 && s->node[6].ngot == 5,
+        "the real events still arrive, once and in order");
+
     /* repair requests: answered only to the neighbour it came through,
      * and bounded */
     publish (s, 200);
