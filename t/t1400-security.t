@@ -241,15 +241,15 @@ sys.exit(0 if ok else 1)" &&
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
 # probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 is killed
-# and the rogue, admitted as rank 1 by rank 3, runs STEPS; then rank 1
+# and the rogue, admitted as rank 1 by rank 3 (or $PROBE_AT), runs STEPS; then rank 1
 # is restarted, the shell commands CHECKS run, and the overlay must be
 # full again with every broker answering and no flood in the log.
 probe () {
 	cat >$1.sh <<-EOT &&
 	bgn fault kill 1 &&
 	sh ./wait-down.sh 1 &&
-	ep=\$(sh ./field.sh 3 endpoint) &&
-	inst=\$(sh ./field.sh 3 instance) &&
+	ep=\$(sh ./field.sh ${PROBE_AT:-3} endpoint) &&
+	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) &&
 	"\$PYZMQ" "\$ROGUE" \$ep --id 1 hello:1:\$inst $2 wait:1 >$1.out &&
 	bgn fault restart 1 &&
 	$3 &&
@@ -296,6 +296,16 @@ test_expect_success PYZMQ 'an owner role written by an admitted peer is a guest'
 	grep "refused overlay.disconnect from uid 0 (guest) of rank 1" owner1.err
 '
 
+# The rogue, admitted as rank 1 by rank 2 (a neighbour of rank 0),
+# writes rank 0 as the source of an owner request: rank 0's own link to
+# rank 2 is up, so the request is only the rogue's word and gets no
+# owner role.  (The answers go to rank 0, whose name the request bears:
+# the probe checks that rank 2 still runs.)
+test_expect_success PYZMQ 'a request posing as rank 0 past rank 0'"'"'s own link is a guest'"'"'s' '
+	PROBE_AT=2 probe as0 "source:0 request:broker.shutdown:2:1" "sleep 0.5" &&
+	grep "refused broker.shutdown from uid 0 (guest) of rank 0: the owner role crosses the overlay only from broker.admin_ranks" as0.err
+'
+
 # Incarnation 2^53-1 passed the old check (only >= 2^53 was refused) and
 # the subject then rejoined as 2^53, which every peer refuses: evicted
 # for good.  A fence or live record, or a refusal, naming an incarnation
@@ -316,6 +326,16 @@ test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it 
 	probe claim0 "fence:0:$ahead" "sleep 2" &&
 	grep "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
 	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
+'
+
+# A live record of rank 2 at an incarnation it never announced: rank 2
+# rejoins above it, so no broker keeps addressing an incarnation that
+# does not exist; the health is full only with every rank answering.
+test_expect_success PYZMQ 'a live record of rank 2 it never announced: it rejoins, every rank answers' '
+	ahead=$(($(date +%s) + 300))000000 &&
+	probe live2 "unfence:2:$ahead" "sleep 2" &&
+	grep "bgn-broker\[2\]: .*live as incarnation $ahead, which it never had" live2.err &&
+	grep "bgn-broker\[2\]: .*rejoining as incarnation $((ahead + 1))" live2.err
 '
 
 # Events are rank 0's: the rogue (rank 1, no tree ancestor of rank 3)

@@ -51,11 +51,14 @@ void access_stamp_self (struct access *a, msg_t *msg);
 int access_set_admins (struct access *a, const char *ranks);
 
 /* Cap the role of a request that arrived over the overlay from broker
- * 'origin': the owner role stays only if origin is an admin rank, or the
- * topic is a broker-to-broker method (access_peer_topic), and the route
- * stack names origin as the sender; otherwise it becomes a guest's.
- * Returns true if the owner role was taken away. */
-bool access_cap (const struct access *a, msg_t *req, uint32_t origin);
+ * 'origin': the owner role stays only if origin is an admin rank (and
+ * not 'unverified': the origin is a neighbour with its link up, yet
+ * another peer handed the request over), or the topic is a
+ * broker-to-broker method (access_peer_topic), and the route stack names
+ * origin as the sender; otherwise it becomes a guest's.  Returns true if
+ * the owner role was taken away. */
+bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
+                 bool unverified);
 
 /* Is 'topic' a method brokers call on each other's cores? */
 bool access_peer_topic (const char *topic);

@@ -312,7 +312,8 @@ static int call_service (struct bgn_broker *b, msg_t *msg,
     bool capped = false;
 
     if (msg_get_type (msg) == MSGTYPE_REQUEST && info && info->from_overlay
-        && (capped = access_cap (b->access, msg, info->source)))
+        && (capped = access_cap (b->access, msg, info->source,
+                                 info->source_unverified)))
         b->remote_role_capped++;
     if (msg_get_type (msg) == MSGTYPE_REQUEST
         && (why = access_check (b->access, msg)))

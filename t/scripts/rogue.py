@@ -40,6 +40,8 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               source SRC (0: posing as rank 0)
   evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
                               envelope source SRC
+  source:RANK                 from now on, DATA claims to come from RANK
+                              (envelope source and route stack)
   garbage:N                   N messages with broken envelopes
   silent:SECONDS              say nothing for a while (stay connected)
   wait:SECONDS                read and drop for a while
@@ -150,6 +152,7 @@ class Rogue:
             self.sock.curve_serverkey = server_key.encode()
         self.sock.connect(endpoint)
         self.rank, self.inc, self.peer_inc, self.peer = 0, 1, 0, 0
+        self.claim = None   # source:RANK
 
     def send(self, env, body=()):
         if self.version == 2:
@@ -193,13 +196,16 @@ class Rogue:
         return "HELLO_NAK " + reason
 
     def data(self, dest, frames):
-        self.send(envelope("DATA", self.rank, dest, self.inc, self.peer_inc),
-                  frames)
+        self.send(envelope("DATA", self.origin(), dest, self.inc,
+                           self.peer_inc), frames)
+
+    def origin(self):
+        return self.rank if self.claim is None else self.claim
 
     def request(self, topic, nodeid, roles, payload=None):
         nodeid = NODEID_ANY if nodeid == "any" else int(nodeid)
         self.data(nodeid if nodeid != NODEID_ANY else NODEID_ANY,
-                  broker_msg(REQUEST, topic, payload, [str(self.rank)],
+                  broker_msg(REQUEST, topic, payload, [str(self.origin())],
                              int(roles, 0), aux1=nodeid))
         got = self.recv(5, ("DATA",))
         if not got:
@@ -291,6 +297,9 @@ class Rogue:
             return self.evbatch(*rest.split(":"))
         if name == "evsync":
             return self.evsync(*rest.split(":"))
+        if name == "source":
+            self.claim = int(args[0])
+            return "as %d" % self.claim
         if name == "garbage":
             return self.garbage(args[0])
         if name == "silent":

@@ -56,14 +56,15 @@ struct peer;
  * an incarnation its subject can never beat and keep it out for good.
  * Three nested bounds, so that what a broker accepts, the subject can
  * always follow, and what the subject then takes, every broker accepts
- * (with clocks up to FENCE_INC_AHEAD apart):
+ * (with clocks up to FENCE_INC_AHEAD apart: a year, so that clocks hours
+ * apart, or a broker restarted with its clock set back, still agree):
  *   records (REPORT, BATCH, VIEW)          < wall clock + 1 x AHEAD
  *   a claim this broker follows (a record
  *   of itself, a HELLO_NAK "fenced")       < wall clock + 2 x AHEAD
  *   a HELLO                                < wall clock + 3 x AHEAD
  * A lying peer can thus make a broker rejoin with an incarnation at most
  * about AHEAD ahead of the clocks, never out of range. */
-#define FENCE_INC_AHEAD (600ULL * 1000000)   /* 10 minutes */
+#define FENCE_INC_AHEAD (365ULL * 86400 * 1000000)   /* a year */
 
 enum fence_bound {
     FENCE_BOUND_RECORD = 1,

@@ -306,12 +306,28 @@ void overlay_run_timers (struct overlay *ov)
 /* ---- messages from peers ---------------------------------------------- */
 
 /* A broker message that reached us (or must be looked at here). */
-static void deliver_local (struct overlay *ov, const struct envelope *env,
-                           struct frame **body, int n)
+/* A message naming as its source a neighbour whose link is up, but
+ * handed to us by another peer: a detour, or that peer's lie.  The
+ * broker then grants it no more than an unknown origin (access.h). */
+static int source_unverified (struct overlay *ov, const struct peer *via,
+                              uint32_t source)
+{
+    const struct peer *sp = source != via->rank
+                                ? peers_lookup (ov->peers, source)
+                                : NULL;
+
+    return sp && peer_is_up (sp);
+}
+
+static void deliver_local (struct overlay *ov, const struct peer *via,
+                           const struct envelope *env, struct frame **body,
+                           int n)
 {
     char reason[128] = "";
     struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
-                                 .from_overlay = 1, .ttl = env->ttl };
+                                 .from_overlay = 1, .ttl = env->ttl,
+                                 .source_unverified = source_unverified (
+                                     ov, via, env->source) };
     msg_t *msg = n == 1 ? body_decode (body[0], reason, sizeof (reason))
                         : NULL;
 
@@ -338,7 +354,7 @@ static void recv_data (struct overlay *ov, struct peer *p,
                      && env->dest == (uint32_t)ov->cfg.test_loop;
 
     if (for_us && !test_loop) {
-        deliver_local (ov, env, body, n);
+        deliver_local (ov, p, env, body, n);
         return;
     }
     if (env->dest >= ov->size) {
