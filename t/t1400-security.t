@@ -241,26 +241,37 @@ sys.exit(0 if ok else 1)" &&
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
 # probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 is killed
-# and the rogue, admitted as rank 1 by rank 3 (or $PROBE_AT), runs STEPS; then rank 1
-# is restarted, the shell commands CHECKS run, and the overlay must be
-# full again with every broker answering and no flood in the log.
+# and the rogue, admitted as rank 1 by rank 3 (or $PROBE_AT), runs STEPS;
+# three events are published; then rank 1 is restarted, the shell
+# commands CHECKS run, and the overlay must be full again with every
+# broker answering, no flood in the log, and the attacked broker's
+# subscriber must have had the three events once each, in order.
 probe () {
 	cat >$1.sh <<-EOT &&
 	bgn fault kill 1 &&
 	sh ./wait-down.sh 1 &&
 	ep=\$(sh ./field.sh ${PROBE_AT:-3} endpoint) &&
-	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) &&
+	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) || exit 1
+	bgn --rank ${PROBE_AT:-3} event sub --count=3 --timeout=30s \\
+		--ready=$1.ready probe.order >$1.events &
+	sub=\$!
+	while ! test -e $1.ready; do sleep 0.05; done &&
 	"\$PYZMQ" "\$ROGUE" \$ep --id 1 hello:1:\$inst $2 wait:1 >$1.out &&
+	bgn event pub --count=3 probe.order &&
 	bgn fault restart 1 &&
 	$3 &&
 	bgn overlay-status --wait=full --timeout=15s &&
 	for r in 0 1 2 3 4 5 6 7; do
 		bgn ping --count=1 --timeout=2s \$r || exit 1
-	done
+	done &&
+	wait \$sub
 	EOT
 	timeout -k 5 120 bgn start --size=8 $LOGS -o overlay.curve=false $FAST \
 		sh ./$1.sh >$1.log 2>$1.err &&
-	test $(wc -l <$1.err) -lt 400
+	test $(wc -l <$1.err) -lt 400 &&
+	sed -n "s/^seq=[0-9]* topic=probe.order from=0 {\"i\": *\([0-9]\)}$/\1/p" \
+		$1.events >$1.order &&
+	printf "0\n1\n2\n" | test_cmp - $1.order
 }
 
 # Fence records with incarnations past 2^53 are refused and counted.
