@@ -240,15 +240,16 @@ sys.exit(0 if ok else 1)" &&
 
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
-# probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 is killed
-# and the rogue, admitted as rank 1 by rank 3 (or $PROBE_AT), runs STEPS;
+# probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 (or
+# $PROBE_RANK) is killed and the rogue, admitted in its place by rank 3
+# (or $PROBE_AT), runs STEPS;
 # three events are published; then rank 1 is restarted, the shell
 # commands CHECKS run, and the overlay must be full again with every
 # broker answering, no flood in the log, and the attacked broker's
 # subscriber must have had the three events once each, in order.
 probe () {
 	cat >$1.sh <<-EOT &&
-	bgn fault kill 1 &&
+	bgn fault kill ${PROBE_RANK:-1} &&
 	sh ./wait-down.sh 1 &&
 	ep=\$(sh ./field.sh ${PROBE_AT:-3} endpoint) &&
 	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) || exit 1
@@ -256,9 +257,10 @@ probe () {
 		--ready=$1.ready probe.order >$1.events &
 	sub=\$!
 	while ! test -e $1.ready; do sleep 0.05; done &&
-	"\$PYZMQ" "\$ROGUE" \$ep --id 1 hello:1:\$inst $2 wait:1 >$1.out &&
+	"\$PYZMQ" "\$ROGUE" \$ep --id ${PROBE_RANK:-1} \\
+		hello:${PROBE_RANK:-1}:\$inst $2 wait:1 >$1.out &&
 	bgn event pub --count=3 probe.order &&
-	bgn fault restart 1 &&
+	bgn fault restart ${PROBE_RANK:-1} &&
 	$3 &&
 	bgn overlay-status --wait=full --timeout=15s &&
 	for r in 0 1 2 3 4 5 6 7; do
@@ -374,6 +376,15 @@ sys.exit(0 if e[\"rejected\"] >= 2 and e[\"lost\"] == 0 else 1)" &&
 	printf "real.a\nreal.b\nreal.c\n" >evsub.expect &&
 	sed -n "s/^seq=[0-9]* topic=\([^ ]*\).*/\1/p" evsub.out >evsub.got &&
 	test_cmp evsub.expect evsub.got
+'
+
+# The rogue takes the place of rank 3's tree parent, rank 2, so its
+# frames pass the sender rule; what it makes up carries no signature of
+# rank 0 and is refused.
+test_expect_success PYZMQ 'a batch and a SYNC made up by the tree parent are refused (rank 0 signs)' '
+	PROBE_RANK=2 probe evparent "evbatch:2:3:20 evsync:2:1073741816:1073741816" \
+		"sleep 0.5 && sh ./lost-small.sh" &&
+	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 3..22" evparent.err
 '
 
 # ---- the local socket: roles from the kernel ----------------------------

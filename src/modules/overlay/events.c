@@ -325,6 +325,10 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       "sequence", h->first, h->last);
         return;
     }
+    /* The signature last: the cheap checks first, so that no peer can
+     * make us verify for free. */
+    if (!evl_batch_signed_ok (ev, batch, h))
+        return;
     ev->batches++;
     if (!ev->have_base) {
         /* joining: our sequence starts with this batch */
@@ -377,6 +381,8 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                       (uint32_t)seq, (uint32_t)seq);
         return;
     }
+    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base))
+        return;
     evl_forward_down (ev, NULL, o);
     if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
         ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
@@ -452,7 +458,9 @@ static void send_sync (struct evlayer *ev)
                            (json_int_t)ev->cfg.epoch, "gone",
                            (json_int_t)ev->gone, "base",
                            (json_int_t)ev->root_base);
-    if (o)
+    if (o && evl_sync_sign (ev, o, (json_int_t)ev->sent_seq,
+                            (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
+                            (json_int_t)ev->root_base) == 0)
         evl_forward_down (ev, NULL, o);
     json_decref (o);
 }

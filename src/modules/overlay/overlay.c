@@ -21,6 +21,7 @@
 #include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "evglue.h"
+#include "events.h"
 #include "fence.h"
 #include "heal.h"
 #include "health.h"
@@ -202,6 +203,12 @@ void overlay_destroy (struct overlay **ovp)
 void overlay_set_instance (struct overlay *ov, const char *instance)
 {
     snprintf (ov->instance, sizeof (ov->instance), "%s", instance);
+}
+
+void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
+                             const unsigned char *root_pk)
+{
+    evlayer_set_keys (ov->events, sk, root_pk);
 }
 
 int overlay_peer_count (const struct overlay *ov)

@@ -222,6 +222,11 @@ void overlay_destroy (struct overlay **ovp);
 /* The instance id, once the bootstrap has it (before overlay_start). */
 void overlay_set_instance (struct overlay *ov, const char *instance);
 
+/* Rank 0's event signing key (evlayer_set_keys): rank 0 its secret key,
+ * the others rank 0's public key (before overlay_start). */
+void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
+                             const unsigned char *root_pk);
+
 /* Neighbours from the topology: how many, and the i-th one's rank. */
 int overlay_peer_count (const struct overlay *ov);
 uint32_t overlay_peer_rank (const struct overlay *ov, int i);
