@@ -17,7 +17,7 @@ set -eu
 
 PACKAGES="
 build-essential autoconf automake libtool pkg-config make
-libzmq3-dev libczmq-dev libjansson-dev uuid-dev
+libzmq3-dev libczmq-dev libjansson-dev uuid-dev libsodium-dev
 sharness libcmocka-dev mpich
 clang-14 libclang-rt-14-dev
 python3 python3-zmq nftables iproute2 gnuplot-nox graphviz procps psmisc

@@ -109,6 +109,26 @@ test_expect_success '--no-host checks the schema only; --host needs a host list'
 	grep "^plain.toml: --host node1: there is no bootstrap.hosts" err
 '
 
+# 200,000 hosts: each rank's entry was found by decoding the host lists
+# again (and duplicates by a search per rank): minutes of CPU.  The
+# timeout only guards against that (it is 100 times what it takes).
+test_expect_success '200,000 hosts are checked without a quadratic step' '
+	cat >big.toml <<-EOT &&
+	[bootstrap]
+	curve_cert = "$PWD/cert"
+	hosts = [
+	  { host = "node[0-99999]", bind = "tcp://127.0.0.1:*" },
+	  { host = "big[100000-199998]", bind = "tcp://127.0.0.1:*" },
+	  { host = "$HOST", bind = "tcp://127.0.0.1:*" },
+	]
+	EOT
+	timeout 30 bgn config check --host node7 big.toml 2>big.err &&
+	test_must_be_empty big.err &&
+	sed "s/big\[100000-199998\]/node[99999-199997]/" big.toml >dup.toml &&
+	test_expect_code 1 timeout 30 bgn config check --host node7 dup.toml 2>dup.err &&
+	grep "host .node99999. appears more than once" dup.err
+'
+
 test_expect_success 'dump --defaults prints every key with its default' '
 	bgn config dump --defaults >defaults.json &&
 	grep "\"peer_timeout\": \"10s\"" defaults.json &&

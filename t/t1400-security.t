@@ -240,27 +240,40 @@ sys.exit(0 if ok else 1)" &&
 
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
-# probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 is killed
-# and the rogue, admitted as rank 1 by rank 3, runs STEPS; then rank 1
-# is restarted, the shell commands CHECKS run, and the overlay must be
-# full again with every broker answering and no flood in the log.
+# probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 (or
+# $PROBE_RANK) is killed and the rogue, admitted in its place by rank 3
+# (or $PROBE_AT), runs STEPS;
+# three events are published; then rank 1 is restarted, the shell
+# commands CHECKS run, and the overlay must be full again with every
+# broker answering, no flood in the log, and the attacked broker's
+# subscriber must have had the three events once each, in order.
 probe () {
 	cat >$1.sh <<-EOT &&
-	bgn fault kill 1 &&
+	bgn fault kill ${PROBE_RANK:-1} &&
 	sh ./wait-down.sh 1 &&
-	ep=\$(sh ./field.sh 3 endpoint) &&
-	inst=\$(sh ./field.sh 3 instance) &&
-	"\$PYZMQ" "\$ROGUE" \$ep --id 1 hello:1:\$inst $2 wait:1 >$1.out &&
-	bgn fault restart 1 &&
+	ep=\$(sh ./field.sh ${PROBE_AT:-3} endpoint) &&
+	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) || exit 1
+	bgn --rank ${PROBE_AT:-3} event sub --count=3 --timeout=30s \\
+		--ready=$1.ready probe.order >$1.events &
+	sub=\$!
+	while ! test -e $1.ready; do sleep 0.05; done &&
+	"\$PYZMQ" "\$ROGUE" \$ep --id ${PROBE_RANK:-1} \\
+		hello:${PROBE_RANK:-1}:\$inst $2 wait:1 >$1.out &&
+	bgn event pub --count=3 probe.order &&
+	bgn fault restart ${PROBE_RANK:-1} &&
 	$3 &&
 	bgn overlay-status --wait=full --timeout=15s &&
 	for r in 0 1 2 3 4 5 6 7; do
 		bgn ping --count=1 --timeout=2s \$r || exit 1
-	done
+	done &&
+	wait \$sub
 	EOT
 	timeout -k 5 120 bgn start --size=8 $LOGS -o overlay.curve=false $FAST \
 		sh ./$1.sh >$1.log 2>$1.err &&
-	test $(wc -l <$1.err) -lt 400
+	test $(wc -l <$1.err) -lt 400 &&
+	sed -n "s/^seq=[0-9]* topic=probe.order from=0 {\"i\": *\([0-9]\)}$/\1/p" \
+		$1.events >$1.order &&
+	printf "0\n1\n2\n" | test_cmp - $1.order
 }
 
 # Fence records with incarnations past 2^53 are refused and counted.
@@ -277,6 +290,101 @@ test_expect_success PYZMQ 'an unfence with a huge incarnation does not lock a ra
 test_expect_success PYZMQ 'an EVENT with seq near 2^32 stalls no broker' '
 	probe event32 event:4294967290 \
 		"sleep 1 && bgn event pub probe.after && sh ./lost-small.sh"
+'
+
+# ---- issue 21: an admitted peer speaks only for itself --------------------
+
+# The rogue, admitted as rank 1, writes the owner role into its requests:
+# broker.shutdown at rank 3 (its neighbour) and at rank 0 (relayed by 3),
+# overlay.disconnect of rank 5.  Only broker.admin_ranks (rank 0) may
+# bring the owner role across the overlay: every one is EPERM, and no
+# broker stops.
+test_expect_success PYZMQ 'an owner role written by an admitted peer is a guest'"'"'s' '
+	probe owner1 "request:broker.shutdown:3:1 request:broker.shutdown:0:1 \
+		request:overlay.disconnect:5:1 request:broker.ping:0:1" \
+		"sleep 0.5" &&
+	test $(grep -c "^request -> errnum=1$" owner1.out) -eq 3 &&
+	grep "^request -> errnum=0$" owner1.out &&
+	grep "refused broker.shutdown from uid 0 (guest) of rank 1: the owner role crosses the overlay only from broker.admin_ranks" owner1.err &&
+	grep "refused overlay.disconnect from uid 0 (guest) of rank 1" owner1.err
+'
+
+# The rogue, admitted as rank 1 by rank 2 (a neighbour of rank 0),
+# writes rank 0 as the source of an owner request: rank 0's own link to
+# rank 2 is up, so the request is only the rogue's word and gets no
+# owner role.  (The answers go to rank 0, whose name the request bears:
+# the probe checks that rank 2 still runs.)
+test_expect_success PYZMQ 'a request posing as rank 0 past rank 0'"'"'s own link is a guest'"'"'s' '
+	PROBE_AT=2 probe as0 "source:0 request:broker.shutdown:2:1" "sleep 0.5" &&
+	grep "refused broker.shutdown from uid 0 (guest) of rank 0: the owner role crosses the overlay only from broker.admin_ranks" as0.err
+'
+
+# Incarnation 2^53-1 passed the old check (only >= 2^53 was refused) and
+# the subject then rejoined as 2^53, which every peer refuses: evicted
+# for good.  A fence or live record, or a refusal, naming an incarnation
+# no broker can have taken yet is refused now, and counted.
+test_expect_success PYZMQ 'fences, live records and refusals at 2^53-1 evict nobody' '
+	probe evict53 "fence:0:9007199254740991 unfence:5:9007199254740991 \
+		nak:9007199254740991" "sleep 1" &&
+	grep "refused a bad fence record: rank 0 incarnation 9007199254740991" evict53.err &&
+	grep "refused a bad fence record: rank 5 incarnation 9007199254740991" evict53.err &&
+	grep "bgn-broker\[3\]: .*refused a HELLO_NAK naming incarnation 9007199254740991" evict53.err &&
+	test_must_fail grep "rejoining as incarnation 9007199254740992" evict53.err
+'
+
+# A fence of rank 0 at an incarnation it never had but that is within
+# the clock bound: rank 0 rejoins just above it, and everyone takes it.
+test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it rejoins above it' '
+	ahead=$(($(date +%s) + 300))000000 &&
+	probe claim0 "fence:0:$ahead" "sleep 2" &&
+	grep "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
+	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
+'
+
+# A live record of rank 2 at an incarnation it never announced: rank 2
+# rejoins above it, so no broker keeps addressing an incarnation that
+# does not exist; the health is full only with every rank answering.
+test_expect_success PYZMQ 'a live record of rank 2 it never announced: it rejoins, every rank answers' '
+	ahead=$(($(date +%s) + 300))000000 &&
+	probe live2 "unfence:2:$ahead" "sleep 2" &&
+	grep "bgn-broker\[2\]: .*live as incarnation $ahead, which it never had" live2.err &&
+	grep "bgn-broker\[2\]: .*rejoining as incarnation $((ahead + 1))" live2.err
+'
+
+# Events are rank 0's: the rogue (rank 1, no tree ancestor of rank 3)
+# sends rank 3 a SYNC and a batch whose envelopes name rank 0.  The SYNC
+# made rank 3 declare 2^30 events lost and the batch was delivered in the
+# place of real events.  Both are refused: rank 3 hears the tree only as
+# its nearest live ancestor sent it, over that ancestor's own link.
+test_expect_success PYZMQ 'a SYNC and a batch posing as rank 0 are refused' '
+	cat >evsub.sh <<-\EOT &&
+	bgn --rank 3 event sub --timeout=20s --count=3 real >evsub.out &
+	sub=$! &&
+	sleep 0.5 &&
+	sh ./lost-small.sh &&
+	bgn event pub real.a && bgn event pub real.b && bgn event pub real.c &&
+	wait $sub &&
+	bgn overlay-status --json -r 3 >evforge3.json
+	EOT
+	probe evforge "evbatch:0:1:3 evsync:0:1073741816:1073741816" \
+		"sh ./evsub.sh" &&
+	grep "bgn-broker\[3\]: .*dropped a tree batch not as our nearest live tree ancestor sent it (seqs 1..3" evforge.err &&
+	"$PYZMQ" -c "
+import json, sys
+e = json.load(open(\"evforge3.json\"))[\"events\"]
+sys.exit(0 if e[\"rejected\"] >= 2 and e[\"lost\"] == 0 else 1)" &&
+	printf "real.a\nreal.b\nreal.c\n" >evsub.expect &&
+	sed -n "s/^seq=[0-9]* topic=\([^ ]*\).*/\1/p" evsub.out >evsub.got &&
+	test_cmp evsub.expect evsub.got
+'
+
+# The rogue takes the place of rank 3's tree parent, rank 2, so its
+# frames pass the sender rule; what it makes up carries no signature of
+# rank 0 and is refused.
+test_expect_success PYZMQ 'a batch and a SYNC made up by the tree parent are refused (rank 0 signs)' '
+	PROBE_RANK=2 probe evparent "evbatch:2:3:20 evsync:2:1073741816:1073741816" \
+		"sleep 0.5 && sh ./lost-small.sh" &&
+	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 3..22" evparent.err
 '
 
 # ---- the local socket: roles from the kernel ----------------------------
@@ -334,6 +442,34 @@ test_expect_success '-c /dev/zero is refused at once' '
 	grep "File too large" zero.err &&
 	test_expect_code 1 timeout 20 bgn-broker --boot=single -c /dev/zero 2>bzero.err &&
 	grep "File too large" bzero.err
+'
+
+test_expect_success '-c FIFO is refused at once, by config check and the broker' '
+	mkfifo cfg.fifo &&
+	test_expect_code 1 timeout 20 bgn-config check cfg.fifo 2>fifo.err &&
+	grep "cfg.fifo: not a regular file (a FIFO)" fifo.err &&
+	test_expect_code 1 timeout 20 bgn-broker --boot=single -c cfg.fifo 2>bfifo.err &&
+	grep "cfg.fifo: not a regular file (a FIFO)" bfifo.err
+'
+
+# A client id "1" looked like rank 1 on the route stack (its answer went
+# to broker 1), libzmq's default id is binary: every client is answered,
+# one whose id cannot be carried gets an error.
+test_expect_success PYZMQ 'local clients with numeric or binary routing ids are answered' '
+	long=$("$PYZMQ" -c "print(\"00\" * 40)") &&
+	bgn start --size=2 sh -c "\"\$PYZMQ\" \"$SHARNESS_TEST_SRCDIR/scripts/clientid.py\" \
+		\$BGN_URI 0 1 99 abc default ~30 hex:00ff01 hex:$long" >ids.out &&
+	cat >ids.expect <<-EOF &&
+	0 answered errnum=0
+	1 answered errnum=0
+	99 answered errnum=0
+	abc answered errnum=0
+	default answered errnum=0
+	~30 answered errnum=0
+	hex:00ff01 answered errnum=0
+	hex:$long answered errnum=22
+	EOF
+	test_cmp ids.expect ids.out
 '
 
 test_expect_success 'a symlink planted at --rundir is not followed' '

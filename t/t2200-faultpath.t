@@ -204,6 +204,31 @@ test_expect_success 'restarts with a pause between bind and start: every link co
 	grep "^reply from rank 14" race.ping
 '
 
+# A bind on port "*" gives a restarted broker a new port.  Its lower-ranked
+# neighbours, which dial it, read its endpoint from the bootstrap once:
+# it tells them where it listens now (overlay.moved), through the overlay.
+test_expect_success 'a broker restarted on a new port: every link comes back' '
+	cat >moved.sh <<-\EOT &&
+	bgn overlay-status --wait=full --summary --timeout=20s || exit 1
+	bgn overlay-status --json -r 2 >moved.before || exit 1
+	bgn fault restart 2 || exit 1
+	bgn overlay-status --wait=full --summary --timeout=20s >moved.full
+	bgn overlay-status --json -r 2 >moved.after || exit 1
+	for r in 0 1 2 3; do
+		bgn --rank 1 ping --count=1 --timeout=3s $r || exit 1
+	done >moved.ping
+	EOT
+	bgn start --size=4 --keep-going --log-stderr-level=notice $FAST \
+		-o overlay.bind=\"tcp://127.0.0.1:*\" sh ./moved.sh >moved.out \
+		2>moved.err &&
+	grep "\"endpoint\": \"tcp://127.0.0.1:" moved.before >ep.before &&
+	grep "\"endpoint\": \"tcp://127.0.0.1:" moved.after >ep.after &&
+	! cmp -s ep.before ep.after &&
+	grep "^full$" moved.full &&
+	test $(grep -c "^reply from rank" moved.ping) -eq 4 &&
+	grep "peer 2 listens at tcp://127.0.0.1:[0-9]* now" moved.err
+'
+
 # ---- a restarted broker's first milliseconds ----------------------------------
 # At N=32 rank 0's answers to rank 21 pass rank 1, no neighbour of 21,
 # which learns of 21's rejoin after rank 0 does: they must wait there

@@ -1,13 +1,21 @@
-/* access.c: credentials and roles of requests (see access.h). */
+/* access.c: credentials and roles of requests (see access.h).
+ *
+ * Two sources of a role: the kernel's credentials of a local connection
+ * (access_stamp), and, for a request that crossed the overlay, this
+ * broker's policy for the broker it came from (access_cap): the rolemask
+ * another broker wrote is only a claim, granted up to what that broker
+ * may be given here. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/idset.h"
 #include "access.h"
 
 struct access {
     uint32_t owner;
+    idset_t *admins;        /* broker.admin_ranks: owner may come from these */
 };
 
 /* What a guest may call: read-only methods, nothing that changes state
@@ -22,18 +30,55 @@ static const char *guest_topics[] = {
     "overlay.lookup",
 };
 
+/* What one broker's core asks of another's as part of the protocol.  Any
+ * broker may send these with its own owner role: each method checks its
+ * caller by its own rule (overlay.ready, overlay.moved and
+ * broker.hosts-register believe a rank only about itself, overlay.contact only the key the bootstrap
+ * gave the asking rank, event.pub numbers an event published as its
+ * origin, overlay.gather only reads). */
+static const char *peer_topics[] = {
+    "overlay.ready",
+    "overlay.contact",
+    "overlay.gather",
+    "overlay.moved",
+    "broker.hosts-register",
+    "event.pub",
+};
+
 struct access *access_create (uint32_t owner)
 {
     struct access *a = calloc (1, sizeof (*a));
 
-    if (a)
-        a->owner = owner;
+    if (!a)
+        return NULL;
+    a->owner = owner;
+    if (!(a->admins = idset_create (0)) || idset_set (a->admins, 0) < 0) {
+        access_destroy (&a);
+        return NULL;
+    }
     return a;
+}
+
+int access_set_admins (struct access *a, const char *ranks)
+{
+    char err[128];
+    idset_t *set;
+
+    if (!a || !ranks) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (!(set = idset_decode (ranks, err, sizeof (err))))
+        return -1;
+    idset_destroy (&a->admins);
+    a->admins = set;
+    return 0;
 }
 
 void access_destroy (struct access **ap)
 {
     if (ap && *ap) {
+        idset_destroy (&(*ap)->admins);
         free (*ap);
         *ap = NULL;
     }
@@ -100,15 +145,64 @@ void access_stamp_self (struct access *a, msg_t *msg)
     msg_set_rolemask (msg, MSG_ROLE_OWNER);
 }
 
-bool access_guest_topic (const char *topic)
+static bool topic_in (const char *topic, const char *const *list, size_t n)
 {
     if (!topic)
         return false;
-    for (size_t i = 0; i < sizeof (guest_topics) / sizeof (guest_topics[0]);
-         i++)
-        if (!strcmp (topic, guest_topics[i]))
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp (topic, list[i]))
             return true;
     return false;
+}
+
+/* "SERVICE.ping": the liveness probe of a service, which `bgn ping
+ * SERVICE` sends to whichever broker has it; by convention it answers
+ * and changes nothing. */
+static bool service_ping (const char *topic)
+{
+    const char *dot = topic ? strchr (topic, '.') : NULL;
+
+    return dot && dot > topic && !strcmp (dot, ".ping");
+}
+
+bool access_guest_topic (const char *topic)
+{
+    return topic_in (topic, guest_topics,
+                     sizeof (guest_topics) / sizeof (guest_topics[0]))
+           || service_ping (topic);
+}
+
+bool access_peer_topic (const char *topic)
+{
+    return topic_in (topic, peer_topics,
+                     sizeof (peer_topics) / sizeof (peer_topics[0]));
+}
+
+/* The request's route stack ends (on top) with the rank of the broker
+ * that sent it into the overlay; its answer goes there.  A stack whose
+ * top is not 'origin' written canonically names someone else. */
+static bool route_names (const msg_t *req, uint32_t origin)
+{
+    char want[16];
+    const char *top = msg_route_first (req);
+
+    snprintf (want, sizeof (want), "%u", (unsigned)origin);
+    return top && !strcmp (top, want);
+}
+
+bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
+                 bool unverified)
+{
+    uint32_t roles = msg_get_rolemask (req);
+
+    if (!(roles & MSG_ROLE_OWNER))
+        return false;
+    if (route_names (req, origin)
+        && ((!unverified && idset_test (a->admins, origin))
+            || access_peer_topic (msg_get_topic (req))))
+        return false;
+    msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);
+    return true;
 }
 
 const char *access_check (const struct access *a, const msg_t *req)

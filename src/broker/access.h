@@ -7,9 +7,14 @@
  * stamps them on the message: the instance owner (the broker's own uid)
  * and root get MSG_ROLE_OWNER, any other user MSG_ROLE_USER (a guest).
  * Requests the broker or a module sends itself are the owner's.
- * Requests from other brokers keep the role their origin stamped (the
- * overlay's peers are authenticated brokers: doc/overlay-protocol.md,
- * "Security").
+ * A request from another broker carries the role its origin stamped,
+ * but that is the origin's word: the receiving broker grants it at most
+ * what its policy gives that origin (access_cap).  The owner role crosses
+ * the overlay only from the ranks of broker.admin_ranks (rank 0 by
+ * default) and, for the protocol's own broker-to-broker methods (listed
+ * in access.c, each with its own check of the caller), from any broker;
+ * everything else from another broker is a guest's
+ * (doc/overlay-protocol.md, "Trust model").
  *
  * Every request is checked before its service sees it: the owner may call
  * anything; a guest (or a request with no role) only the read-only
@@ -39,6 +44,24 @@ int access_stamp (struct access *a, msg_t *msg, zmq_msg_t *frame);
 
 /* Stamp a request the broker itself (or a module) sends: the owner's. */
 void access_stamp_self (struct access *a, msg_t *msg);
+
+/* broker.admin_ranks: the ranks (an idset string) whose requests keep
+ * the owner role here.  Rank 0 until set.  -1 with EINVAL if 'ranks' is
+ * not an idset. */
+int access_set_admins (struct access *a, const char *ranks);
+
+/* Cap the role of a request that arrived over the overlay from broker
+ * 'origin': the owner role stays only if origin is an admin rank (and
+ * not 'unverified': the origin is a neighbour with its link up, yet
+ * another peer handed the request over), or the topic is a
+ * broker-to-broker method (access_peer_topic), and the route stack names
+ * origin as the sender; otherwise it becomes a guest's.  Returns true if
+ * the owner role was taken away. */
+bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
+                 bool unverified);
+
+/* Is 'topic' a method brokers call on each other's cores? */
+bool access_peer_topic (const char *topic);
 
 /* May this request reach its service?  NULL if so, else why not (for
  * an EPERM response). */

@@ -677,6 +677,11 @@ static int static_get (struct boot *b, uint32_t rank, const char *key,
     }
     if (!strcmp (key, "instance"))
         return copy_out (b->instance, buf, len, k, errbuf, errlen);
+    /* Rank 0's event signing key cannot travel without an exchange: the
+     * answer is "none" (empty), not an error (the overlay then takes
+     * events unsigned and says so). */
+    if (!strcmp (key, "evkey") && rank != b->rank)
+        return copy_out ("", buf, len, k, errbuf, errlen);
     if (rank != b->rank)
         return errbuf_fail (errbuf, errlen, ENOENT,
                             "bootstrap key %s: a static bootstrap has no "

@@ -209,6 +209,22 @@ static int guest_group (struct bgn_broker *b)
     return 0;
 }
 
+/* broker.admin_ranks: whose requests keep the owner role when they
+ * reach this broker over the overlay (access.h).  The config check has
+ * validated the idset already; a failure here is ENOMEM. */
+static int admin_ranks (struct bgn_broker *b)
+{
+    const char *ranks = "0";
+
+    conf_get_string (b->conf, "broker.admin_ranks", &ranks);
+    if (access_set_admins (b->access, ranks) < 0) {
+        logger_log (b->log, LOG_ERR, "broker.admin_ranks: %s: %s", ranks,
+                    strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 /* Let the guest group into the run directory (and no one else). */
 static int open_rundir (struct bgn_broker *b)
 {
@@ -611,7 +627,7 @@ static int broker_main (int argc, char **argv)
         snprintf (b->hostname, sizeof (b->hostname), "%s",
                   boot_hostname (b->boot));
     logger_set_rank (b->log, b->rank);
-    if (guest_group (b) < 0) {
+    if (guest_group (b) < 0 || admin_ranks (b) < 0) {
         rc = EXIT_CONFIG;
         goto done;
     }

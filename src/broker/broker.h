@@ -60,6 +60,8 @@ struct bgn_broker {
     uint64_t client_send_drops;  /* could not deliver to a client */
     uint64_t route_drops;        /* responses/events with nowhere to go */
     uint64_t access_denied;      /* requests refused for their role */
+    uint64_t remote_role_capped; /* overlay requests whose owner role the
+                                    policy took away (access_cap) */
 
     struct access *access;       /* credentials and roles (access.h) */
     struct ratelimit *deny_rl;   /* warnings about refused requests */

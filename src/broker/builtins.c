@@ -243,6 +243,10 @@ static void info_cb (bgn_broker_t *b, const msg_t *req,
         json_object_set_new (o, "client_send_drops",
                              json_integer (b->client_send_drops));
         json_object_set_new (o, "route_drops", json_integer (b->route_drops));
+        json_object_set_new (o, "access_denied",
+                             json_integer (b->access_denied));
+        json_object_set_new (o, "remote_role_capped",
+                             json_integer (b->remote_role_capped));
     }
     respond_json (b, req, o);
 }

@@ -31,6 +31,71 @@
 
 /* ---- local connector ------------------------------------------------- */
 
+/* A client's routing id goes on the route stack, where a decimal string
+ * names a broker rank and frames are C strings.  An id that is not a
+ * printable, non-numeric string (libzmq's default id is binary; a client
+ * may choose "0") is carried as '~' and its bytes in hex, and turned
+ * back into the bytes when the answer is sent, so every client gets its
+ * answer.  An id that starts with '~' is always written that way, so the
+ * two forms cannot be confused. */
+#define CLIENT_HEX_MAX ((MSG_MAX_ROUTEID - 1) / 2)
+
+static bool client_id_plain (const unsigned char *id, size_t len)
+{
+    bool digits = true;
+
+    if (id[0] == '~')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        if (id[i] < 0x21 || id[i] > 0x7e)
+            return false;
+        if (id[i] < '0' || id[i] > '9')
+            digits = false;
+    }
+    return !digits;
+}
+
+/* The route-stack form of a routing id, in out (MSG_MAX_ROUTEID + 1).
+ * -1 if it does not fit. */
+static int client_id_encode (const unsigned char *id, size_t len, char *out)
+{
+    if (len == 0 || len > MSG_MAX_ROUTEID)
+        return -1;
+    if (client_id_plain (id, len)) {
+        memcpy (out, id, len);
+        out[len] = '\0';
+        return 0;
+    }
+    if (len > CLIENT_HEX_MAX)
+        return -1;
+    out[0] = '~';
+    for (size_t i = 0; i < len; i++)
+        snprintf (out + 1 + 2 * i, 3, "%02x", id[i]);
+    return 0;
+}
+
+/* Back to the bytes of the routing id; *len set.  -1 if malformed. */
+static int client_id_decode (const char *s, unsigned char *out, size_t *len)
+{
+    size_t n = strlen (s);
+
+    if (s[0] != '~') {
+        memcpy (out, s, n);
+        *len = n;
+        return 0;
+    }
+    if (n < 3 || (n - 1) % 2 || (n - 1) / 2 > CLIENT_HEX_MAX)
+        return -1;
+    for (size_t i = 0; i < (n - 1) / 2; i++) {
+        unsigned v;
+        if (sscanf (s + 1 + 2 * i, "%2x", &v) != 1)
+            return -1;
+        out[i] = (unsigned char)v;
+    }
+    *len = (n - 1) / 2;
+    return 0;
+}
+
 static void subscriptions_drop (struct bgn_broker *b, const char *client)
 {
     zhashx_delete (b->subscriptions, client);
@@ -41,7 +106,14 @@ static void subscriptions_drop (struct bgn_broker *b, const char *client)
  */
 static int local_send (struct bgn_broker *b, const char *client, msg_t *msg)
 {
-    if (zmqutil_send_msg (b->local, client, msg, ZMQ_DONTWAIT) < 0)
+    unsigned char id[MSG_MAX_ROUTEID];
+    size_t idlen;
+
+    if (client_id_decode (client, id, &idlen) < 0) {
+        errno = EINVAL;
+        goto drop;
+    }
+    if (zmqutil_send_msg_to (b->local, id, idlen, msg, ZMQ_DONTWAIT) < 0)
         goto drop;
     b->client_tx++;
     return 0;
@@ -69,6 +141,28 @@ static void local_malformed (struct bgn_broker *b, const char *client,
                     ratelimit_suffix (more, sizeof (more), suppressed));
 }
 
+/* A routing id too long for the route stack: the client is told so, in
+ * one error message sent straight back to the id (no request is made of
+ * it), and the broker logs it (rate-limited). */
+static void client_id_refused (struct bgn_broker *b, zmq_msg_t *frames,
+                               int n, size_t idlen)
+{
+    static const char why[] = "routing id too long: at most 64 printable "
+                              "bytes, or 31 of any kind";
+    char reason[128] = "";
+    msg_t *req = zmqutil_decode (frames + 1, n - 1, reason, sizeof (reason));
+    msg_t *err = req && msg_get_type (req) == MSGTYPE_REQUEST
+                     ? msg_error_response_create (req, EINVAL, why)
+                     : NULL;
+
+    local_malformed (b, "?", why);
+    if (err)
+        zmqutil_send_msg_to (b->local, zmq_msg_data (&frames[0]), idlen, err,
+                             ZMQ_DONTWAIT);
+    msg_destroy (&err);
+    msg_destroy (&req);
+}
+
 static void local_handle_one (struct bgn_broker *b, zmq_msg_t *frames, int n)
 {
     char client[MSG_MAX_ROUTEID + 1];
@@ -77,10 +171,10 @@ static void local_handle_one (struct bgn_broker *b, zmq_msg_t *frames, int n)
     msg_t *msg;
     struct bgn_msg_info info = { 0 };
 
-    if (idlen == 0 || idlen > MSG_MAX_ROUTEID)
+    if (client_id_encode (zmq_msg_data (&frames[0]), idlen, client) < 0) {
+        client_id_refused (b, frames, n, idlen);
         return;
-    memcpy (client, zmq_msg_data (&frames[0]), idlen);
-    client[idlen] = '\0';
+    }
     if (!(msg = zmqutil_decode (frames + 1, n - 1, reason, sizeof (reason)))) {
         local_malformed (b, client, reason);
         return;
@@ -190,16 +284,27 @@ static int request_deny (struct bgn_broker *b, msg_t *req,
 }
 
 /* A message meets its service here: requests are checked against their
- * sender's role first (responses are answers to our own requests). */
+ * sender's role first (responses are answers to our own requests).  A
+ * request from another broker has its role capped by this broker's
+ * policy for that origin before the check: the role it carries is only
+ * what the origin claims (access.h). */
 static int call_service (struct bgn_broker *b, msg_t *msg,
                          const struct bgn_msg_info *info,
                          bgn_service_f fn, void *arg)
 {
     const char *why;
+    bool capped = false;
 
+    if (msg_get_type (msg) == MSGTYPE_REQUEST && info && info->from_overlay
+        && (capped = access_cap (b->access, msg, info->source,
+                                 info->source_unverified)))
+        b->remote_role_capped++;
     if (msg_get_type (msg) == MSGTYPE_REQUEST
         && (why = access_check (b->access, msg)))
-        return request_deny (b, msg, info, why);
+        return request_deny (b, msg, info,
+                             capped ? "the owner role crosses the overlay "
+                                      "only from broker.admin_ranks"
+                                    : why);
     fn (b, msg, info, arg);
     msg_destroy (&msg);
     return 0;

@@ -140,6 +140,9 @@ struct host_check {
     const char *host;           /* as given or gethostname() */
     int is_self;                /* the host this runs on */
     int problems;
+    int *first;                 /* first[i]: the first rank of entry i of
+                                   bootstrap.hosts; first[n]: the count */
+    size_t nentries;
 };
 
 static void problem (struct host_check *hc, const char *fmt, ...)
@@ -173,37 +176,72 @@ static int find_host (const hostlist_t *hl, const char *host)
     return -1;
 }
 
-/* The entry of bootstrap.hosts that rank r comes from. */
-static json_t *entry_of_rank (json_t *conf, int r)
+static json_t *hosts_array (json_t *conf)
 {
-    json_t *hosts = json_object_get (json_object_get (conf, "bootstrap"),
-                                     "hosts"), *e;
+    return json_object_get (json_object_get (conf, "bootstrap"), "hosts");
+}
+
+/* Where each entry of bootstrap.hosts starts, decoded once: a host list
+ * of 200,000 names must not be decoded again for every rank.  -1 on
+ * ENOMEM. */
+static int entries_index (struct host_check *hc)
+{
+    json_t *hosts = hosts_array (hc->conf), *e;
     size_t i;
     int first = 0;
 
+    hc->nentries = json_array_size (hosts);
+    if (!(hc->first = calloc (hc->nentries + 1, sizeof (*hc->first))))
+        return -1;
     json_array_foreach (hosts, i, e) {
         hostlist_t *one = hostlist_decode (json_string_value
                                            (json_object_get (e, "host")),
                                            NULL, 0);
-        int n = hostlist_count (one);
+        hc->first[i] = first;
+        first += hostlist_count (one);
         hostlist_destroy (&one);
-        if (r < first + n)
-            return e;
-        first += n;
     }
-    return NULL;
+    hc->first[hc->nentries] = first;
+    return 0;
 }
 
+/* The entry of bootstrap.hosts that rank r comes from (binary search on
+ * the index). */
+static json_t *entry_of_rank (const struct host_check *hc, int r)
+{
+    size_t lo = 0, hi = hc->nentries;
+
+    if (!hc->first || r < 0 || r >= hc->first[hc->nentries])
+        return NULL;
+    while (hi - lo > 1) {   /* first[lo] <= r < first[hi] */
+        size_t mid = lo + (hi - lo) / 2;
+        if (hc->first[mid] <= r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return json_array_get (hosts_array (hc->conf), lo);
+}
+
+/* One pass with a hash of the names seen (a search per rank would be
+ * quadratic). */
 static void check_duplicates (struct host_check *hc, const hostlist_t *hl)
 {
+    zhashx_t *seen = zhashx_new ();
+
+    if (!seen) {
+        problem (hc, "out of memory checking bootstrap.hosts");
+        return;
+    }
     for (int r = 0; r < hostlist_count (hl); r++) {
-        if (hostlist_find (hl, hostlist_nth (hl, r)) != r) {
+        if (zhashx_insert (seen, hostlist_nth (hl, r), (void *)1) < 0) {
             problem (hc, "host '%s' appears more than once in "
                      "bootstrap.hosts (its second rank could never start)",
                      hostlist_nth (hl, r));
-            return;
+            break;
         }
     }
+    zhashx_destroy (&seen);
 }
 
 /* Per-host keys (bootstrap.curve_keys, libconf/keys.h): every listed
@@ -299,7 +337,7 @@ static void try_bind (struct host_check *hc, const char *uri)
 static void check_addresses (struct host_check *hc, const hostlist_t *hl,
                              int rank)
 {
-    json_t *e = entry_of_rank (hc->conf, rank);
+    json_t *e = entry_of_rank (hc, rank);
     const char *bind = "", *tmpl;
     char uri[1024], err[512];
     int port = (int)json_integer_value (json_object_get (e, "port"));
@@ -315,7 +353,7 @@ static void check_addresses (struct host_check *hc, const hostlist_t *hl,
         try_bind (hc, uri);
     /* every peer's connect address, as this broker would dial it */
     for (int r = 0; r < hostlist_count (hl); r++) {
-        json_t *pe = entry_of_rank (hc->conf, r);
+        json_t *pe = entry_of_rank (hc, r);
         const char *ct = json_string_value (json_object_get (pe, "connect"));
         int pport = (int)json_integer_value (json_object_get (pe, "port"));
         if (!ct || conf_expand_template (ct, hostlist_nth (hl, r), pport, uri,
@@ -354,6 +392,11 @@ static int check_host (json_t *conf, const char *confname, const char *host)
         problem (&hc, "%s", err);
         return 1;
     }
+    if (entries_index (&hc) < 0) {
+        problem (&hc, "out of memory");
+        hostlist_destroy (&hl);
+        return 1;
+    }
     check_duplicates (&hc, hl);
     if ((rank = find_host (hl, hc.host)) < 0) {
         char *all = hostlist_encode (hl);
@@ -366,6 +409,7 @@ static int check_host (json_t *conf, const char *confname, const char *host)
     if (rank >= 0)
         check_addresses (&hc, hl, rank);
     hostlist_destroy (&hl);
+    free (hc.first);
     return hc.problems ? 1 : 0;
 }
 

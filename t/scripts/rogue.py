@@ -30,8 +30,18 @@ Steps (each prints one line saying what came back, "-" for nothing):
   response:TOPIC:DEST[:JSON]  a response to a request nobody made, routed
                               to rank DEST
   fence:RANK:INC              a fence record (RANK down as INC) in a VIEW
+  nak:INC                     a HELLO_NAK "fenced" naming incarnation INC of
+                              the broker we talk to
   unfence:RANK:INC            a record "RANK alive as INC" in a VIEW
   event:SEQ                   an EVENT with sequence number SEQ
+  evbatch:SRC:FIRST:N         a tree EVENT batch (the batch format of
+                              src/common/libmsg/evbatch.h) of N events
+                              "forged.I" numbered FIRST.., envelope
+                              source SRC (0: posing as rank 0)
+  evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
+                              envelope source SRC
+  source:RANK                 from now on, DATA claims to come from RANK
+                              (envelope source and route stack)
   garbage:N                   N messages with broken envelopes
   silent:SECONDS              say nothing for a while (stay connected)
   wait:SECONDS                read and drop for a while
@@ -142,6 +152,7 @@ class Rogue:
             self.sock.curve_serverkey = server_key.encode()
         self.sock.connect(endpoint)
         self.rank, self.inc, self.peer_inc, self.peer = 0, 1, 0, 0
+        self.claim = None   # source:RANK
 
     def send(self, env, body=()):
         if self.version == 2:
@@ -185,13 +196,16 @@ class Rogue:
         return "HELLO_NAK " + reason
 
     def data(self, dest, frames):
-        self.send(envelope("DATA", self.rank, dest, self.inc, self.peer_inc),
-                  frames)
+        self.send(envelope("DATA", self.origin(), dest, self.inc,
+                           self.peer_inc), frames)
+
+    def origin(self):
+        return self.rank if self.claim is None else self.claim
 
     def request(self, topic, nodeid, roles, payload=None):
         nodeid = NODEID_ANY if nodeid == "any" else int(nodeid)
         self.data(nodeid if nodeid != NODEID_ANY else NODEID_ANY,
-                  broker_msg(REQUEST, topic, payload, [str(self.rank)],
+                  broker_msg(REQUEST, topic, payload, [str(self.origin())],
                              int(roles, 0), aux1=nodeid))
         got = self.recv(5, ("DATA",))
         if not got:
@@ -217,11 +231,41 @@ class Rogue:
                            self.peer_inc), [body])
         return "sent"
 
+    def nak(self, inc):
+        """A refusal nobody asked for: "your incarnation INC is fenced"."""
+        body = json.dumps({"reason": "fenced: rejoin with a new incarnation",
+                           "incarnation": int(inc)})
+        self.send(envelope("HELLO_NAK", self.rank, self.peer, self.inc,
+                           self.peer_inc), [body.encode()])
+        return "sent"
+
     def event(self, seq):
         ev = broker_msg(EVENT, "rogue.event", "{}", None, 0, aux1=int(seq),
                         aux2=self.rank)
         self.send(envelope("EVENT", self.rank, self.peer, self.inc,
                            self.peer_inc), ev)
+        return "sent"
+
+    def evbatch(self, src, first, n):
+        first, n = int(first), int(n)
+        recs = b""
+        for i in range(n):
+            topic = ("forged.%d" % i).encode()
+            payload = b"{}"
+            recs += struct.pack("!IIIIIBBH", first + i, 0, 1, int(src),
+                                len(payload), 0, len(topic), 0)
+            recs += topic + payload
+        batch = struct.pack("!BBHIIIQ", 0xeb, 1, n, first, first + n - 1, 0,
+                            0) + recs
+        self.send(envelope("EVENT", int(src), self.peer, self.inc,
+                           self.peer_inc), [batch])
+        return "sent"
+
+    def evsync(self, src, seq, gone):
+        body = json.dumps({"k": 1, "seq": int(seq), "gone": int(gone),
+                           "base": 0})
+        self.send(envelope("EVCTL", int(src), self.peer, self.inc,
+                           self.peer_inc), [body.encode()])
         return "sent"
 
     def garbage(self, n):
@@ -245,8 +289,17 @@ class Rogue:
                                  args[2] if len(args) > 2 else None)
         if name in ("fence", "unfence"):
             return self.flood(name == "fence", args[0], args[1])
+        if name == "nak":
+            return self.nak(args[0])
         if name == "event":
             return self.event(args[0])
+        if name == "evbatch":
+            return self.evbatch(*rest.split(":"))
+        if name == "evsync":
+            return self.evsync(*rest.split(":"))
+        if name == "source":
+            self.claim = int(args[0])
+            return "as %d" % self.claim
         if name == "garbage":
             return self.garbage(args[0])
         if name == "silent":

@@ -3,6 +3,8 @@
  * The parser of libzmq's "Peer-Address" (the kernel's SO_PEERCRED of an
  * ipc connection) and the role rules: the owner may call anything, a
  * guest only the read-only methods, a request with no role nothing.
+ * And the cap on requests from other brokers: the owner role they claim
+ * stays only from broker.admin_ranks, or for the brokers' own methods.
  */
 #include <errno.h>
 #include <string.h>
@@ -80,6 +82,9 @@ static void check_roles (void)
     ok (good, "read-only methods: a guest may, a request with no role not");
     ok (!access_guest_topic ("broker.ping.x") && !access_guest_topic ("broker")
         && !access_guest_topic (NULL), "guest topics match exactly");
+    ok (access_guest_topic ("testsvc.ping") && !access_guest_topic (".ping")
+        && !access_guest_topic ("a.b.ping") && !access_guest_topic ("ping"),
+        "the ping method of any service is a guest's");
 
     m = request ("broker.info", MSG_ROLE_USER);
     access_stamp_self (a, m);
@@ -96,10 +101,83 @@ static void check_roles (void)
     ok (a == NULL, "destroy clears the pointer");
 }
 
+/* A request that rank 'origin' sent into the overlay, as it arrives. */
+static msg_t *remote (const char *topic, uint32_t roles, const char *origin)
+{
+    msg_t *m = request (topic, roles);
+    if (m && origin) {
+        msg_route_enable (m);
+        msg_route_push (m, "client-uuid");
+        msg_route_push (m, origin);
+    }
+    return m;
+}
+
+static void check_cap (void)
+{
+    struct access *a = access_create (1000);
+    msg_t *m;
+
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "1");
+    ok (access_cap (a, m, 1, false) && msg_get_rolemask (m) == MSG_ROLE_USER
+        && access_check (a, m) != NULL,
+        "an owner shutdown from rank 1 becomes a guest's, and is refused");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
+    ok (!access_cap (a, m, 0, false) && access_check (a, m) == NULL,
+        "from rank 0 (the default admin set) it keeps the owner role");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "1");
+    ok (access_cap (a, m, 0, false) && access_check (a, m) != NULL,
+        "claiming rank 0 as source with rank 1 on the route stack: guest");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
+    ok (access_cap (a, m, 0, true) && access_check (a, m) != NULL,
+        "rank 0 as origin, but handed over by a peer other than rank 0 "
+        "while rank 0's own link is up: a guest's");
+    msg_destroy (&m);
+    m = remote ("overlay.ready", MSG_ROLE_OWNER, "0");
+    ok (!access_cap (a, m, 0, true),
+        "a broker-to-broker method still checks its caller itself");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "00");
+    ok (access_cap (a, m, 0, false), "a route id \"00\" is not rank 0");
+    msg_destroy (&m);
+    m = remote ("overlay.ready", MSG_ROLE_OWNER, "5");
+    ok (!access_cap (a, m, 5, false) && access_check (a, m) == NULL,
+        "a broker-to-broker method keeps its caller's owner role");
+    msg_destroy (&m);
+    m = remote ("broker.ping", MSG_ROLE_USER, "5");
+    ok (!access_cap (a, m, 5, false) && msg_get_rolemask (m) == MSG_ROLE_USER,
+        "a guest stays a guest");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_NONE, "0");
+    ok (!access_cap (a, m, 0, false) && access_check (a, m) != NULL,
+        "no role is never raised");
+    msg_destroy (&m);
+
+    ok (access_set_admins (a, "0-1,8") == 0, "admin ranks 0-1,8 are set");
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "8");
+    ok (!access_cap (a, m, 8, false), "rank 8 is now an admin rank");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "2");
+    ok (access_cap (a, m, 2, false), "rank 2 is not");
+    msg_destroy (&m);
+    errno = 0;
+    ok (access_set_admins (a, "0,x") < 0 && errno == EINVAL,
+        "a bad set is EINVAL");
+    ok (access_set_admins (a, "") == 0, "an empty set is allowed");
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
+    ok (access_cap (a, m, 0, false), "then not even rank 0 is owner here");
+    msg_destroy (&m);
+    access_destroy (&a);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_parse ();
     check_roles ();
+    check_cap ();
     done_testing ();
 }

@@ -24,6 +24,7 @@
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/hostlist.h"
 #include "src/common/libutil/loglevel.h"
+#include "src/common/libutil/idset.h"
 #include "conf.h"
 
 #define ORIGIN "_origin"
@@ -45,6 +46,7 @@ struct keydef {
 static int check_topology (const char *s, char *msg, size_t len);
 static int check_boot_method (const char *s, char *msg, size_t len);
 static int check_log_level (const char *s, char *msg, size_t len);
+static int check_admin_ranks (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -87,6 +89,8 @@ static const struct keydef schema[] = {
     { "broker", "rpc_timeout", K_DURATION, "10s", 0, 0, 0, NULL, 1, NULL },
     { "broker", "ready_timeout", K_DURATION, "30s", 0, 0, 0, NULL, 0, NULL },
     { "broker", "guest_group", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
+    { "broker", "admin_ranks", K_STRING, "0", 0, 0, 0, NULL, 0,
+      check_admin_ranks },
     { "bootstrap", "curve_cert", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "curve_keys", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "hostname", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
@@ -100,6 +104,22 @@ static const struct keydef schema[] = {
     { "bootstrap", "method", K_STRING, "auto", 0, 0, 0, NULL, 0,
       check_boot_method },
 };
+
+/* broker.admin_ranks: the ranks whose requests keep the owner role when
+ * they cross the overlay (src/broker/access.h); an idset, "" for none. */
+static int check_admin_ranks (const char *s, char *msg, size_t len)
+{
+    char err[128];
+    idset_t *set = idset_decode (s, err, sizeof (err));
+
+    if (!set) {
+        snprintf (msg, len, "must be a set of ranks such as \"0\" or "
+                  "\"0-1,8\" (%s)", err);
+        return -1;
+    }
+    idset_destroy (&set);
+    return 0;
+}
 
 /* bootstrap.method: how the broker learns its rank (src/broker/boot.h). */
 static int check_boot_method (const char *s, char *msg, size_t len)

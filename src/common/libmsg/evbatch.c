@@ -116,6 +116,7 @@ int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h)
     h->first = get32 (p + 4);
     h->last = get32 (p + 8);
     h->epoch = get64 (p + 16);
+    h->flags = get32 (p + 12);
     return 0;
 }
 
@@ -134,9 +135,15 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     if (p[0] != EVBATCH_MAGIC || p[1] != EVBATCH_VERSION)
         return errbuf_fail (errbuf, errlen, EPROTO, "bad batch magic or "
                             "version");
-    if (get32 (p + 12) != 0)
+    if ((get32 (p + 12) & ~EVBATCH_F_SIGNED) != 0)
         return errbuf_fail (errbuf, errlen, EPROTO, "batch reserved bytes are "
                             "not 0");
+    h->flags = get32 (p + 12);
+    if ((h->flags & EVBATCH_F_SIGNED)
+        && len < EVBATCH_HDR_SIZE + EVBATCH_SIG_SIZE)
+        return errbuf_fail (errbuf, errlen, EPROTO, "signed batch of %zu "
+                            "bytes has no room for its signature", len);
+    len = evbatch_body_len (data, len);
     h->count = get16 (p + 2);
     h->first = get32 (p + 4);
     h->last = get32 (p + 8);
@@ -166,9 +173,20 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     return 0;
 }
 
+size_t evbatch_body_len (const void *data, size_t len)
+{
+    const uint8_t *p = data;
+
+    if (len >= EVBATCH_HDR_SIZE + EVBATCH_SIG_SIZE
+        && (get32 (p + 12) & EVBATCH_F_SIGNED))
+        return len - EVBATCH_SIG_SIZE;
+    return len;
+}
+
 int evbatch_next (const void *data, size_t len, size_t *off,
                   struct evbatch_rec *rec)
 {
+    len = evbatch_body_len (data, len);
     if (*off == 0)
         *off = EVBATCH_HDR_SIZE;
     if (*off >= len

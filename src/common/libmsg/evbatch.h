@@ -12,7 +12,9 @@
  *     2  u16  count: records that follow (1..65535)
  *     4  u32  first: seq of the first record
  *     8  u32  last: seq of the last record
- *    12  u32  reserved, 0
+ *    12  u32  flags: 0, or EVBATCH_F_SIGNED (rank 0's signature follows
+ *              the last record: EVBATCH_SIG_SIZE bytes over everything
+ *              before it, doc/overlay-protocol.md section 3.6)
  *    16  u64  epoch: incarnation of the rank 0 that numbered them
  *   then 'count' records, each
  *     0  u32  seq (strictly increasing from first to last)
@@ -43,11 +45,14 @@
 #define EVBATCH_HDR_SIZE    24
 #define EVBATCH_REC_SIZE    24      /* record header, before topic */
 #define EVBATCH_MAX_COUNT   65535
+#define EVBATCH_F_SIGNED    1u
+#define EVBATCH_SIG_SIZE    64      /* an Ed25519 signature */
 
 struct evbatch_hdr {
     uint16_t count;
     uint32_t first, last;
     uint64_t epoch;
+    uint32_t flags;             /* EVBATCH_F_SIGNED or 0 */
 };
 
 /* One record, pointing into the batch buffer. */
@@ -77,6 +82,11 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
 /* The header of a batch already checked (by whoever handed it over):
  * only the size, magic and version are looked at.  0, or -1 with EPROTO. */
 int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h);
+
+/* The bytes of a batch its signature covers (all before the signature;
+ * len itself for an unsigned batch).  Header-only look: for a checked
+ * batch. */
+size_t evbatch_body_len (const void *data, size_t len);
 
 /* Walk the records of a checked batch: *off starts at 0.  Returns 1 with
  * *rec filled, 0 at the end (or on a malformed record, which a checked

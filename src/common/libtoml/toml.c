@@ -1523,6 +1523,31 @@ json_t *toml_parse (const char *text, size_t len, struct toml_error *err)
     return p.root;
 }
 
+/* A FIFO or a socket is no config file: reading one would wait for a
+ * writer for ever (or take whatever someone writes).  -1 with EINVAL and
+ * the reason in err. */
+static int not_a_file (int fd, struct toml_error *err)
+{
+    struct stat sb;
+    const char *what = NULL;
+
+    if (fstat (fd, &sb) < 0)
+        return -1;
+    if (S_ISFIFO (sb.st_mode))
+        what = "a FIFO";
+    else if (S_ISSOCK (sb.st_mode))
+        what = "a socket";
+    else if (S_ISDIR (sb.st_mode))
+        what = "a directory";
+    if (!what)
+        return 0;
+    if (err)
+        snprintf (err->msg, sizeof (err->msg), "not a regular file (%s)",
+                  what);
+    errno = EINVAL;
+    return -1;
+}
+
 json_t *toml_parse_file (const char *path, struct toml_error *err)
 {
     struct buf b = { 0 };
@@ -1535,8 +1560,13 @@ json_t *toml_parse_file (const char *path, struct toml_error *err)
         errno = EINVAL;
         goto syserr;
     }
-    if ((fd = open (path, O_RDONLY)) < 0)
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it and a
+     * socket are refused at once below (a device such as /dev/zero meets
+     * the size limit). */
+    if ((fd = open (path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) < 0)
         goto syserr;
+    if (not_a_file (fd, err) < 0)
+        goto close_err;
     for (;;) {
         ssize_t n;
         if (buf_reserve (&b, 65536) < 0) {
@@ -1571,7 +1601,7 @@ close_err:
     errno = saved;
 syserr:
     saved = errno;
-    if (err)
+    if (err && !err->msg[0])
         snprintf (err->msg, sizeof (err->msg), "%s", strerror (saved));
     errno = saved;
     return NULL;

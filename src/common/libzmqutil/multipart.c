@@ -68,6 +68,12 @@ static int send_part (void *sock, msg_t *msg, const struct msg_frame *f,
 
 int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
 {
+    return zmqutil_send_msg_to (sock, id, id ? strlen (id) : 0, msg, flags);
+}
+
+int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
+                         msg_t *msg, int flags)
+{
     struct msg_frame frames[ZMQUTIL_MAX_PARTS];
     int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
 
@@ -75,7 +81,7 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
         return -1;
     /* With ROUTER_MANDATORY and DONTWAIT the first part is accepted or
      * refused for the whole message: once it is in, the rest cannot fail. */
-    if (id && zmq_send (sock, id, strlen (id), ZMQ_SNDMORE | flags) < 0)
+    if (id && zmq_send (sock, id, idlen, ZMQ_SNDMORE | flags) < 0)
         return -1;
     for (int i = 0; i < n; i++) {
         if (send_part (sock, msg, &frames[i],

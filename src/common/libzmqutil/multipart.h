@@ -42,6 +42,9 @@ void zmqutil_close (zmq_msg_t *parts, int n);
  * reference (msg_payload_ref): the caller may destroy msg at once, the
  * bytes stay until libzmq has sent them. */
 int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags);
+/* The same with a routing id of any bytes (idlen of them). */
+int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
+                         msg_t *msg, int flags);
 
 /* Decode parts[0..n-1] into a broker message.  NULL with errno EPROTO
  * and, if errbuf is given, a one-line reason. */

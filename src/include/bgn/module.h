@@ -74,6 +74,10 @@ struct bgn_msg_info {
     uint32_t source;        /* rank that injected it into the overlay */
     int from_overlay;       /* 1 if it arrived over the overlay */
     int ttl;                /* hops it may still make (from_overlay) */
+    int source_unverified;  /* 'source' is a neighbour of this broker
+                               whose link is up, yet the message came
+                               through another peer: the source field is
+                               only that peer's word (access.h) */
 };
 
 /* A service handler: called for each request addressed to the service.

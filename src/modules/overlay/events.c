@@ -51,12 +51,30 @@ void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
                       (unsigned long long)n);
 }
 
-static int is_ancestor (const struct evlayer *ev, uint32_t rank)
+/* Who may send us tree traffic (batches, SYNCs): the nearest ancestor
+ * that is not fenced, since the tree re-forms around fenced ones.  Its
+ * word is taken only as it sent it: when it is a graph neighbour its
+ * frames come over its own link, so a frame naming it (or any other
+ * ancestor, rank 0 included) as source that another peer passes us is
+ * refused -- no peer can speak as rank 0 or as our parent.  A farther
+ * ancestor (our parent is fenced) reaches us through the overlay, relayed
+ * by whoever routes it; that relay is believed (nothing signs the frames
+ * yet: doc/overlay-protocol.md, section 2.4). */
+static int tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via)
 {
-    for (int i = 0; i < ev->nanc; i++)
-        if (ev->ancestors[i] == rank)
-            return 1;
-    return 0;
+    uint32_t expect = UINT32_MAX;
+
+    for (int i = 0; i < ev->nanc; i++) {
+        if (!ev->ops->is_down || !ev->ops->is_down (ev->arg, ev->ancestors[i])) {
+            expect = ev->ancestors[i];
+            break;
+        }
+    }
+    if (expect == UINT32_MAX || source != expect)
+        return 0;
+    if (bgn_topo_linked (ev->topo, ev->rank, expect))
+        return via == expect;
+    return 1;
 }
 
 double evl_now (struct evlayer *ev)
@@ -289,13 +307,14 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     evl_now (ev);
     if (ev->rank == 0)
         return;     /* rank 0 makes batches; it never needs them back */
-    if (kind == EV_TREE ? !is_ancestor (ev, source)
+    if (kind == EV_TREE ? !tree_sender_ok (ev, source, via)
                         : (via != source
                            || !evrepair_asked_for (ev, source, h->first, h->last))) {
         ev->rejected++;
         evl_warn_counted (ev, ev->rejected, kind == EV_TREE
-                      ? "dropped a batch from a rank that is not a tree "
-                        "ancestor" : "dropped a repair nobody asked for",
+                      ? "dropped a tree batch not as our nearest live tree "
+                        "ancestor sent it" : "dropped a repair nobody asked "
+                        "for",
                       h->first, h->last);
         return;
     }
@@ -306,6 +325,10 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       "sequence", h->first, h->last);
         return;
     }
+    /* The signature last: the cheap checks first, so that no peer can
+     * make us verify for free. */
+    if (!evl_batch_signed_ok (ev, batch, h))
+        return;
     ev->batches++;
     if (!ev->have_base) {
         /* joining: our sequence starts with this batch */
@@ -336,7 +359,8 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     evrepair_kick (ev);
 }
 
-static void recv_sync (struct evlayer *ev, uint32_t source, json_t *o)
+static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
+                       json_t *o)
 {
     json_int_t seq, epoch = 0, gone = 0, base = 0;
 
@@ -348,7 +372,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, json_t *o)
         return;
     }
     /* Checked before it goes on down the tree. */
-    if (!is_ancestor (ev, source)
+    if (!tree_sender_ok (ev, source, via)
         || ((uint64_t)epoch == ev->root_epoch && (uint32_t)seq < ev->sync_seq)
         || (ev->have_base && (uint32_t)seq > ev->last
             && (uint32_t)seq - ev->last > SEQ_SANE)) {
@@ -357,6 +381,8 @@ static void recv_sync (struct evlayer *ev, uint32_t source, json_t *o)
                       (uint32_t)seq, (uint32_t)seq);
         return;
     }
+    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base))
+        return;
     evl_forward_down (ev, NULL, o);
     if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
         ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
@@ -391,7 +417,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
     switch (kind) {
     case EV_CTL_SYNC:
         if (ev->rank != 0)
-            recv_sync (ev, source, o);
+            recv_sync (ev, source, via, o);
         break;
     case EV_CTL_REPAIR_REQ:
         /* Only to the neighbour that asked, never to a claimed source. */
@@ -432,7 +458,9 @@ static void send_sync (struct evlayer *ev)
                            (json_int_t)ev->cfg.epoch, "gone",
                            (json_int_t)ev->gone, "base",
                            (json_int_t)ev->root_base);
-    if (o)
+    if (o && evl_sync_sign (ev, o, (json_int_t)ev->sent_seq,
+                            (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
+                            (json_int_t)ev->root_base) == 0)
         evl_forward_down (ev, NULL, o);
     json_decref (o);
 }

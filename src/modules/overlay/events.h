@@ -162,6 +162,16 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
 /* Timers: call every so often (a few times per sync period). */
 void evlayer_tick (struct evlayer *ev, double now);
 
+/* Rank 0's event signing key (Ed25519, libsodium crypto_sign).  Rank 0
+ * passes its secret key (64 bytes): it signs every batch it makes and
+ * every SYNC.  Every other broker passes rank 0's public key (32 bytes):
+ * it then takes a batch (tree or repair) or a SYNC only with rank 0's
+ * valid signature, whoever passed it on.  Without a key (a static
+ * bootstrap has no exchange to announce it) nothing is signed or
+ * checked. */
+void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
+                       const unsigned char *root_pk);
+
 /* Neighbour 'rank' said hello with 'seq' (its evlayer_hello_seq).  A
  * learning rank 0 counts it as that rank's report; a broker that has not
  * started its sequence yet starts it there if 'rank' is its tree parent. */

@@ -116,7 +116,13 @@ struct evlayer {
     struct ask recent[RECENT_ASKS];
     int nrecent;
 
+    /* signatures (events.h, evlayer_set_keys) */
+    int can_sign, verify;
+    unsigned char sign_sk[64];      /* rank 0: its secret signing key */
+    unsigned char root_pk[32];      /* others: rank 0's public key */
+
     /* counters */
+    uint64_t bad_signatures;
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
         early_drops, evictions, published, refused_full, congestion_waits,
@@ -146,6 +152,21 @@ void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
                        uint32_t a, uint32_t b);
 /* The time now (the ops' clock, remembered in ev->now). */
 double evl_now (struct evlayer *ev);
+
+/* ---- evsign.c: rank 0's signature ---------------------------------------- */
+/* Rank 0: the frame for a sealed batch buf[0..len-1], signed if it can
+ * sign.  NULL on ENOMEM. */
+struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
+                                size_t len);
+/* Others: is this checked batch signed by rank 0 (or are we not
+ * checking)?  0 counts and logs it. */
+int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
+                         const struct evbatch_hdr *h);
+/* Rank 0: add "sig" to the SYNC object o.  Others: check it. */
+int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
+                   json_int_t epoch, json_int_t gone, json_int_t base);
+int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
+                        json_int_t epoch, json_int_t gone, json_int_t base);
 /* The end of the gap after 'last': before the first early batch, or
  * the highest seq known. */
 uint32_t evl_gap_end (const struct evlayer *ev);

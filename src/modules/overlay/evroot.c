@@ -139,7 +139,7 @@ static int seal_open (struct evlayer *ev)
     if (evbatch_seal (&ev->w) < 0)
         return -1;
     ob = &ev->outq[ev->nout];
-    if (!(ob->f = frame_create (ev->w.buf, ev->w.len)))
+    if (!(ob->f = evl_sealed_frame (ev, ev->w.buf, ev->w.len)))
         return -1;
     ob->first = ev->w.first;
     ob->last = ev->w.last;

@@ -55,6 +55,17 @@ void fence_fini (struct overlay *ov)
     ovtimer_destroy (&fs->mcast);
 }
 
+uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound)
+{
+    double wall = ovl_now (ov) + ov->wall_offset;
+    uint64_t now = wall > 0 ? (uint64_t)(wall * 1e6) : 0;
+    uint64_t ahead = (uint64_t)bound * FENCE_INC_AHEAD;
+
+    if (now >= FENCE_INC_MAX || ahead >= FENCE_INC_MAX - now)
+        return FENCE_INC_MAX;
+    return now + ahead;
+}
+
 const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank)
 {
     return idmap_get (ov->fence.map, rank);
@@ -245,6 +256,24 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
     return flags;
 }
 
+/* A record of this broker at an incarnation it never had: someone lied
+ * (or a previous life of ours ran on a clock that was ahead).  Whoever
+ * believed it holds a record our current one cannot beat, so we rejoin
+ * above it; fence_apply refused it already if it is past the record
+ * bound, so the rejoin stays within what every broker accepts. */
+static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
+{
+    ov->fence.false_claims++;
+    ovl_log_limited (ov, LOG_WARNING, "a peer says this broker is %s as "
+                     "incarnation %llu, which it never had (it is %llu): "
+                     "rejoining above it", fenced ? "fenced" : "live",
+                     (unsigned long long)inc,
+                     (unsigned long long)ov->incarnation);
+    if (inc > ov->rejoin_floor)
+        ov->rejoin_floor = inc;
+    return FENCE_SELF;
+}
+
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src)
 {
@@ -252,12 +281,15 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
     bool was_fenced;
     int flags;
 
-    if (rank >= ov->size || inc >= FENCE_INC_MAX) {
+    if (rank >= ov->size
+        || inc >= fence_inc_limit (ov, FENCE_BOUND_RECORD)) {
         ov->fence.bad_records++;
         ovl_log_limited (ov, LOG_WARNING, "refused a bad fence record: rank "
                          "%u incarnation %llu (ranks < %u, incarnations "
-                         "< 2^53)", (unsigned)rank, (unsigned long long)inc,
-                         (unsigned)ov->size);
+                         "< 2^53 and at most %llu s ahead of the clock)",
+                         (unsigned)rank, (unsigned long long)inc,
+                         (unsigned)ov->size,
+                         (unsigned long long)(FENCE_INC_AHEAD / 1000000));
         return 0;
     }
     if (rank == ov->rank) {
@@ -266,6 +298,8 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         const struct fence_entry *self = fence_lookup (ov, rank);
         if (fenced && inc == ov->incarnation)
             return FENCE_SELF;
+        if (inc > ov->incarnation)
+            return self_claimed (ov, inc, fenced);
         if (!self || self->inc != ov->incarnation)
             fence_announce_self (ov);
         return 0;

@@ -50,6 +50,32 @@ struct peer;
  * more than a fenced one): anything at or past 2^53 is garbage. */
 #define FENCE_INC_MAX (1ULL << 53)
 
+/* How far ahead of this broker's wall clock an incarnation may be.  Any
+ * broker may relay a record, so a record's incarnation is a claim: one
+ * that no broker could have taken yet is refused, or a peer could name
+ * an incarnation its subject can never beat and keep it out for good.
+ * Three nested bounds, so that what a broker accepts, the subject can
+ * always follow, and what the subject then takes, every broker accepts
+ * (with clocks up to FENCE_INC_AHEAD apart: a year, so that clocks hours
+ * apart, or a broker restarted with its clock set back, still agree):
+ *   records (REPORT, BATCH, VIEW)          < wall clock + 1 x AHEAD
+ *   a claim this broker follows (a record
+ *   of itself, a HELLO_NAK "fenced")       < wall clock + 2 x AHEAD
+ *   a HELLO                                < wall clock + 3 x AHEAD
+ * A lying peer can thus make a broker rejoin with an incarnation at most
+ * about AHEAD ahead of the clocks, never out of range. */
+#define FENCE_INC_AHEAD (365ULL * 86400 * 1000000)   /* a year */
+
+enum fence_bound {
+    FENCE_BOUND_RECORD = 1,
+    FENCE_BOUND_FOLLOW = 2,
+    FENCE_BOUND_HELLO = 3,
+};
+
+/* The first incarnation at or past which a number is refused at 'bound'
+ * (now: this broker's wall clock; never past FENCE_INC_MAX). */
+uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound);
+
 /* 16 bytes: every broker holds one per rank ever fenced, and a simulator
  * holds thousands of brokers. */
 struct fence_entry {

@@ -1,6 +1,7 @@
 /* health.c: readiness and health (see health.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "fence.h"
 #include "health.h"
@@ -102,11 +103,32 @@ const char *health_word (struct overlay *ov)
     return ov->peers->up == ov->peers->n ? "full" : "partial";
 }
 
+/* A broker reports only its own readiness: the rank on top of the
+ * route stack (the broker that sent the request into the overlay) must
+ * be the one the report names, or any broker could make the health read
+ * "full" for ranks that never joined. */
+static bool ready_from_self (const msg_t *req, int rank)
+{
+    char want[16];
+    const char *top = msg_route_first (req);
+
+    snprintf (want, sizeof (want), "%d", rank);
+    return top && !strcmp (top, want);
+}
+
 void health_ready_request (struct overlay *ov, const msg_t *req)
 {
     json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
     int rank = -1;
 
+    if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
+        && rank >= 0 && (uint32_t)rank < ov->size
+        && !ready_from_self (req, rank)) {
+        ov->io->respond_error (ov->ctx, req, EPERM,
+                               "a broker reports only its own readiness");
+        json_decref (o);
+        return;
+    }
     if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
         && rank >= 0 && (uint32_t)rank < ov->size) {
         ovl_log (ov, LOG_DEBUG, "rank %d is ready", rank);

@@ -104,7 +104,8 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
         return "peer belongs to another instance";
     if (strcmp (topology, ov->topo_spec) != 0)
         return "peer uses another topology";
-    if (incarnation <= 0 || (uint64_t)incarnation >= FENCE_INC_MAX)
+    if (incarnation <= 0
+        || (uint64_t)incarnation >= fence_inc_limit (ov, FENCE_BOUND_HELLO))
         return "incarnation out of range";
     snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
     *inc = (uint64_t)incarnation;
@@ -131,8 +132,27 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
         json_unpack (o, "{s:s s?I}", "reason", &reason,
                      "incarnation", &fenced_inc);
     if (!strncmp (reason, "fenced", 6)) {
-        if (fenced_inc > 0 && (uint64_t)fenced_inc < FENCE_INC_MAX
-            && (uint64_t)fenced_inc > ov->rejoin_floor)
+        /* The fenced incarnation it names is its claim about us: one we
+         * could not follow within the bounds others accept is a lie, and
+         * one above ours is one we never had (fence.h). */
+        if (fenced_inc > 0
+            && (uint64_t)fenced_inc
+                   >= fence_inc_limit (ov, FENCE_BOUND_FOLLOW)) {
+            ov->fence.bad_records++;
+            ovl_log_limited (ov, LOG_WARNING, "peer %u: refused a HELLO_NAK "
+                             "naming incarnation %lld, out of range",
+                             (unsigned)p->rank, (long long)fenced_inc);
+            return;
+        }
+        if ((uint64_t)fenced_inc > ov->incarnation) {
+            ov->fence.false_claims++;
+            ovl_log_limited (ov, LOG_WARNING, "peer %u says this broker is "
+                             "fenced as incarnation %lld, which it never had "
+                             "(it is %llu): rejoining above it",
+                             (unsigned)p->rank, (long long)fenced_inc,
+                             (unsigned long long)ov->incarnation);
+        }
+        if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->rejoin_floor)
             ov->rejoin_floor = (uint64_t)fenced_inc;
         hello_rejoin (ov, "a peer refused our fenced incarnation");
         return;

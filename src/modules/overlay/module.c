@@ -29,6 +29,7 @@
 #include "src/common/libutil/ratelimit.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
+#include "evkey.h"
 #include "overlay.h"
 #include "sock.h"
 
@@ -455,6 +456,42 @@ static int setup_curve (struct module *m)
     return 0;
 }
 
+/* Rank 0 signs the event stream with a key kept in its run directory
+ * and announced through the bootstrap (evkey.h). */
+static int setup_event_key (struct module *m)
+{
+    unsigned char pk[32], sk[64];
+    char hex[65], err[256];
+
+    if (m->api->rank (m->b) != 0 || m->api->size (m->b) == 1)
+        return 0;
+    if (evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
+                    sizeof (err)) < 0) {
+        mlog (m, LOG_ERR, "event signing key: %s", err);
+        return -1;
+    }
+    overlay_set_event_keys (m->ov, sk, NULL);
+    memset (sk, 0, sizeof (sk));
+    return m->api->boot_put (m->b, "evkey", hex);
+}
+
+/* The others check rank 0's signature, if the bootstrap announced it. */
+static void learn_event_key (struct module *m)
+{
+    unsigned char pk[32];
+    char hex[80];
+
+    if (m->api->rank (m->b) == 0)
+        return;
+    if (m->api->boot_get (m->b, 0, "evkey", hex, sizeof (hex)) < 0
+        || evkey_parse (hex, pk) < 0) {
+        mlog (m, LOG_NOTICE, "rank 0 announced no event signing key: "
+              "events are taken unsigned");
+        return;
+    }
+    overlay_set_event_keys (m->ov, NULL, pk);
+}
+
 static int setup_core (struct module *m)
 {
     struct timeval tv;
@@ -508,7 +545,8 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     ovconf_read (api->config (b), &m->cfg);
     if (getenv ("BGN_OVERLAY_TEST_LOOP"))
         m->cfg.test_loop = strtol (getenv ("BGN_OVERLAY_TEST_LOOP"), NULL, 10);
-    if (setup_curve (m) < 0 || setup_socket (m) < 0 || setup_core (m) < 0)
+    if (setup_curve (m) < 0 || setup_socket (m) < 0 || setup_core (m) < 0
+        || setup_event_key (m) < 0)
         goto error;
     if (api->boot_put (b, "endpoint", m->endpoint) < 0)
         goto error;
@@ -562,6 +600,7 @@ static int overlay_start_cb (void *state)
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
     if (m->curve && learn_keys (m) < 0)
         return -1;
+    learn_event_key (m);
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,

@@ -21,9 +21,11 @@
 #include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "evglue.h"
+#include "events.h"
 #include "fence.h"
 #include "heal.h"
 #include "health.h"
+#include "moved.h"
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
@@ -203,6 +205,12 @@ void overlay_set_instance (struct overlay *ov, const char *instance)
     snprintf (ov->instance, sizeof (ov->instance), "%s", instance);
 }
 
+void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
+                             const unsigned char *root_pk)
+{
+    evlayer_set_keys (ov->events, sk, root_pk);
+}
+
 int overlay_peer_count (const struct overlay *ov)
 {
     return ov->peers->n;
@@ -242,6 +250,7 @@ int overlay_start (struct overlay *ov)
 
     enter (ov);
     ov->started = true;
+    ov->started_at = now;
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         /* "never joined" counts from now, not from load: a host may take
@@ -295,6 +304,7 @@ static void tick_cb (void *arg)
     live_never_joined (ov, now);
     route_expire (ov, now);
     hello_retry (ov, now);
+    moved_tick (ov, now);
     ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
 }
 
@@ -308,12 +318,28 @@ void overlay_run_timers (struct overlay *ov)
 /* ---- messages from peers ---------------------------------------------- */
 
 /* A broker message that reached us (or must be looked at here). */
-static void deliver_local (struct overlay *ov, const struct envelope *env,
-                           struct frame **body, int n)
+/* A message naming as its source a neighbour whose link is up, but
+ * handed to us by another peer: a detour, or that peer's lie.  The
+ * broker then grants it no more than an unknown origin (access.h). */
+static int source_unverified (struct overlay *ov, const struct peer *via,
+                              uint32_t source)
+{
+    const struct peer *sp = source != via->rank
+                                ? peers_lookup (ov->peers, source)
+                                : NULL;
+
+    return sp && peer_is_up (sp);
+}
+
+static void deliver_local (struct overlay *ov, const struct peer *via,
+                           const struct envelope *env, struct frame **body,
+                           int n)
 {
     char reason[128] = "";
     struct bgn_msg_info info = { .hops = env->hops, .source = env->source,
-                                 .from_overlay = 1, .ttl = env->ttl };
+                                 .from_overlay = 1, .ttl = env->ttl,
+                                 .source_unverified = source_unverified (
+                                     ov, via, env->source) };
     msg_t *msg = n == 1 ? body_decode (body[0], reason, sizeof (reason))
                         : NULL;
 
@@ -340,7 +366,7 @@ static void recv_data (struct overlay *ov, struct peer *p,
                      && env->dest == (uint32_t)ov->cfg.test_loop;
 
     if (for_us && !test_loop) {
-        deliver_local (ov, env, body, n);
+        deliver_local (ov, p, env, body, n);
         return;
     }
     if (env->dest >= ov->size) {
@@ -807,6 +833,12 @@ static void method_contact (struct overlay *ov, const msg_t *req,
     heal_contact_request (ov, req);
 }
 
+static void method_moved (struct overlay *ov, const msg_t *req,
+                          const struct bgn_msg_info *info)
+{
+    moved_request (ov, req);
+}
+
 static void answer_ready (struct overlay *ov, const msg_t *rsp)
 {
     health_ready_response (ov, rsp);
@@ -844,6 +876,7 @@ static const struct {
     { "trace", OWNER, method_trace, NULL },
     { "ready", OWNER, method_ready, answer_ready },
     { "contact", OWNER, method_contact, answer_contact },
+    { "moved", OWNER, method_moved, NULL },
     { "disconnect", OWNER, method_disconnect, NULL },
     { "ping", ANYONE, method_ping, NULL },
 };

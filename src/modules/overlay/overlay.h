@@ -99,6 +99,7 @@ struct fence_state {
     int nfenced;
     uint64_t seen;              /* fences applied here */
     uint64_t bad_records;       /* refused: rank or incarnation out of range */
+    uint64_t false_claims;      /* records of us at an incarnation we never had */
     uint64_t batches;           /* multicast from here as the root */
     uint64_t views_sent;        /* repairs: whole views to a peer */
     struct idmap *outbox;       /* ranks to report up */
@@ -178,6 +179,7 @@ struct overlay {
     struct ovtimer *rejoin;       /* a delayed rejoin */
     int depth;                  /* entry points in progress (settle) */
     bool started;
+    double started_at;          /* when overlay_start ran (moved.c) */
 
     struct peers *peers;
     struct route_state route;
@@ -219,6 +221,11 @@ void overlay_destroy (struct overlay **ovp);
 
 /* The instance id, once the bootstrap has it (before overlay_start). */
 void overlay_set_instance (struct overlay *ov, const char *instance);
+
+/* Rank 0's event signing key (evlayer_set_keys): rank 0 its secret key,
+ * the others rank 0's public key (before overlay_start). */
+void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
+                             const unsigned char *root_pk);
 
 /* Neighbours from the topology: how many, and the i-th one's rank. */
 int overlay_peer_count (const struct overlay *ov);

@@ -73,6 +73,8 @@ struct peer {
                                 connection closed, and not yet that it
                                 is back (no hello would get through) */
     double redial_at;        /* next time to redial a stuck link */
+    double moved_sent;       /* it dials us: when we last told it where
+                                we listen (moved.c) */
     double redial_backoff;
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands

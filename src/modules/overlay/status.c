@@ -149,7 +149,8 @@ static const char *const summed[] = {
     "no_route_drops", "backlog_overflows", "backlog_expired", "forwarded",
     "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
     "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
-    "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals", NULL,
+    "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals",
+    "false_claims", NULL,
 };
 
 static json_t *own_counters (struct overlay *ov)
@@ -165,7 +166,7 @@ static json_t *own_counters (struct overlay *ov)
         rer += p->reroutes;
     }
     return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
+                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
                       "ttl_drops", (json_int_t)ov->c.ttl_drops,
                       "unknown_peer_drops",
                       (json_int_t)ov->c.unknown_peer_drops,
@@ -191,7 +192,8 @@ static json_t *own_counters (struct overlay *ov)
                       "bad_records", (json_int_t)ov->fence.bad_records,
                       "held_expired", (json_int_t)ov->c.held_expired,
                       "version_refusals",
-                      (json_int_t)ov->c.version_refusals);
+                      (json_int_t)ov->c.version_refusals,
+                      "false_claims", (json_int_t)ov->fence.false_claims);
 }
 
 json_t *status_json (struct overlay *ov)

@@ -128,6 +128,29 @@ int main (void)
     msg_destroy (&m);
     evbatch_writer_free (&f);
 
+    /* signed: flag 1 in the header word, 64 bytes after the records */
+    {
+        uint8_t *sb = malloc (w.len + EVBATCH_SIG_SIZE);
+        size_t soff = 0;
+        int nrec = 0;
+        memcpy (sb, w.buf, w.len);
+        memset (sb + w.len, 0xa5, EVBATCH_SIG_SIZE);
+        sb[15] = EVBATCH_F_SIGNED;
+        ok (evbatch_check (sb, w.len + EVBATCH_SIG_SIZE, &h, why,
+                           sizeof (why)) == 0
+            && (h.flags & EVBATCH_F_SIGNED)
+            && evbatch_body_len (sb, w.len + EVBATCH_SIG_SIZE) == w.len,
+            "a signed batch checks; its signature covers all before it");
+        while (evbatch_next (sb, w.len + EVBATCH_SIG_SIZE, &soff, &rec))
+            nrec++;
+        ok (nrec == 5, "the signature is not walked as a record");
+        ok (evbatch_check (sb, w.len, &h, why, sizeof (why)) < 0,
+            "the flag without the signature is malformed");
+        ok (evbatch_body_len (w.buf, w.len) == w.len,
+            "an unsigned batch is all body");
+        free (sb);
+    }
+
     /* malformed */
     bad (w.buf, 10, 0, -1, "shorter than a header");
     bad (w.buf, w.len, 0, 0xec, "bad magic");

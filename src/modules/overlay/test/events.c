@@ -15,6 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/events.h"
 
@@ -527,6 +529,42 @@ static void test_loss (void)
     sim_destroy (s);
 }
 
+/* Rank 0 signs (evsign.c): a tree parent that makes up a batch or a
+ * SYNC is refused; rank 0's own still arrive, once and in order. */
+static void test_signed (void)
+{
+    struct sim *s = sim_create (256);
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    int parent5 = bgn_topo_bcast_parent (s->topo, 0, 5);
+
+    crypto_sign_keypair (pk, sk);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    for (int i = 1; i < N; i++)
+        evlayer_set_keys (s->ev[i], NULL, pk);
+    publish (s, 3);
+    ok (all_complete (s, 1, 3), "signed batches are delivered everywhere");
+    inject_batch (s, 5, parent5, parent5, EV_TREE, 4, 6);
+    ok (s->node[5].ngot == 3 && stat (s->ev[5], "rejected") == 1,
+        "a batch the tree parent made up (unsigned) is dropped");
+    inject_ctl (s, 5, parent5, parent5, EV_CTL_SYNC,
+                "{\"seq\":1073741819,\"gone\":1073741819,\"epoch\":1000}");
+    inject_ctl (s, 5, parent5, parent5, EV_CTL_SYNC,
+                "{\"seq\":1073741819,\"gone\":1073741819,\"epoch\":1000,"
+                "\"sig\":\"00\"}");
+    sim_tick (s, 1.0);
+    ok (s->node[5].lost_calls == 0 && stat (s->ev[5], "high_seq") == 3
+        && stat (s->ev[5], "rejected") == 3,
+        "so is a SYNC from it, unsigned or with a bad signature: nothing lost");
+    publish (s, 2);
+    sim_tick (s, 1.0);
+    ok (all_complete (s, 1, 5) && s->node[5].ngot == 5
+        && s->node[5].lost_calls == 0,
+        "rank 0's events still arrive, once and in order, and its syncs "
+        "are taken");
+    sim_run (s);
+    sim_destroy (s);
+}
+
 static void test_trust (void)
 {
     struct sim *s = sim_create (256);
@@ -561,6 +599,22 @@ static void test_trust (void)
     sim_tick (s, 1.0);
     ok (s->node[6].ngot == before && s->node[6].lost_calls == 0,
         "... and no loss follows");
+
+    /* Issue 21: a peer speaks as rank 0 (an ancestor of everyone) */
+    int rej5 = (int)stat (s->ev[5], "rejected");
+    inject_batch (s, 5, 0, 3, EV_TREE, 4, 6);
+    inject_batch (s, 5, 0, 0, EV_TREE, 4, 6);
+    ok (s->node[5].ngot == 3 && stat (s->ev[5], "rejected") == rej5 + 2,
+        "a tree batch claiming rank 0 is dropped, relayed or not, while "
+        "our parent lives: it sends us the tree");
+    inject_ctl (s, 6, 0, 2, EV_CTL_SYNC,
+                "{\"seq\":1073741819,\"gone\":1073741819,\"epoch\":1000}");
+    sim_tick (s, 1.0);
+    ok (s->node[6].lost_calls == 0 && stat (s->ev[6], "high_seq") == 3,
+        "a sync claiming rank 0 through another peer declares nothing lost");
+    publish (s, 2);
+    ok (all_complete (s, 1, 5) && s->node[5].ngot == 5 && s->node[6].ngot == 5,
+        "the real events still arrive, once and in order");
 
     /* repair requests: answered only to the neighbour it came through,
      * and bounded */
@@ -733,6 +787,7 @@ int main (void)
     test_mixed_deliver ();
     test_loss ();
     test_trust ();
+    test_signed ();
     test_restart ();
     test_backpressure ();
     test_buffers ();

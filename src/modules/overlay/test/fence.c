@@ -87,6 +87,33 @@ static void check_root (void)
     fake_destroy (&f);
 }
 
+/* Incarnations no broker can have taken yet (the fake's wall clock is
+ * 1000 s: 1e9 us) are refused: the subject could never beat them. */
+static void check_bounds (void)
+{
+    struct fake *f = up (0, 16);
+    uint64_t bad = f->ov->fence.bad_records;
+
+    fake_fence1 (f, 1, ENV_REPORT, 7, (1ULL << 53) - 1, true);
+    fake_fence1 (f, 1, ENV_REPORT, 7,
+                 1000000000ULL + FENCE_INC_AHEAD + 10000000, true);
+    fake_fence1 (f, 1, ENV_REPORT, 9, (1ULL << 53) - 1, false);
+    ok (!fence_is_fenced (f->ov, 7) && !fence_lookup (f->ov, 9)
+        && f->ov->fence.bad_records == bad + 3,
+        "2^53-1, or a fence or live record past the clock's bound, is refused");
+    fake_fence1 (f, 1, ENV_REPORT, 7, 1000000000ULL + FENCE_INC_AHEAD / 2,
+                 true);
+    ok (fence_is_fenced (f->ov, 7), "one within the bound is believed");
+    uint64_t claimed = 1000000000ULL + FENCE_INC_AHEAD / 2;
+    fake_fence1 (f, 1, ENV_REPORT, 0, claimed, false);
+    fake_advance (f, 0.5);
+    ok (f->ov->incarnation == claimed + 1 && f->ov->fence.false_claims == 1
+        && f->ov->incarnation < fence_inc_limit (f->ov, FENCE_BOUND_RECORD),
+        "a live record of us at an incarnation we never had: we rejoin just "
+        "above it, within what every broker accepts");
+    fake_destroy (&f);
+}
+
 /* Rank 4 of 16: its parent in rank 0's tree is 0, its children 5 and 6. */
 static void check_member (void)
 {
@@ -212,6 +239,7 @@ int main (void)
 {
     plan (NO_PLAN);
     check_root ();
+    check_bounds ();
     check_member ();
     check_skip_parent ();
     check_malformed ();

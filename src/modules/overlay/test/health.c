@@ -14,16 +14,26 @@ static int ready_requests (struct fake *f)
     return n;
 }
 
-/* Rank 0 is asked: "rank r is ready". */
-static void ready_from (struct fake *f, uint32_t r)
+/* Rank 0 is told by rank 'from' (the rank on its route stack): "rank r
+ * is ready". */
+static void ready_said (struct fake *f, uint32_t from, uint32_t r)
 {
-    char payload[64];
+    char payload[64], origin[16];
     snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":1}",
               (unsigned)r);
+    snprintf (origin, sizeof (origin), "%u", (unsigned)from);
     msg_t *req = msg_request_create ("overlay.ready", 0, payload);
     msg_set_rolemask (req, MSG_ROLE_OWNER);
+    msg_route_enable (req);
+    msg_route_push (req, origin);
     overlay_service (f->ov, req, NULL);
     msg_destroy (&req);
+}
+
+/* Rank r reports itself ready. */
+static void ready_from (struct fake *f, uint32_t r)
+{
+    ready_said (f, r, r);
 }
 
 static void check_member (void)
@@ -74,6 +84,9 @@ static void check_root (void)
         "rank 0 with its links up announces its incarnation down its tree");
     ok (!strcmp (overlay_health (f->ov), "partial"),
         "it is partial until every rank reported");
+    ready_said (f, 1, 3);
+    ok (fake_last_answer (f)->errnum == EPERM,
+        "rank 1 saying rank 3 is ready is EPERM");
     ready_from (f, 1);
     ready_from (f, 2);
     ok (fake_last_answer (f)->errnum == 0, "reports are answered");

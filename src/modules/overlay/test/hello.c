@@ -1,4 +1,7 @@
-/* test/hello.c: admission (hello.c) through a fake io. */
+/* test/hello.c: admission (hello.c) and a restarted peer's new endpoint
+ * (moved.c) through a fake io. */
+#include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
@@ -172,6 +175,15 @@ static void check_connector (void)
     fake_advance (f, 0.5);
     ok (f->ov->incarnation < (1ULL << 53),
         "a refusal naming an incarnation past 2^53 does not drag us there");
+    uint64_t before = f->ov->incarnation;
+    fake_advance (f, 11.0);   /* past any rejoin back-off */
+    fake_hello_json (f, 4, ENV_HELLO_NAK, 1004,
+                     "{\"reason\":\"fenced\",\"incarnation\":9007199254740991}",
+                     NULL);
+    fake_advance (f, 11.0);
+    ok (f->ov->incarnation == before
+        && f->ov->incarnation < fence_inc_limit (f->ov, FENCE_BOUND_RECORD),
+        "nor one naming 2^53-1, which no broker can have had yet");
     fake_destroy (&f);
 }
 
@@ -195,11 +207,82 @@ static void check_curve (void)
     fake_destroy (&f);
 }
 
+/* overlay.moved from 'origin' (the rank on its route stack). */
+static void moved_from (struct fake *f, uint32_t origin, uint32_t rank,
+                        const char *endpoint)
+{
+    char payload[256], o[16];
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"endpoint\":\"%s\"}",
+              (unsigned)rank, endpoint);
+    snprintf (o, sizeof (o), "%u", (unsigned)origin);
+    msg_t *req = msg_request_create ("overlay.moved", f->ov->rank, payload);
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
+    msg_route_enable (req);
+    msg_route_push (req, o);
+    overlay_service (f->ov, req, NULL);
+    msg_destroy (&req);
+}
+
+static int moved_requests (struct fake *f, uint32_t to)
+{
+    int n = 0;
+    for (int i = 0; i < f->nrequests; i++) {
+        uint32_t nodeid = 0;
+        msg_get_nodeid (f->requests[i], &nodeid);
+        if (!strcmp (msg_get_topic (f->requests[i]), "overlay.moved")
+            && nodeid == to)
+            n++;
+    }
+    return n;
+}
+
+/* A restarted broker's new endpoint (moved.c): rank 5 dials 6, 6 dials
+ * nobody lower than itself but is dialled by 5. */
+static void check_moved (void)
+{
+    struct fake *f = fake_create (5, 16, "bgn");
+    struct peer *p6;
+
+    fake_start (f);
+    p6 = fake_peer (f, 6);
+    int connects = f->connects;
+    moved_from (f, 7, 6, "tcp://127.0.0.1:4242");
+    ok (fake_last_answer (f)->errnum == EPERM
+        && strcmp (p6->endpoint, "tcp://127.0.0.1:4242") != 0,
+        "rank 7 saying where rank 6 listens is EPERM, and changes nothing");
+    moved_from (f, 4, 4, "tcp://127.0.0.1:4242");
+    ok (fake_last_answer (f)->errnum == EPERM,
+        "so is a rank we do not dial (4 dials us)");
+    moved_from (f, 6, 6, "http://x");
+    ok (fake_last_answer (f)->errnum == EPERM, "and an endpoint of another kind");
+    moved_from (f, 6, 6, "tcp://127.0.0.1:4242");
+    ok (fake_last_answer (f)->errnum == 0
+        && !strcmp (p6->endpoint, "tcp://127.0.0.1:4242")
+        && f->connects == connects + 1
+        && fake_logged (f, "peer 6 listens at tcp://127.0.0.1:4242 now"),
+        "rank 6 saying it: dialled at once at its new endpoint, logged");
+    fake_destroy (&f);
+
+    f = fake_create (6, 16, "bgn");
+    fake_start (f);
+    fake_hello (f, 7, ENV_HELLO_ACK, 1007);   /* one link up */
+    fake_advance (f, 1.0);
+    ok (moved_requests (f, 5) == 0, "rank 6 does not tell rank 5 at once");
+    fake_advance (f, 2.0);
+    ok (moved_requests (f, 5) == 1 && moved_requests (f, 7) == 0,
+        "rank 5, which dials it and stayed away, is told where it listens; "
+        "rank 7, up, is not");
+    fake_advance (f, 2.0);
+    ok (moved_requests (f, 5) == 1, "not again within 5 s");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_binder ();
     check_connector ();
     check_curve ();
+    check_moved ();
     done_testing ();
 }

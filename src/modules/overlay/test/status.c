@@ -58,14 +58,21 @@ static void ask (struct fake *f, const char *topic, const char *payload)
     msg_destroy (&req);
 }
 
-/* Rank 0 hears every rank is ready: its own health is full. */
+/* Rank 0 hears every rank is ready: its own health is full.  Each
+ * report comes from the rank it names (its rank on the route stack). */
 static void all_ready (struct fake *f)
 {
-    char payload[64];
+    char payload[64], rank[16];
     for (uint32_t r = 1; r < f->size; r++) {
         snprintf (payload, sizeof (payload),
                   "{\"rank\":%u,\"incarnation\":1}", (unsigned)r);
-        ask (f, "overlay.ready", payload);
+        snprintf (rank, sizeof (rank), "%u", (unsigned)r);
+        msg_t *req = msg_request_create ("overlay.ready", 0, payload);
+        msg_set_rolemask (req, MSG_ROLE_OWNER);
+        msg_route_enable (req);
+        msg_route_push (req, rank);
+        overlay_service (f->ov, req, NULL);
+        msg_destroy (&req);
     }
 }
 

@@ -1,0 +1,117 @@
+/* moved.c: telling the peers that dial us where we listen (moved.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <jansson.h>
+
+#include "fence.h"
+#include "hello.h"
+#include "moved.h"
+#include "overlay.h"
+
+static void send_moved (struct overlay *ov, struct peer *p, double now)
+{
+    json_t *o = json_pack ("{s:i s:s}", "rank", (int)ov->rank, "endpoint",
+                           ov->endpoint);
+    char *payload = o ? json_dumps (o, JSON_COMPACT) : NULL;
+    char topic[64];
+    msg_t *msg = payload ? msg_request_create (ovconf_topic (&ov->cfg, "moved",
+                                                             topic,
+                                                             sizeof (topic)),
+                                               p->rank, payload)
+                         : NULL;
+
+    json_decref (o);
+    free (payload);
+    p->moved_sent = now;
+    if (!msg)
+        return;
+    msg_set_flags (msg, msg_get_flags (msg) | MSGFLAG_NORESPONSE);
+    ov->io->request (ov->ctx, msg);
+}
+
+void moved_tick (struct overlay *ov, double now)
+{
+    if (!ov->started || !ov->endpoint[0] || ov->peers->up == 0)
+        return;   /* with no link up, nothing could carry it */
+    if (now - ov->started_at < MOVED_AFTER
+        || now - ov->rejoined_at < MOVED_AFTER)
+        return;
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (p->connector || p->substitute || peer_is_up (p)
+            || fence_is_fenced (ov, p->rank)
+            || now - p->state_since < MOVED_AFTER
+            || (p->moved_sent > 0 && now - p->moved_sent < MOVED_EVERY))
+            continue;
+        send_moved (ov, p, now);
+    }
+}
+
+/* The rank that sent the request into the overlay: the top of its
+ * route stack, in canonical decimal; -1 if none. */
+static long origin_of (const msg_t *req)
+{
+    const char *top = msg_route_first (req);
+    char want[16];
+    char *end;
+    long r;
+
+    if (!top || *top < '0' || *top > '9')
+        return -1;
+    r = strtol (top, &end, 10);
+    snprintf (want, sizeof (want), "%ld", r);
+    return *end || strcmp (want, top) ? -1 : r;
+}
+
+static bool endpoint_ok (const char *ep, size_t max)
+{
+    return strlen (ep) < max
+           && (!strncmp (ep, "tcp://", 6) || !strncmp (ep, "ipc://", 6));
+}
+
+static const char *moved_apply (struct overlay *ov, const msg_t *req)
+{
+    json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
+    const char *ep = NULL;
+    struct peer *p;
+    int rank = -1;
+    const char *why = NULL;
+
+    if (!o || json_unpack (o, "{s:i s:s}", "rank", &rank, "endpoint", &ep))
+        why = "need rank and endpoint";
+    else if (rank < 0 || origin_of (req) != rank)
+        why = "a broker says only where it listens itself";
+    else if (!(p = peers_lookup (ov->peers, (uint32_t)rank)) || !p->connector
+             || p->substitute)
+        why = "this broker does not dial that rank";
+    else if (!endpoint_ok (ep, sizeof (p->endpoint)))
+        why = "not a tcp:// or ipc:// endpoint";
+    else if (strcmp (p->endpoint, ep) != 0 && !peer_is_up (p)) {
+        ovl_log (ov, LOG_NOTICE, "peer %u listens at %s now (was %s): "
+                 "dialling it there", (unsigned)rank, ep, p->endpoint);
+        ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
+        snprintf (p->endpoint, sizeof (p->endpoint), "%s", ep);
+        p->refused = false;
+        p->redial_at = 0;
+        p->link_broken = false;
+        ov->c.redials++;
+        if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
+            hello_send (ov, p);
+    }
+    json_decref (o);
+    return why;
+}
+
+void moved_request (struct overlay *ov, const msg_t *req)
+{
+    const char *why = moved_apply (ov, req);
+
+    if (why) {
+        ovl_log_limited (ov, LOG_WARNING, "refused overlay.moved: %s", why);
+        ov->io->respond_error (ov->ctx, req, EPERM, why);
+    }
+    else
+        ov->io->respond (ov->ctx, req, NULL);
+}

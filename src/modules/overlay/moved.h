@@ -1,0 +1,36 @@
+/* moved.h: a restarted broker's new endpoint reaches the peers that dial
+ * it.
+ *
+ * For every graph edge the lower rank connects, to the endpoint it read
+ * from the bootstrap once, at start.  A broker restarted with a bind that
+ * picks a new port (tcp://HOST:*) listens somewhere else; the bootstrap
+ * exchange is over, so its lower neighbours would dial the old address
+ * for ever.  So a broker tells each neighbour that dials it and has not
+ * come up, through the overlay (routed by the peers that are up), where
+ * it listens: the request overlay.moved {"rank", "endpoint"}.  The
+ * receiver believes it only about the rank that sent it (the rank on its
+ * route stack), and only for a neighbour it dials itself; it then dials
+ * the new endpoint (with the key it already has for that rank, so a lie
+ * relayed by another broker reaches nobody under CURVE, and the next
+ * true message puts it right).
+ */
+#ifndef BGN_OVERLAY_MOVED_H
+#define BGN_OVERLAY_MOVED_H
+
+#include "src/common/libmsg/message.h"
+
+struct overlay;
+
+/* Seconds a neighbour that dials us may stay away before we tell it
+ * where we listen, and between two tellings. */
+#define MOVED_AFTER 2.0
+#define MOVED_EVERY 5.0
+
+/* On the overlay's tick: tell the neighbours that dial us and are not up
+ * (nor fenced) where we listen, at most every MOVED_EVERY. */
+void moved_tick (struct overlay *ov, double now);
+
+/* An overlay.moved request: re-dial the sender at its new endpoint. */
+void moved_request (struct overlay *ov, const msg_t *req);
+
+#endif
