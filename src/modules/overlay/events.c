@@ -283,8 +283,7 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                          const struct evbatch_hdr *h)
 {
     struct held hd = { .first = h->first, .last = h->last,
-                       .count = h->count,
-                       .bytes = frame_size (batch) + HELD_OVERHEAD };
+                       .count = h->count };
 
     evl_now (ev);
     if (ev->rank == 0)
@@ -323,7 +322,17 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     evl_forward_down (ev, batch, NULL);
     if (kind == EV_REPAIR)
         ev->repaired += h->count;
-    hd.f = frame_incref (batch);
+    /* Held for repairs: our own copy of a received batch, never the
+     * transport's buffer (frame_keep).  Without memory it is not taken:
+     * the gap it leaves is repaired like any other. */
+    if (!(hd.f = frame_keep (batch))) {
+        ev->nomem_drops++;
+        evl_warn_counted (ev, ev->nomem_drops, "out of memory, dropped a "
+                          "batch (it is repaired later)", h->first, h->last);
+        evrepair_kick (ev);
+        return;
+    }
+    hd.bytes = evstore_cost (hd.f);
     if (h->first <= ev->last + 1) {
         evl_deliver (ev, &hd);
         evl_ring_add (ev, &hd);
@@ -482,7 +491,7 @@ uint32_t evlayer_last (const struct evlayer *ev)
 json_t *evlayer_stats (const struct evlayer *ev)
 {
     json_t *o = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                           " s:I s:I s:I s:I s:I s:I s:I s:b}",
+                           " s:I s:I s:I s:I s:I s:I s:I s:I s:b}",
                            "last_seq", (json_int_t)ev->last,
                            "high_seq", (json_int_t)ev->high,
                            "delivered", (json_int_t)ev->delivered,
@@ -496,6 +505,7 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "stale_answers", (json_int_t)ev->stale_answers,
                            "rejected", (json_int_t)ev->rejected,
                            "early_drops", (json_int_t)ev->early_drops,
+                           "nomem_drops", (json_int_t)ev->nomem_drops,
                            "evicted", (json_int_t)ev->evictions,
                            "held", (json_int_t)ev->early.events,
                            "held_bytes", (json_int_t)ev->early.bytes,

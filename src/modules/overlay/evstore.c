@@ -3,7 +3,9 @@
  * A store holds batches sorted by first seq, disjoint (every seq belongs
  * to one batch, so two are the same or apart), in a ring of entries: the
  * oldest drop out and the newest come in at no cost, and a lookup is a
- * binary search.
+ * binary search.  A store's bytes are what it holds in heap: each
+ * batch's frame allocation (frame_footprint) and its entry, not the
+ * batch's payload length.
  */
 #include <errno.h>
 #include <math.h>
@@ -108,4 +110,14 @@ int evstore_full (const struct store *s, const struct evlayer_config *c,
 {
     return s->events + count > (uint64_t)c->buffer
            || s->bytes + bytes > c->buffer_bytes;
+}
+
+size_t evstore_cost (const struct frame *f)
+{
+    return frame_footprint (f) + sizeof (struct held);
+}
+
+size_t evstore_memory (const struct store *s)
+{
+    return s->bytes + (size_t)(s->cap - s->n) * sizeof (struct held);
 }
