@@ -60,6 +60,8 @@ static const struct keydef schema[] = {
       "must be 1..1000000", 0, NULL },
     { "overlay", "backlog", K_INT, NULL, 10000, 0, 10000000,
       "must be 0..10000000", 0, NULL },
+    { "overlay", "backlog_bytes", K_INT, NULL, 32ll << 20, 65536, 1ll << 40,
+      "must be 65536..2^40 (bytes)", 0, NULL },
     { "overlay", "event_buffer", K_INT, NULL, 100000, 16, 100000000,
       "must be 16..100000000", 0, NULL },
     { "overlay", "event_buffer_bytes", K_INT, NULL, 64ll << 20, 65536,

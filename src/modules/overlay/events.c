@@ -530,3 +530,37 @@ json_t *evlayer_stats (const struct evlayer *ev)
     }
     return o;
 }
+
+/* Rank 0's queue: the closed batches, their tokens, the open batch. */
+static size_t queue_memory (const struct evlayer *ev)
+{
+    size_t m = (size_t)ev->capout * sizeof (struct outbatch)
+               + (size_t)ev->capwtok * sizeof (struct token) + ev->w.cap;
+
+    for (int i = 0; i < ev->nout; i++)
+        m += frame_footprint (ev->outq[i].f)
+             + (size_t)ev->outq[i].ntok * sizeof (struct token);
+    return m;
+}
+
+static json_t *store_json (size_t bytes, size_t bound)
+{
+    return json_pack ("{s:I s:I}", "bytes", (json_int_t)bytes, "bound",
+                      (json_int_t)bound);
+}
+
+json_t *evlayer_memory (const struct evlayer *ev)
+{
+    json_t *o = json_pack ("{s:o s:o}", "event_ring",
+                           store_json (evstore_memory (&ev->ring),
+                                       ev->cfg.buffer_bytes),
+                           "event_early",
+                           store_json (evstore_memory (&ev->early),
+                                       ev->cfg.buffer_bytes));
+
+    if (o && ev->rank == 0)
+        json_object_set_new (o, "event_queue",
+                             store_json (queue_memory (ev),
+                                         ev->cfg.queue_bytes));
+    return o;
+}

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "src/common/libutil/idmap.h"
 #include "src/common/libutil/idset.h"
@@ -11,6 +12,7 @@
 #include "health.h"
 #include "overlay.h"
 #include "status.h"
+#include "route.h"
 #include "tracker.h"
 
 #define MAX_KIDS 256
@@ -194,6 +196,41 @@ static json_t *own_counters (struct overlay *ov)
                       (json_int_t)ov->c.version_refusals);
 }
 
+/* This process's resident set in bytes (/proc/self/statm), -1 if it
+ * cannot be read. */
+static json_int_t resident_bytes (void)
+{
+    FILE *f = fopen ("/proc/self/statm", "r");
+    long long size, resident = -1;
+
+    if (f) {
+        if (fscanf (f, "%lld %lld", &size, &resident) != 2)
+            resident = -1;
+        fclose (f);
+    }
+    return resident < 0 ? -1 : (json_int_t)resident * sysconf (_SC_PAGESIZE);
+}
+
+/* "memory": the heap of every store that grows with traffic, with its
+ * bound, their sum, and the broker's resident set to compare it with. */
+static json_t *memory_json (struct overlay *ov)
+{
+    json_t *o = evlayer_memory (ov->events), *v;
+    json_int_t total = 0;
+    const char *key;
+
+    if (!o)
+        return json_object ();
+    json_object_set_new (o, "backlogs", json_pack ("{s:I s:I}", "bytes",
+                         (json_int_t)route_backlog_bytes (ov), "bound",
+                         (json_int_t)ov->cfg.backlog_bytes));
+    json_object_foreach (o, key, v)
+        total += json_integer_value (json_object_get (v, "bytes"));
+    json_object_set_new (o, "stores_bytes", json_integer (total));
+    json_object_set_new (o, "rss_bytes", json_integer (resident_bytes ()));
+    return o;
+}
+
 json_t *status_json (struct overlay *ov)
 {
     double now = ovl_now (ov);
@@ -206,7 +243,7 @@ json_t *status_json (struct overlay *ov)
     down_json (ov, now, down, info);
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
                       " s:s s:s s:s s:s s:I s:o s:i s:i"
-                      " s:I s:I s:I s:o s:o s:i s:i}",
+                      " s:I s:I s:I s:o s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -230,6 +267,7 @@ json_t *status_json (struct overlay *ov)
                       "fences_seen", (json_int_t)ov->fence.seen,
                       "missing", missing_json (ov),
                       "events", evlayer_stats (ov->events),
+                      "memory", memory_json (ov),
                       "heal_threshold", ov->heal.threshold,
                       "substitutes", ov->heal.nsubst);
 }
