@@ -139,7 +139,8 @@ void evl_deliver (struct evlayer *ev, const struct held *h)
 }
 
 /* Keep a delivered batch for repairs (reference taken over); the oldest
- * drop out past the bounds. */
+ * drop out past the bounds (the byte bound counts the store's array
+ * too: each eviction frees a frame and leaves a free slot). */
 void evl_ring_add (struct evlayer *ev, struct held *h)
 {
     if (evstore_overlaps (&ev->ring, h->first, h->last)
@@ -149,7 +150,7 @@ void evl_ring_add (struct evlayer *ev, struct held *h)
     }
     while (ev->ring.n > 0
            && (ev->ring.events > (uint64_t)ev->cfg.buffer
-               || ev->ring.bytes > ev->cfg.buffer_bytes)) {
+               || evstore_memory (&ev->ring) > ev->cfg.buffer_bytes)) {
         if (evstore_at (&ev->ring, 0)->last > ev->gone)
             ev->gone = evstore_at (&ev->ring, 0)->last;
         evstore_remove (&ev->ring, 0, NULL);

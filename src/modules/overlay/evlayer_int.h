@@ -138,7 +138,8 @@ void evstore_remove (struct store *s, int i, struct held *out);
 size_t evstore_cost (const struct frame *f);
 /* Heap the store holds: its entries' cost and its array's free slots. */
 size_t evstore_memory (const struct store *s);
-/* Would count more events and bytes pass the configured bounds? */
+/* Would count more events and bytes (an entry's cost, and the array's
+ * growth if it is full) pass the configured bounds? */
 int evstore_full (const struct store *s, const struct evlayer_config *c,
                   uint32_t count, size_t bytes);
 

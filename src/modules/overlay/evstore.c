@@ -16,6 +16,8 @@
 
 #include "evlayer_int.h"
 
+#define STORE_MIN_CAP 64           /* entries of a store's first array */
+
 struct held *evstore_at (const struct store *s, int i)
 {
     return &s->v[(s->head + i) % s->cap];
@@ -54,7 +56,7 @@ int evstore_overlaps (const struct store *s, uint32_t first,
 
 static int store_grow (struct store *s)
 {
-    int cap = s->cap ? s->cap * 2 : 64;
+    int cap = s->cap ? s->cap * 2 : STORE_MIN_CAP;
     struct held *v = malloc (cap * sizeof (*v));
 
     if (!v)
@@ -108,8 +110,11 @@ void evstore_remove (struct store *s, int i, struct held *out)
 int evstore_full (const struct store *s, const struct evlayer_config *c,
                        uint32_t count, size_t bytes)
 {
+    size_t grow = s->n == s->cap ? (size_t)(s->cap ? s->cap : STORE_MIN_CAP)
+                                   * sizeof (struct held) : 0;
+
     return s->events + count > (uint64_t)c->buffer
-           || s->bytes + bytes > c->buffer_bytes;
+           || evstore_memory (s) + bytes + grow > c->buffer_bytes;
 }
 
 size_t evstore_cost (const struct frame *f)
