@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "src/common/libutil/idmap.h"
 #include "src/common/libutil/idset.h"
@@ -196,21 +195,6 @@ static json_t *own_counters (struct overlay *ov)
                       (json_int_t)ov->c.version_refusals);
 }
 
-/* This process's resident set in bytes (/proc/self/statm), -1 if it
- * cannot be read. */
-static json_int_t resident_bytes (void)
-{
-    FILE *f = fopen ("/proc/self/statm", "r");
-    long long size, resident = -1;
-
-    if (f) {
-        if (fscanf (f, "%lld %lld", &size, &resident) != 2)
-            resident = -1;
-        fclose (f);
-    }
-    return resident < 0 ? -1 : (json_int_t)resident * sysconf (_SC_PAGESIZE);
-}
-
 /* "memory": the heap of every store that grows with traffic, with its
  * bound, their sum, and the broker's resident set to compare it with. */
 static json_t *memory_json (struct overlay *ov)
@@ -227,7 +211,9 @@ static json_t *memory_json (struct overlay *ov)
     json_object_foreach (o, key, v)
         total += json_integer_value (json_object_get (v, "bytes"));
     json_object_set_new (o, "stores_bytes", json_integer (total));
-    json_object_set_new (o, "rss_bytes", json_integer (resident_bytes ()));
+    if (ov->io->resident)
+        json_object_set_new (o, "rss_bytes",
+                             json_integer (ov->io->resident (ov->ctx)));
     return o;
 }
 
