@@ -23,6 +23,8 @@ struct ovl_config {
     int sndhwm;                 /* overlay.sndhwm (transport) */
     int backlog_max;            /* overlay.backlog, per peer */
     long long backlog_bytes;    /* overlay.backlog_bytes, all backlogs */
+    long long retry_bytes;      /* overlay.retry_bytes: copies to resend */
+    long long dedup_bytes;      /* overlay.dedup_bytes: requests run here */
     int event_buffer;           /* overlay.event_buffer */
     long long event_buffer_bytes; /* overlay.event_buffer_bytes */
     double event_batch_window;  /* overlay.event_batch_window, s */
