@@ -19,7 +19,9 @@
 #include "route.h"
 
 #define DEDUP_KEY_MAX (MSG_MAX_ROUTES * (MSG_MAX_ROUTEID + 1) + 32)
-#define SWEEP_PERIOD 1.0
+/* An entry's share of the idmap: its slot (id and pointer), the table
+ * kept at most half full. */
+#define SLOT_COST (2 * (sizeof (uint64_t) + sizeof (struct seen *)))
 
 struct seen {
     struct seen *next;
@@ -122,10 +124,11 @@ static void trim (struct overlay *ov, double now)
     while (ov->dedup.head
            && ov->dedup.bytes > (size_t)ov->cfg.dedup_bytes) {
         pop_oldest (ov);
-        if (ov->dedup.evicted++ % 1000 == 0)
-            ovl_log (ov, LOG_WARNING, "dedup: evicted a remembered request "
-                     "before its time (overlay.dedup_bytes); %llu so far",
-                     (unsigned long long)ov->dedup.evicted + 1);
+        ov->dedup.evicted++;
+        ovl_log_limited (ov, LOG_WARNING, "dedup: forgot a request run here "
+                         "before its origin stopped tracking it "
+                         "(overlay.dedup_bytes); %llu so far",
+                         (unsigned long long)ov->dedup.evicted);
     }
 }
 
@@ -148,7 +151,7 @@ static void remember (struct overlay *ov, const char *key, uint64_t hash,
     s->hash = hash;
     s->rsp = NULL;
     s->expires = now + ov->cfg.rpc_timeout * 2 + 5;
-    s->cost = malloc_usable_size (s);
+    s->cost = malloc_usable_size (s) + SLOT_COST;
     *sp = s;
     if (ov->dedup.tail)
         ov->dedup.tail->next = s;
