@@ -351,14 +351,16 @@ int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
 static int enqueue (struct overlay *ov, struct peer *p,
                     const struct envelope *env, struct frame **frames, int n)
 {
-    struct pending *pd;
+    struct pending *pd = NULL;
 
-    if (p->backlog.count >= ov->cfg.backlog_max
-        || !(pd = pending_take (ov, env, frames, n))) {
-        if (errno == ENOBUFS || p->backlog.count >= ov->cfg.backlog_max) {
+    if (p->backlog.count >= ov->cfg.backlog_max)
+        errno = ENOBUFS;
+    else
+        pd = pending_take (ov, env, frames, n);
+    if (!pd) {
+        if (errno == ENOBUFS) {
             p->backlog_drops++;
             ov->c.backlog_overflows++;
-            errno = ENOBUFS;
         }
         return -1;
     }
