@@ -133,12 +133,14 @@ void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
         || (msg_get_flags (t->req) & MSGFLAG_STREAMING)
         || msg_route_count (t->req) < 2)
         return;
-    if (ov->tracker.bytes + frame_size (wire) > (size_t)ov->cfg.retry_bytes
-        || !(f = frame_create (frame_data (wire), frame_size (wire)))) {
+    f = frame_create (frame_data (wire), frame_size (wire));
+    if (!f || ov->tracker.bytes + frame_footprint (f)
+                  > (size_t)ov->cfg.retry_bytes) {
         ov->tracker.unkept++;
         ovl_log_limited (ov, LOG_WARNING, "a request to rank %u is not kept "
-                         "to be sent again (overlay.retry_bytes reached)",
-                         (unsigned)t->dest);
+                         "to be sent again (%s)", (unsigned)t->dest,
+                         f ? "overlay.retry_bytes reached" : "out of memory");
+        frame_decref (&f);
         return;
     }
     t->wire = f;

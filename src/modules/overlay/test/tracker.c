@@ -79,6 +79,31 @@ static void test_retry (void)
     fake_destroy (&f);
 }
 
+/* Past overlay.retry_bytes a request is tracked but not kept. */
+static void test_retry_bound (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct sent *s;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    f->ov->cfg.retry_bytes = 16;
+    fake_clear (f);
+    m = request (5, 40, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (tracker_count (f->ov) == 1 && f->ov->tracker.unkept == 1
+        && tracker_bytes (f->ov) == 0,
+        "past retry_bytes a request is tracked, not kept, and counted");
+    uint32_t hop = s ? s->to : 4;
+    fake_clear (f);
+    fake_fence1 (f, hop == 1 ? 4 : 1, ENV_REPORT, hop, 1, true);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && f->ov->tracker.retries == 0, "so it is not sent again");
+    fake_destroy (&f);
+}
+
 /* A request and its copy meet at the destination. */
 static void test_dedup (void)
 {
@@ -184,6 +209,7 @@ int main (void)
     ok (tracker_count (f->ov) == 0, "then it is forgotten");
     fake_destroy (&f);
     test_retry ();
+    test_retry_bound ();
     test_dedup ();
     done_testing ();
 }
