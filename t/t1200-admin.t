@@ -150,6 +150,14 @@ test_expect_success PYTHON3 'bgn metrics is valid Prometheus text with the numbe
 	grep "^bgn_overlay_size{host=\"node2\",rank=\"2\"} 8$" one.samples
 '
 
+test_expect_success PYTHON3 'bgn metrics -r shows the heap of each store and the resident set' '
+	"$PYTHON3" "$SCRIPTS/promcheck.py" metrics0.prom >mem0 &&
+	for m in event_ring event_early event_queue backlogs retry_copies dedup stores; do
+		grep "^bgn_overlay_memory_${m}_bytes{host=\"node0\",rank=\"0\"} [0-9]" mem0 || return 1
+	done &&
+	grep "^bgn_overlay_resident_bytes{host=\"node0\",rank=\"0\"} [1-9][0-9]\{6,\}$" mem0
+'
+
 test_expect_success PYTHON3 'promcheck refuses broken exposition text' '
 	printf "bgn_x 1\n" >bad1.prom &&
 	test_must_fail "$PYTHON3" "$SCRIPTS/promcheck.py" bad1.prom &&

@@ -51,6 +51,10 @@ test_expect_success 'a request to a rank known down fails at once with EHOSTUNRE
 	grep "No route to host" down9.err
 '
 
+test_expect_success 'that error says the request did not run, and where the rank is down' '
+	grep "could not route to rank 9 (down, or restarting, as far as rank 0 knows): the request did not run" down9.err
+'
+
 test_expect_success 'kill all but one neighbour of a broker: it stays reachable' '
 	cat >lastlink.sh <<-\EOT &&
 	bgn fault kill 1 3 4 6 7 9 &&
@@ -140,6 +144,30 @@ test_expect_success 'a request in flight to a rank that dies gets an error, once
 	grep "rc=1" tr.rc &&
 	test $(grep -c "No route to host" tr.err) -eq 1 &&
 	grep "went down" tr.err
+'
+
+# A relay that dies holding a request: rank 0's request to 11 goes
+# through the relay --route names; the relay is stopped (it takes the
+# request into its socket and reads nothing), then killed with it.  The
+# origin sends the request again once the relay is fenced.
+test_expect_success PYTHON3 'a request lost in a relay that dies is sent again and answered' '
+	cat >relay.sh <<-\EOT &&
+	bgn ping --route --count=1 11 >route.out || exit 1
+	relay=$(awk "/route:/ { print \$4 }" route.out)
+	echo $relay >relay.rank
+	bgn fault stop $relay || exit 1
+	( bgn ping --count=1 --timeout=8s 11 >relay.out 2>relay.err; echo rc=$? >relay.rc ) &
+	sleep 0.3
+	bgn fault kill $relay || exit 1
+	sh ./wait-down.sh 1 || exit 1
+	wait
+	bgn overlay-status --json >relay.status
+	EOT
+	bgn start --size=16 $FAST sh ./relay.sh &&
+	test -s relay.rank &&
+	grep "rc=0" relay.rc &&
+	grep "^reply from rank 11" relay.out &&
+	"$PYTHON3" -c "import json, sys; o = json.load (open (\"relay.status\")); sys.exit (0 if o[\"tracker_retries\"] >= 1 else 1)"
 '
 
 # Under chaos, a request that is inside a broker when it is SIGKILLed is

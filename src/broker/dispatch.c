@@ -316,7 +316,7 @@ static int call_service (struct bgn_broker *b, msg_t *msg,
 static int request_forward (struct bgn_broker *b, msg_t *msg,
                             const struct bgn_msg_info *info, uint32_t dest)
 {
-    char rankstr[16];
+    char rankstr[16], why[160];
     int errnum;
 
     if (!b->ovl || b->size == 1)
@@ -331,11 +331,18 @@ static int request_forward (struct bgn_broker *b, msg_t *msg,
     }
     if (to_overlay (b, &msg, dest, info) == 0)
         return 0;
-    /* Not sent: answer it here (our own rank off the stack first). */
+    /* Not sent: answer it here (our own rank off the stack first), and
+     * say it did not run: a rank that restarted moments ago is still
+     * down here until the news of its rejoin arrives. */
     errnum = errno;
     if (!info->from_overlay)
         msg_route_pop (msg, NULL, 0);
-    return request_fail (b, msg, errnum, "overlay could not route");
+    snprintf (why, sizeof (why), errnum == EHOSTUNREACH
+              ? "overlay could not route to rank %u (down, or restarting, "
+                "as far as rank %u knows): the request did not run"
+              : "overlay could not route to rank %u (rank %u): the request "
+                "did not run", (unsigned)dest, (unsigned)b->rank);
+    return request_fail (b, msg, errnum, why);
 }
 
 static int route_request (struct bgn_broker *b, msg_t *msg,

@@ -70,6 +70,26 @@ static const struct broker_metric broker_metrics[] = {
       "Fence notices this broker has seen." },
     { "bgn_overlay_unreachable_live", GAUGE, "unreachable_live",
       "Live ranks this broker cannot reach (a partition)." },
+    { "bgn_overlay_memory_event_ring_bytes", GAUGE,
+      "memory.event_ring.bytes",
+      "Heap the replay buffer of delivered events holds." },
+    { "bgn_overlay_memory_event_early_bytes", GAUGE,
+      "memory.event_early.bytes",
+      "Heap the events held past a gap hold." },
+    { "bgn_overlay_memory_event_queue_bytes", GAUGE,
+      "memory.event_queue.bytes",
+      "Heap rank 0's events not yet sent hold (rank 0 only)." },
+    { "bgn_overlay_memory_backlogs_bytes", GAUGE, "memory.backlogs.bytes",
+      "Heap the peer backlogs and held responses hold." },
+    { "bgn_overlay_memory_retry_copies_bytes", GAUGE,
+      "memory.retry_copies.bytes",
+      "Heap the copies of requests kept to send again hold." },
+    { "bgn_overlay_memory_dedup_bytes", GAUGE, "memory.dedup.bytes",
+      "Heap the requests run here for other ranks, remembered, hold." },
+    { "bgn_overlay_memory_stores_bytes", GAUGE, "memory.stores_bytes",
+      "Heap all the overlay's traffic stores hold, summed." },
+    { "bgn_overlay_resident_bytes", GAUGE, "memory.rss_bytes",
+      "Resident set of the broker process." },
 };
 
 /* A per-peer metric: a number of each peer object. */
@@ -146,7 +166,7 @@ static json_t *at_path (json_t *o, const char *path)
     if (!dot)
         return json_object_get (o, path);
     snprintf (head, sizeof (head), "%.*s", (int)(dot - path), path);
-    return json_object_get (json_object_get (o, head), dot + 1);
+    return at_path (json_object_get (o, head), dot + 1);
 }
 
 static const char *host_of (json_t *o, const char *field, int rank,

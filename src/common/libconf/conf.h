@@ -28,6 +28,12 @@
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024
  *   overlay.sndhwm              integer  1000    1..1000000
  *   overlay.backlog             integer  10000   0..10000000 (per peer)
+ *   overlay.backlog_bytes       integer  32 MiB  65536..2^40: heap of all
+ *                                                backlogs (ENOBUFS past it)
+ *   overlay.retry_bytes         integer  16 MiB  0..2^40: copies of requests
+ *                                                kept to send again (0: off)
+ *   overlay.dedup_bytes         integer  16 MiB  0..2^40: requests run here
+ *                                                remembered against copies
  *   overlay.event_buffer        integer  100000  16..100000000: events kept
  *                                                for repairs (and held early)
  *   overlay.event_buffer_bytes  integer  64 MiB  65536..2^40: the same in bytes

@@ -157,7 +157,8 @@ void evl_deliver (struct evlayer *ev, const struct held *h)
 }
 
 /* Keep a delivered batch for repairs (reference taken over); the oldest
- * drop out past the bounds. */
+ * drop out past the bounds (the byte bound counts the store's array
+ * too: each eviction frees a frame and leaves a free slot). */
 void evl_ring_add (struct evlayer *ev, struct held *h)
 {
     if (evstore_overlaps (&ev->ring, h->first, h->last)
@@ -167,7 +168,7 @@ void evl_ring_add (struct evlayer *ev, struct held *h)
     }
     while (ev->ring.n > 0
            && (ev->ring.events > (uint64_t)ev->cfg.buffer
-               || ev->ring.bytes > ev->cfg.buffer_bytes)) {
+               || evstore_memory (&ev->ring) > ev->cfg.buffer_bytes)) {
         if (evstore_at (&ev->ring, 0)->last > ev->gone)
             ev->gone = evstore_at (&ev->ring, 0)->last;
         evstore_remove (&ev->ring, 0, NULL);
@@ -301,8 +302,7 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                          const struct evbatch_hdr *h)
 {
     struct held hd = { .first = h->first, .last = h->last,
-                       .count = h->count,
-                       .bytes = frame_size (batch) + HELD_OVERHEAD };
+                       .count = h->count };
 
     evl_now (ev);
     if (ev->rank == 0)
@@ -346,7 +346,17 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     evl_forward_down (ev, batch, NULL);
     if (kind == EV_REPAIR)
         ev->repaired += h->count;
-    hd.f = frame_incref (batch);
+    /* Held for repairs: our own copy of a received batch, never the
+     * transport's buffer (frame_keep).  Without memory it is not taken:
+     * the gap it leaves is repaired like any other. */
+    if (!(hd.f = frame_keep (batch))) {
+        ev->nomem_drops++;
+        evl_warn_counted (ev, ev->nomem_drops, "out of memory, dropped a "
+                          "batch (it is repaired later)", h->first, h->last);
+        evrepair_kick (ev);
+        return;
+    }
+    hd.bytes = evstore_cost (hd.f);
     if (h->first <= ev->last + 1) {
         evl_deliver (ev, &hd);
         evl_ring_add (ev, &hd);
@@ -510,7 +520,7 @@ uint32_t evlayer_last (const struct evlayer *ev)
 json_t *evlayer_stats (const struct evlayer *ev)
 {
     json_t *o = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                           " s:I s:I s:I s:I s:I s:I s:I s:b}",
+                           " s:I s:I s:I s:I s:I s:I s:I s:I s:b}",
                            "last_seq", (json_int_t)ev->last,
                            "high_seq", (json_int_t)ev->high,
                            "delivered", (json_int_t)ev->delivered,
@@ -524,6 +534,7 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "stale_answers", (json_int_t)ev->stale_answers,
                            "rejected", (json_int_t)ev->rejected,
                            "early_drops", (json_int_t)ev->early_drops,
+                           "nomem_drops", (json_int_t)ev->nomem_drops,
                            "evicted", (json_int_t)ev->evictions,
                            "held", (json_int_t)ev->early.events,
                            "held_bytes", (json_int_t)ev->early.bytes,
@@ -546,5 +557,39 @@ json_t *evlayer_stats (const struct evlayer *ev)
             json_object_update (o, r);
         json_decref (r);
     }
+    return o;
+}
+
+/* Rank 0's queue: the closed batches, their tokens, the open batch. */
+static size_t queue_memory (const struct evlayer *ev)
+{
+    size_t m = (size_t)ev->capout * sizeof (struct outbatch)
+               + (size_t)ev->capwtok * sizeof (struct token) + ev->w.cap;
+
+    for (int i = 0; i < ev->nout; i++)
+        m += frame_footprint (ev->outq[i].f)
+             + (size_t)ev->outq[i].ntok * sizeof (struct token);
+    return m;
+}
+
+static json_t *store_json (size_t bytes, size_t bound)
+{
+    return json_pack ("{s:I s:I}", "bytes", (json_int_t)bytes, "bound",
+                      (json_int_t)bound);
+}
+
+json_t *evlayer_memory (const struct evlayer *ev)
+{
+    json_t *o = json_pack ("{s:o s:o}", "event_ring",
+                           store_json (evstore_memory (&ev->ring),
+                                       ev->cfg.buffer_bytes),
+                           "event_early",
+                           store_json (evstore_memory (&ev->early),
+                                       ev->cfg.buffer_bytes));
+
+    if (o && ev->rank == 0)
+        json_object_set_new (o, "event_queue",
+                             store_json (queue_memory (ev),
+                                         ev->cfg.queue_bytes));
     return o;
 }

@@ -189,4 +189,10 @@ void evlayer_set_ready (struct evlayer *ev);
 /* Counters and buffer levels for overlay.status. */
 json_t *evlayer_stats (const struct evlayer *ev);
 
+/* The heap the event layer's stores hold, each with its bound in bytes:
+ * {"event_ring": {"bytes", "bound"}, "event_early": {...}} and on rank 0
+ * "event_queue" too (the batches waiting for the tree and the open one).
+ * Bytes are allocations (frame_footprint and entries), not payload. */
+json_t *evlayer_memory (const struct evlayer *ev);
+
 #endif

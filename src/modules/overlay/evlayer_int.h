@@ -26,8 +26,6 @@
 #define MAX_CHILDREN 256
 #define MAX_ANCESTORS 64
 #define LOG_EVERY 1000            /* repeated warnings: 1st, then every Nth */
-#define HELD_OVERHEAD 256         /* bytes a held batch costs beyond its
-                                     data: frame, transport message, entry */
 
 struct held {
     uint32_t first, last;
@@ -125,8 +123,8 @@ struct evlayer {
     uint64_t bad_signatures;
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
-        early_drops, evictions, published, refused_full, congestion_waits,
-        batches_sent;
+        early_drops, nomem_drops, evictions, published, refused_full,
+        congestion_waits, batches_sent;
 };
 
 /* ---- evstore.c: batches sorted by first seq, disjoint ----------------- */
@@ -142,7 +140,12 @@ int evstore_overlaps (const struct store *s, uint32_t first, uint32_t last);
 int evstore_insert (struct store *s, const struct held *h);
 /* Take out the i-th batch into *out (its frame now the caller's). */
 void evstore_remove (struct store *s, int i, struct held *out);
-/* Would count more events and bytes pass the configured bounds? */
+/* What holding frame f costs: the frame's heap and the entry. */
+size_t evstore_cost (const struct frame *f);
+/* Heap the store holds: its entries' cost and its array's free slots. */
+size_t evstore_memory (const struct store *s);
+/* Would count more events and bytes (an entry's cost, and the array's
+ * growth if it is full) pass the configured bounds? */
 int evstore_full (const struct store *s, const struct evlayer_config *c,
                   uint32_t count, size_t bytes);
 

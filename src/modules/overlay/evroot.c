@@ -173,7 +173,8 @@ static void send_one (struct evlayer *ev)
 {
     struct outbatch ob = ev->outq[0];
     struct held h = { .first = ob.first, .last = ob.last, .count = ob.count,
-                      .bytes = ob.bytes + HELD_OVERHEAD, .f = ob.f };
+                      .bytes = evstore_cost (ob.f),
+                      .f = ob.f };
 
     memmove (&ev->outq[0], &ev->outq[1], (ev->nout - 1) * sizeof (ob));
     ev->nout--;

@@ -3,7 +3,9 @@
  * A store holds batches sorted by first seq, disjoint (every seq belongs
  * to one batch, so two are the same or apart), in a ring of entries: the
  * oldest drop out and the newest come in at no cost, and a lookup is a
- * binary search.
+ * binary search.  A store's bytes are what it holds in heap: each
+ * batch's frame allocation (frame_footprint) and its entry, not the
+ * batch's payload length.
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +15,8 @@
 #include <syslog.h>
 
 #include "evlayer_int.h"
+
+#define STORE_MIN_CAP 64           /* entries of a store's first array */
 
 struct held *evstore_at (const struct store *s, int i)
 {
@@ -52,7 +56,7 @@ int evstore_overlaps (const struct store *s, uint32_t first,
 
 static int store_grow (struct store *s)
 {
-    int cap = s->cap ? s->cap * 2 : 64;
+    int cap = s->cap ? s->cap * 2 : STORE_MIN_CAP;
     struct held *v = malloc (cap * sizeof (*v));
 
     if (!v)
@@ -106,6 +110,19 @@ void evstore_remove (struct store *s, int i, struct held *out)
 int evstore_full (const struct store *s, const struct evlayer_config *c,
                        uint32_t count, size_t bytes)
 {
+    size_t grow = s->n == s->cap ? (size_t)(s->cap ? s->cap : STORE_MIN_CAP)
+                                   * sizeof (struct held) : 0;
+
     return s->events + count > (uint64_t)c->buffer
-           || s->bytes + bytes > c->buffer_bytes;
+           || evstore_memory (s) + bytes + grow > c->buffer_bytes;
+}
+
+size_t evstore_cost (const struct frame *f)
+{
+    return frame_footprint (f) + sizeof (struct held);
+}
+
+size_t evstore_memory (const struct store *s)
+{
+    return s->bytes + (size_t)(s->cap - s->n) * sizeof (struct held);
 }

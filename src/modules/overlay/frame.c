@@ -2,9 +2,12 @@
  *
  * A frame made here keeps its bytes right after the struct: one
  * allocation.  A wrapped frame keeps the transport's private storage
- * there instead and points data at whatever the transport set.
+ * there instead and points data at whatever the transport set.  What a
+ * frame costs in heap (frame_footprint) is its allocation's usable size,
+ * as the allocator reports it, not its payload length.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,4 +103,18 @@ void frame_decref_all (struct frame **frames, int n)
 {
     for (int i = 0; i < n; i++)
         frame_decref (&frames[i]);
+}
+
+struct frame *frame_keep (struct frame *f)
+{
+    if (!f->release)
+        return frame_incref (f);
+    return frame_create (f->data, f->size);
+}
+
+size_t frame_footprint (const struct frame *f)
+{
+    size_t own = malloc_usable_size ((void *)f);
+
+    return f->release ? own + f->size : own;
 }

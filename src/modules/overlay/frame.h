@@ -45,6 +45,19 @@ struct frame *frame_incref (struct frame *f);
 void frame_decref (struct frame **fp);
 int frame_refs (const struct frame *f);
 
+/* A reference fit to be held for long (a store, a cache): f itself
+ * (another reference) when it holds its own bytes, else a private copy.
+ * A wrapped frame may pin far more than its bytes: a ZeroMQ message
+ * received zero-copy shares the socket's whole receive buffer (some 8 KiB
+ * plus its counters) with the other messages of that read, and keeps it
+ * alive as long as it lives.  NULL with ENOMEM. */
+struct frame *frame_keep (struct frame *f);
+
+/* Heap bytes the frame holds: its allocation's usable size; for a
+ * wrapped frame plus its data size (what the transport holds for it at
+ * the least: hold wrapped frames for long only through frame_keep). */
+size_t frame_footprint (const struct frame *f);
+
 /* Drop a reference on each of frames[0..n-1]. */
 void frame_decref_all (struct frame **frames, int n);
 

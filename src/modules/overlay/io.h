@@ -78,6 +78,10 @@ struct ovl_io {
      * the broker's subscribers: 'len' bytes at 'batch', borrowed.  May be
      * NULL: the core then delivers each event as a message. */
     int (*deliver_events) (void *ctx, const void *batch, size_t len);
+
+    /* The process's resident set in bytes, -1 if unknown.  May be NULL
+     * (the simulator, tests): overlay-status then leaves it out. */
+    long long (*resident) (void *ctx);
 };
 
 #endif

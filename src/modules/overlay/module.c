@@ -173,6 +173,20 @@ static int io_deliver_events (void *ctx, const void *batch, size_t len)
     return m->api->deliver_events (m->b, batch, len);
 }
 
+/* VmRSS from /proc/self/statm (pages), for overlay-status's memory. */
+static long long io_resident (void *ctx)
+{
+    FILE *f = fopen ("/proc/self/statm", "r");
+    long long size, pages = -1;
+
+    if (f) {
+        if (fscanf (f, "%lld %lld", &size, &pages) != 2)
+            pages = -1;
+        fclose (f);
+    }
+    return pages < 0 ? -1 : pages * sysconf (_SC_PAGESIZE);
+}
+
 static const struct ovl_io io = {
     .send = io_send,
     .connect = io_connect,
@@ -188,6 +202,7 @@ static const struct ovl_io io = {
     .respond_error = io_respond_error,
     .stop = io_stop,
     .deliver_events = io_deliver_events,
+    .resident = io_resident,
 };
 
 /* ---- the socket's reports ---------------------------------------------- */

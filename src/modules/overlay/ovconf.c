@@ -15,6 +15,9 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->heal_threshold = -1;
     cfg->sndhwm = 1000;
     cfg->backlog_max = 10000;
+    cfg->backlog_bytes = 32ll << 20;
+    cfg->retry_bytes = 16ll << 20;
+    cfg->dedup_bytes = 16ll << 20;
     cfg->event_buffer = 100000;
     cfg->event_buffer_bytes = 64ll << 20;
     cfg->event_batch_window = 0.0002;
@@ -71,6 +74,9 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     copy_int (conf, "overlay.heal_threshold", &cfg->heal_threshold);
     copy_int (conf, "overlay.sndhwm", &cfg->sndhwm);
     copy_int (conf, "overlay.backlog", &cfg->backlog_max);
+    conf_get_int (conf, "overlay.backlog_bytes", &cfg->backlog_bytes);
+    conf_get_int (conf, "overlay.retry_bytes", &cfg->retry_bytes);
+    conf_get_int (conf, "overlay.dedup_bytes", &cfg->dedup_bytes);
     copy_int (conf, "overlay.event_buffer", &cfg->event_buffer);
     conf_get_int (conf, "overlay.event_buffer_bytes", &cfg->event_buffer_bytes);
     conf_get_int (conf, "overlay.event_batch_bytes", &cfg->event_batch_bytes);

@@ -23,6 +23,9 @@ struct ovl_config {
     int heal_threshold;         /* overlay.heal_threshold; -1: derived */
     int sndhwm;                 /* overlay.sndhwm (transport) */
     int backlog_max;            /* overlay.backlog, per peer */
+    long long backlog_bytes;    /* overlay.backlog_bytes, all backlogs */
+    long long retry_bytes;      /* overlay.retry_bytes: copies to resend */
+    long long dedup_bytes;      /* overlay.dedup_bytes: requests run here */
     int event_buffer;           /* overlay.event_buffer */
     long long event_buffer_bytes; /* overlay.event_buffer_bytes */
     double event_batch_window;  /* overlay.event_batch_window, s */

@@ -20,6 +20,7 @@
 #include "src/common/libmsg/packed.h"
 #include "src/common/libutil/ratelimit.h"
 #include "body.h"
+#include "dedup.h"
 #include "evglue.h"
 #include "events.h"
 #include "fence.h"
@@ -161,7 +162,8 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
-        || tracker_init (ov) < 0 || health_init (ov) < 0
+        || tracker_init (ov) < 0 || dedup_init (ov) < 0
+        || health_init (ov) < 0
         || heal_init (ov) < 0 || status_init (ov) < 0 || hello_init (ov) < 0
         || evglue_init (ov) < 0
         || !(ov->tick = ovtimer_create (ov->timers, tick_cb, ov)))
@@ -186,6 +188,7 @@ void overlay_destroy (struct overlay **ovp)
     heal_fini (ov);
     health_fini (ov);
     trace_fini (ov);
+    dedup_fini (ov);
     tracker_fini (ov);
     fence_fini (ov);
     route_fini (ov);
@@ -349,7 +352,9 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
                          "rank %u: %s", (unsigned)env->source, reason);
         return;
     }
-    if (tracker_response (ov, msg)) {
+    if (tracker_response (ov, msg)
+        || (msg_get_type (msg) == MSGTYPE_REQUEST
+            && dedup_request (ov, env, msg))) {
         msg_destroy (&msg);
         return;
     }
@@ -710,8 +715,10 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     if (!(frames[0] = body_encode (*msgp)))
         goto done;
     n = 1;
-    if (!onward)
-        key = tracker_add (ov, *msgp, dest);
+    if (!onward && (key = tracker_add (ov, *msgp, dest)))
+        tracker_keep (ov, key, frames[0]);
+    if (!onward && is_response && dest < ov->size)
+        dedup_response (ov, *msgp, frames[0]);
     /* a response to a fenced rank waits a while for its rejoin */
     if ((down && is_response && dest < ov->size
          && route_hold (ov, &env, frames, n) == 0)

@@ -15,7 +15,9 @@
  *   fence.c     who is down: fence/unfence rules, floods, partitions
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
- *   tracker.c   requests injected here, failed once if their rank dies
+ *   tracker.c   requests injected here, failed once if their rank dies,
+ *               sent again if a rank on their way dies
+ *   dedup.c     requests run here for others: a copy is not run twice
  *   peer.c      the peer table (data only)
  *   timer.c, frame.c, ovconf.c, envelope.c, events.c (with evstore.c,
  *               evrepair.c, evroot.c)   pure helpers
@@ -119,6 +121,21 @@ struct tracker_state {
     struct ovtimer *sweep;
     uint64_t failed;
     uint64_t dup_drops;
+    size_t bytes;               /* heap of the copies kept to send again */
+    uint64_t retries;           /* requests sent again (a relay died) */
+    uint64_t unkept;            /* not kept: past overlay.retry_bytes */
+    size_t answered;            /* entries kept only to drop late copies */
+};
+
+struct seen;
+
+struct dedup_state {            /* dedup.c */
+    struct idmap *map;          /* key hash -> struct seen * */
+    struct seen *head, *tail;   /* oldest first */
+    size_t bytes;
+    uint64_t copies;            /* copies of a request already here */
+    uint64_t answered;          /* ... answered again from the cache */
+    uint64_t evicted;           /* forgotten early (overlay.dedup_bytes) */
 };
 
 struct trace_state {
@@ -185,6 +202,7 @@ struct overlay {
     struct route_state route;
     struct fence_state fence;
     struct tracker_state tracker;
+    struct dedup_state dedup;
     struct trace_state trace;
     struct health_state health;
     struct heal_state heal;

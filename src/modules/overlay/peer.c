@@ -4,6 +4,7 @@
  * memmove for the rare insert (substitute links) is all it needs.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -201,8 +202,20 @@ bool peers_changed (struct peers *ps)
     return c;
 }
 
+size_t pending_cost (const struct pending *pd)
+{
+    size_t c = malloc_usable_size ((void *)pd);
+
+    for (int i = 0; i < pd->nframes; i++)
+        if (pd->frames[i])
+            c += frame_footprint (pd->frames[i]);
+    return c;
+}
+
 void backlog_push (struct backlog *bl, struct pending *pd)
 {
+    pd->cost = pending_cost (pd);
+    bl->bytes += pd->cost;
     pd->next = NULL;
     if (bl->tail)
         bl->tail->next = pd;
@@ -222,6 +235,7 @@ struct pending *backlog_pop (struct backlog *bl)
     if (!bl->head)
         bl->tail = NULL;
     bl->count--;
+    bl->bytes -= pd->cost;
     pd->next = NULL;
     return pd;
 }

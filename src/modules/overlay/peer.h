@@ -34,6 +34,7 @@ struct pending {
     struct pending *next;
     struct envelope env;
     double queued;           /* when it was queued */
+    size_t cost;             /* heap it holds, set by backlog_push */
     int nframes;
     struct frame *frames[];
 };
@@ -41,6 +42,7 @@ struct pending {
 struct backlog {
     struct pending *head, *tail;
     int count;
+    size_t bytes;            /* heap its messages hold (pending_cost) */
 };
 
 struct peer {
@@ -130,6 +132,9 @@ int peers_set_state (struct peers *ps, struct peer *p, int state,
 bool peers_changed (struct peers *ps);
 
 /* Backlog: append (takes 'pd'), take the oldest (caller owns it). */
+/* Heap a pending message holds: its allocation and its frames'
+ * (frame_footprint; a frame shared with a store counts in both). */
+size_t pending_cost (const struct pending *pd);
 void backlog_push (struct backlog *bl, struct pending *pd);
 struct pending *backlog_pop (struct backlog *bl);
 static inline struct pending *backlog_first (const struct backlog *bl)

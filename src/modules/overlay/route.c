@@ -193,6 +193,44 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
 
 #define HELD_MAX 1024
 
+size_t route_backlog_bytes (struct overlay *ov)
+{
+    size_t total = ov->route.held.bytes;
+
+    for (int i = 0; i < ov->peers->n; i++)
+        total += ov->peers->v[i]->backlog.bytes;
+    return total;
+}
+
+/* [env][frames] as a pending message for a backlog, which may keep it a
+ * peer timeout: frames that wrap a transport buffer are copied
+ * (frame_keep).  NULL with errno, frames left with the caller: ENOMEM,
+ * or ENOBUFS when it would take the backlogs past overlay.backlog_bytes. */
+static struct pending *pending_take (struct overlay *ov,
+                                     const struct envelope *env,
+                                     struct frame **frames, int n)
+{
+    struct pending *pd = pending_create (env, n, ovl_now (ov));
+    int err = ENOMEM;
+
+    if (!pd)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (!(pd->frames[i] = frame_keep (frames[i])))
+            goto fail;
+    if (route_backlog_bytes (ov) + pending_cost (pd)
+        > (size_t)ov->cfg.backlog_bytes) {
+        err = ENOBUFS;
+        goto fail;
+    }
+    frame_decref_all (frames, n);
+    return pd;
+fail:
+    pending_destroy (&pd);
+    errno = err;
+    return NULL;
+}
+
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n)
 {
@@ -202,12 +240,8 @@ int route_hold (struct overlay *ov, const struct envelope *env,
         errno = ENOBUFS;
         return -1;
     }
-    if (!(pd = pending_create (env, n, ovl_now (ov))))
+    if (!(pd = pending_take (ov, env, frames, n)))
         return -1;
-    for (int i = 0; i < n; i++) {
-        pd->frames[i] = frames[i];
-        frames[i] = NULL;
-    }
     backlog_push (&ov->route.held, pd);
     return 0;
 }
@@ -317,19 +351,18 @@ int route_next_hops (struct overlay *ov, uint32_t dest, uint32_t *hops,
 static int enqueue (struct overlay *ov, struct peer *p,
                     const struct envelope *env, struct frame **frames, int n)
 {
-    struct pending *pd;
+    struct pending *pd = NULL;
 
-    if (p->backlog.count >= ov->cfg.backlog_max) {
-        p->backlog_drops++;
-        ov->c.backlog_overflows++;
+    if (p->backlog.count >= ov->cfg.backlog_max)
         errno = ENOBUFS;
+    else
+        pd = pending_take (ov, env, frames, n);
+    if (!pd) {
+        if (errno == ENOBUFS) {
+            p->backlog_drops++;
+            ov->c.backlog_overflows++;
+        }
         return -1;
-    }
-    if (!(pd = pending_create (env, n, ovl_now (ov))))
-        return -1;
-    for (int i = 0; i < n; i++) {
-        pd->frames[i] = frames[i];
-        frames[i] = NULL;
     }
     backlog_push (&p->backlog, pd);
     if (!ovtimer_armed (ov->route.retry))

@@ -72,6 +72,10 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
 void route_drop (struct overlay *ov, const struct envelope *env,
                  struct frame **body, int n, int errnum);
 
+/* Heap every backlog and the held responses hold (overlay.backlog_bytes
+ * bounds it: past it route_out fails with ENOBUFS). */
+size_t route_backlog_bytes (struct overlay *ov);
+
 /* Fail what waited in a backlog longer than the peer timeout. */
 void route_expire (struct overlay *ov, double now);
 

@@ -11,6 +11,8 @@
 #include "health.h"
 #include "overlay.h"
 #include "status.h"
+#include "dedup.h"
+#include "route.h"
 #include "tracker.h"
 
 #define MAX_KIDS 256
@@ -196,6 +198,34 @@ static json_t *own_counters (struct overlay *ov)
                       "false_claims", (json_int_t)ov->fence.false_claims);
 }
 
+/* "memory": the heap of every store that grows with traffic, with its
+ * bound, their sum, and the broker's resident set to compare it with. */
+static json_t *memory_json (struct overlay *ov)
+{
+    json_t *o = evlayer_memory (ov->events), *v;
+    json_int_t total = 0;
+    const char *key;
+
+    if (!o)
+        return json_object ();
+    json_object_set_new (o, "backlogs", json_pack ("{s:I s:I}", "bytes",
+                         (json_int_t)route_backlog_bytes (ov), "bound",
+                         (json_int_t)ov->cfg.backlog_bytes));
+    json_object_set_new (o, "retry_copies", json_pack ("{s:I s:I}", "bytes",
+                         (json_int_t)tracker_bytes (ov), "bound",
+                         (json_int_t)ov->cfg.retry_bytes));
+    json_object_set_new (o, "dedup", json_pack ("{s:I s:I}", "bytes",
+                         (json_int_t)dedup_bytes (ov), "bound",
+                         (json_int_t)ov->cfg.dedup_bytes));
+    json_object_foreach (o, key, v)
+        total += json_integer_value (json_object_get (v, "bytes"));
+    json_object_set_new (o, "stores_bytes", json_integer (total));
+    if (ov->io->resident)
+        json_object_set_new (o, "rss_bytes",
+                             json_integer (ov->io->resident (ov->ctx)));
+    return o;
+}
+
 json_t *status_json (struct overlay *ov)
 {
     double now = ovl_now (ov);
@@ -208,7 +238,7 @@ json_t *status_json (struct overlay *ov)
     down_json (ov, now, down, info);
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
                       " s:s s:s s:s s:s s:I s:o s:i s:i"
-                      " s:I s:I s:I s:o s:o s:i s:i}",
+                      " s:I s:I s:I s:I s:I s:I s:I s:I s:o s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -229,9 +259,15 @@ json_t *status_json (struct overlay *ov)
                       "tracker", tracker_count (ov),
                       "tracker_failed", (json_int_t)ov->tracker.failed,
                       "tracker_dup_drops", (json_int_t)ov->tracker.dup_drops,
+                      "tracker_retries", (json_int_t)ov->tracker.retries,
+                      "tracker_unkept", (json_int_t)ov->tracker.unkept,
+                      "dedup_copies", (json_int_t)ov->dedup.copies,
+                      "dedup_answered", (json_int_t)ov->dedup.answered,
+                      "dedup_evicted", (json_int_t)ov->dedup.evicted,
                       "fences_seen", (json_int_t)ov->fence.seen,
                       "missing", missing_json (ov),
                       "events", evlayer_stats (ov->events),
+                      "memory", memory_json (ov),
                       "heal_threshold", ov->heal.threshold,
                       "substitutes", ov->heal.nsubst);
 }

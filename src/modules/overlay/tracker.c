@@ -3,6 +3,10 @@
  * Keyed by a 64-bit hash of "client:matchtag"; the full key is kept to
  * tell a hash collision from a match (a collision only means one request
  * is not tracked: it then times out at its client as any lost request).
+ * Each entry may keep a copy of the request as it went out (its wire
+ * frame), to send it again when a rank that may have held it dies; a
+ * request sent again stays tracked after its answer, so that the answer
+ * to another copy is dropped here and its client sees one.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,16 +16,22 @@
 
 #include "src/common/libutil/idmap.h"
 #include "overlay.h"
+#include "route.h"
 #include "tracker.h"
 
 #define TRACKER_MAX 100000
 #define SWEEP_PERIOD 1.0
+#define RETRY_MAX 3              /* times a request is sent again */
 
 struct tracked {
     msg_t *req;              /* header copy (no payload), for the error */
     uint32_t dest;
     double expires;
     int failed;              /* an error went back: drop a late response */
+    int answered;            /* sent again and answered: drop the others */
+    int retries;
+    struct frame *wire;      /* the request as sent, to send it again */
+    size_t cost;             /* wire's heap */
     char key[MSG_MAX_ROUTEID + 16];
 };
 
@@ -35,14 +45,25 @@ int tracker_init (struct overlay *ov)
     return 0;
 }
 
+static void drop_wire (struct overlay *ov, struct tracked *t)
+{
+    if (t->wire) {
+        ov->tracker.bytes -= t->cost;
+        frame_decref (&t->wire);
+        t->cost = 0;
+    }
+}
+
 void tracker_fini (struct overlay *ov)
 {
     struct idmap_iter it;
 
     if (ov->tracker.map) {
         for (struct tracked *t = idmap_first (ov->tracker.map, &it); t;
-             t = idmap_next (&it))
+             t = idmap_next (&it)) {
             msg_destroy (&t->req);
+            drop_wire (ov, t);
+        }
     }
     idmap_destroy (&ov->tracker.map);
     ovtimer_destroy (&ov->tracker.sweep);
@@ -83,16 +104,48 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
         msg_destroy (&copy);
         return 0;
     }
-    if (!created)
+    if (!created) {
         msg_destroy (&t->req);   /* a client reused a matchtag */
+        drop_wire (ov, t);
+        if (t->answered)
+            ov->tracker.answered--;
+    }
     t->req = copy;
     t->dest = dest;
     t->failed = 0;
+    t->answered = 0;
+    t->retries = 0;
     t->expires = ovl_now (ov) + ov->cfg.rpc_timeout * 2 + 5;
     snprintf (t->key, sizeof (t->key), "%s", key);
     if (!ovtimer_armed (ov->tracker.sweep))
         ovtimer_arm (ov->tracker.sweep, ovl_now (ov) + SWEEP_PERIOD);
     return hash;
+}
+
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
+{
+    struct tracked *t = idmap_get (ov->tracker.map, key);
+    struct frame *f;
+
+    /* a client's request only (its id under our rank): the broker's own
+     * count their matchtags from 1 again after a restart (dedup.c) */
+    if (!t || ov->cfg.retry_bytes == 0
+        || (msg_get_flags (t->req) & MSGFLAG_STREAMING)
+        || msg_route_count (t->req) < 2)
+        return;
+    f = frame_create (frame_data (wire), frame_size (wire));
+    if (!f || ov->tracker.bytes + frame_footprint (f)
+                  > (size_t)ov->cfg.retry_bytes) {
+        ov->tracker.unkept++;
+        ovl_log_limited (ov, LOG_WARNING, "a request to rank %u is not kept "
+                         "to be sent again (%s)", (unsigned)t->dest,
+                         f ? "overlay.retry_bytes reached" : "out of memory");
+        frame_decref (&f);
+        return;
+    }
+    t->wire = f;
+    t->cost = frame_footprint (f);
+    ov->tracker.bytes += t->cost;
 }
 
 static void delete (struct overlay *ov, uint64_t hash)
@@ -101,6 +154,9 @@ static void delete (struct overlay *ov, uint64_t hash)
 
     if (t) {
         msg_destroy (&t->req);
+        drop_wire (ov, t);
+        if (t->answered)
+            ov->tracker.answered--;
         idmap_delete (ov->tracker.map, hash);
     }
 }
@@ -123,11 +179,20 @@ int tracker_response (struct overlay *ov, const msg_t *rsp)
         || !(t = idmap_get (ov->tracker.map, hash))
         || strcmp (t->key, key) != 0)
         return 0;
+    if (t->answered) {
+        ov->tracker.dup_drops++;
+        return 1;       /* another copy's answer: kept until it expires */
+    }
     if (t->failed) {
         ov->tracker.dup_drops++;
         drop = 1;
     }
-    if (!(msg_get_flags (rsp) & MSGFLAG_STREAMING) || drop)
+    if (t->retries > 0 && !drop) {
+        t->answered = 1;
+        ov->tracker.answered++;
+        drop_wire (ov, t);
+    }
+    else if (!(msg_get_flags (rsp) & MSGFLAG_STREAMING) || drop)
         delete (ov, hash);
     return drop;
 }
@@ -169,6 +234,52 @@ static bool match_expired (const struct tracked *t, void *arg)
     return t->expires < *(double *)arg;
 }
 
+struct retry_match {
+    struct overlay *ov;
+    uint32_t gone;
+};
+
+static bool match_retry (const struct tracked *t, void *arg)
+{
+    struct retry_match *m = arg;
+
+    return t->wire && !t->failed && !t->answered && t->dest != m->gone
+           && t->retries < RETRY_MAX
+           && !bgn_router_is_down (m->ov->router, t->dest);
+}
+
+/* Send t's request again, on today's routes (around the rank gone). */
+static void send_again (struct overlay *ov, struct tracked *t)
+{
+    struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
+                            .source = ov->rank, .dest = t->dest };
+    struct frame *f = frame_incref (t->wire);
+
+    t->retries++;
+    if (route_ttl_step (&env) < 0 || route_out (ov, &env, &f, 1, -1) < 0) {
+        frame_decref (&f);
+        return;
+    }
+    ov->tracker.retries++;
+}
+
+/* Rank 'gone' was fenced: it may have held requests on their way (or
+ * their responses).  Every request still waiting for a live rank goes
+ * again; the destination runs it once (dedup.h). */
+static void retry_others (struct overlay *ov, uint32_t gone)
+{
+    struct retry_match m = { .ov = ov, .gone = gone };
+    size_t n;
+    uint64_t *ids = collect (ov, match_retry, &m, &n);
+
+    for (size_t i = 0; i < n; i++) {
+        struct tracked *t = idmap_get (ov->tracker.map, ids[i]);
+        if (t)
+            send_again (ov, t);
+    }
+    free (ids);
+}
+
 void tracker_fail_dest (struct overlay *ov, uint32_t dest)
 {
     size_t n;
@@ -194,11 +305,17 @@ void tracker_fail_dest (struct overlay *ov, uint32_t dest)
         }
     }
     free (fail);
+    retry_others (ov, dest);
+}
+
+size_t tracker_bytes (struct overlay *ov)
+{
+    return ov->tracker.bytes;
 }
 
 int tracker_count (struct overlay *ov)
 {
-    return (int)idmap_size (ov->tracker.map);
+    return (int)(idmap_size (ov->tracker.map) - ov->tracker.answered);
 }
 
 static void sweep_cb (void *arg)

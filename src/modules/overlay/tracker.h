@@ -7,6 +7,13 @@
  * out, and a response that still arrives later is dropped, so the client
  * sees exactly one answer.  Entries expire after twice the RPC timeout
  * (plus 5 s) at the latest.
+ *
+ * A rank that dies may also have held requests for other ranks (or their
+ * responses) on their way: when any rank is fenced, every request still
+ * waiting for a rank that is up is sent again (at most RETRY_MAX times),
+ * from the copy kept of it (overlay.retry_bytes bounds those copies; past
+ * it a request is tracked but not kept, counted as unkept), and its
+ * destination runs it once (dedup.h).
  */
 #ifndef BGN_OVERLAY_TRACKER_H
 #define BGN_OVERLAY_TRACKER_H
@@ -14,6 +21,7 @@
 #include <stdint.h>
 
 #include "src/common/libmsg/message.h"
+#include "frame.h"
 
 struct overlay;
 
@@ -25,6 +33,15 @@ void tracker_fini (struct overlay *ov);
  * expected, or the tracker is full). */
 uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
 
+/* Keep a copy of the request with this key as it goes out ('wire', its
+ * body_encode frame, borrowed), to send it again if a rank on its way
+ * dies.  Only a client's requests are kept (a route stack with its id
+ * under our rank), not streaming ones. */
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire);
+
+/* Heap the kept copies hold. */
+size_t tracker_bytes (struct overlay *ov);
+
 /* Forget the request with this key (its send failed: the broker answers
  * it itself). */
 void tracker_forget (struct overlay *ov, uint64_t key);
@@ -33,10 +50,11 @@ void tracker_forget (struct overlay *ov, uint64_t key);
  * (its request was already failed here), else 0. */
 int tracker_response (struct overlay *ov, const msg_t *rsp);
 
-/* Rank 'dest' was fenced: fail its requests once. */
+/* Rank 'dest' was fenced: fail its requests once, send the others that
+ * are kept again. */
 void tracker_fail_dest (struct overlay *ov, uint32_t dest);
 
-/* Entries being tracked. */
+/* Requests being tracked (waiting for their answer). */
 int tracker_count (struct overlay *ov);
 
 #endif

@@ -766,6 +766,54 @@ static void test_buffers (void)
     sim_destroy (s);
 }
 
+/* A transport's received buffer, as sock.c wraps a zero-copy ZeroMQ
+ * message: the batch sits inside a larger buffer the frame keeps. */
+static int transport_released;
+
+static void release_transport (struct frame *f, void *priv)
+{
+    free (*(void **)priv);
+    transport_released++;
+}
+
+static struct frame *wrapped_batch (uint32_t first, uint32_t last)
+{
+    struct frame *own = make_batch (first, last);
+    struct frame *f = frame_wrap (sizeof (void *), release_transport);
+    uint8_t *buf = malloc (8192);
+
+    memcpy (buf + 100, frame_data (own), frame_size (own));
+    *(void **)frame_priv (f) = buf;
+    frame_set (f, buf + 100, frame_size (own));
+    frame_decref (&own);
+    return f;
+}
+
+static void test_held_copies (void)
+{
+    struct sim *s = sim_create (256);
+    uint32_t p = bgn_topo_bcast_parent (s->topo, 0, 9);
+    struct evbatch_hdr h;
+    struct frame *f;
+    size_t size;
+
+    publish (s, 1);
+    transport_released = 0;
+    f = wrapped_batch (2, 3);
+    evbatch_check (frame_data (f), frame_size (f), &h, NULL, 0);
+    evlayer_recv_batch (s->ev[9], p, p, EV_TREE, f, &h);
+    sim_run (s);
+    size = frame_size (f);
+    frame_decref (&f);
+    ok (transport_released == 1, "a received batch kept for repairs does not "
+        "keep the transport's receive buffer");
+    ok (stat (s->ev[9], "last_seq") == 3 && stat (s->ev[9], "buffered") == 3,
+        "it was delivered and is still buffered for repairs");
+    ok (stat (s->ev[9], "buffered_bytes") > (json_int_t)size,
+        "buffered_bytes counts at least the bytes the batches hold");
+    sim_destroy (s);
+}
+
 static void test_errors (void)
 {
     struct sim *s = sim_create (256);
@@ -791,6 +839,7 @@ int main (void)
     test_restart ();
     test_backpressure ();
     test_buffers ();
+    test_held_copies ();
     test_errors ();
     return done_testing ();
 }

@@ -6,6 +6,7 @@
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
 #include "src/modules/overlay/route.h"
+#include "src/modules/overlay/status.h"
 #include "fakeio.h"
 
 static msg_t *request (uint32_t dest, uint32_t tag)
@@ -123,6 +124,38 @@ static void check_backlog (void)
         && f->ov->c.backlog_overflows == 1,
         "a full backlog refuses with ENOBUFS and counts it");
     f->send_errno[1] = 0;
+    fake_destroy (&f);
+}
+
+/* overlay.backlog_bytes bounds the heap of every backlog together. */
+static void check_backlog_bytes (void)
+{
+    struct fake *f = rank0 ();
+    size_t one;
+    json_t *st;
+
+    f->send_errno[1] = EAGAIN;
+    send_to (f, 1, 1);
+    one = route_backlog_bytes (f->ov);
+    ok (one > sizeof (struct pending) && one == fake_peer (f, 1)->backlog.bytes,
+        "a waiting request counts the heap it holds");
+    f->ov->cfg.backlog_bytes = (long long)(2 * one + one / 2);
+    errno = 0;
+    ok (send_to (f, 1, 2) == 0 && send_to (f, 1, 3) < 0 && errno == ENOBUFS
+        && f->ov->c.backlog_overflows == 1
+        && fake_peer (f, 1)->backlog.count == 2,
+        "past backlog_bytes a message is refused with ENOBUFS and counted");
+    st = status_json (f->ov);
+    json_t *b = json_object_get (json_object_get (st, "memory"), "backlogs");
+    ok (json_integer_value (json_object_get (b, "bytes"))
+        == (json_int_t)route_backlog_bytes (f->ov)
+        && route_backlog_bytes (f->ov) <= (size_t)f->ov->cfg.backlog_bytes,
+        "overlay-status shows the backlogs' bytes, within their bound");
+    json_decref (st);
+    f->send_errno[1] = 0;
+    fake_advance (f, 0.01);
+    ok (fake_count (f, ENV_DATA, 1) == 2 && route_backlog_bytes (f->ov) == 0,
+        "once sent, the backlogs hold nothing");
     fake_destroy (&f);
 }
 
@@ -361,6 +394,7 @@ int main (void)
     check_ttl ();
     check_suspect ();
     check_backlog ();
+    check_backlog_bytes ();
     check_unreachable ();
     check_detour ();
     check_held ();

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/modules/overlay/dedup.h"
 #include "src/modules/overlay/tracker.h"
 #include "fakeio.h"
 
@@ -31,6 +32,125 @@ static void response_arrives (struct fake *f, uint32_t from, uint32_t tag)
     fake_data (f, 4, &env, rsp);   /* through neighbour 4 */
     msg_destroy (&rsp);
     msg_destroy (&req);
+}
+
+/* A response to 'tag' from 'from' through neighbour 'via'. */
+static void response_via (struct fake *f, uint32_t from, uint32_t via,
+                          uint32_t tag)
+{
+    msg_t *req = request (from, tag, 0);
+    msg_t *rsp = msg_response_create (req, "{\"ok\":1}");
+    struct envelope env = { .kind = ENV_DATA, .ttl = 9, .hops = 1,
+                            .source = from, .dest = 0 };
+    fake_data (f, via, &env, rsp);
+    msg_destroy (&rsp);
+    msg_destroy (&req);
+}
+
+/* A relay on the way dies: the origin sends the request again. */
+static void test_retry (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct sent *s;
+    uint32_t hop, other;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    m = request (5, 20, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    hop = s ? s->to : 4;
+    other = hop == 1 ? 4 : 1;
+    fake_clear (f);
+    fake_fence1 (f, other, ENV_REPORT, hop, 1, true);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->to != hop && s->msg
+        && msg_get_matchtag (s->msg) == 20 && f->ov->tracker.retries == 1,
+        "a relay toward 5 is fenced: the request goes again, another way");
+    ok (f->nanswers == 0 && tracker_count (f->ov) == 1,
+        "its client is not failed: 5 is up, the request still tracked");
+    response_via (f, 5, other, 20);
+    response_via (f, 5, other, 20);
+    ok (f->ndelivered == 1 && f->ov->tracker.dup_drops == 1
+        && tracker_count (f->ov) == 0,
+        "of the answers to both copies the client gets one");
+    fake_destroy (&f);
+}
+
+/* Past overlay.retry_bytes a request is tracked but not kept. */
+static void test_retry_bound (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct sent *s;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    f->ov->cfg.retry_bytes = 16;
+    fake_clear (f);
+    m = request (5, 40, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (tracker_count (f->ov) == 1 && f->ov->tracker.unkept == 1
+        && tracker_bytes (f->ov) == 0,
+        "past retry_bytes a request is tracked, not kept, and counted");
+    uint32_t hop = s ? s->to : 4;
+    fake_clear (f);
+    fake_fence1 (f, hop == 1 ? 4 : 1, ENV_REPORT, hop, 1, true);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && f->ov->tracker.retries == 0, "so it is not sent again");
+    fake_destroy (&f);
+}
+
+/* A request and its copy meet at the destination. */
+static void test_dedup (void)
+{
+    struct fake *f = fake_create (5, 16, "bgn");
+    struct envelope env = { .kind = ENV_DATA, .ttl = 9, .hops = 1,
+                            .source = 0, .dest = 5 };
+    msg_t *req = request (5, 30, 0), *rsp, *other = request (5, 31, 0);
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    fake_data (f, 4, &env, req);
+    fake_data (f, 4, &env, req);
+    ok (f->ndelivered == 1 && f->ov->dedup.copies == 1
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "a copy of a request still running is dropped: it runs once");
+    rsp = msg_response_create (req, "{\"n\":1}");
+    ok (overlay_send (f->ov, &rsp, 0, NULL) == 0
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 1, "it is answered");
+    fake_data (f, 4, &env, req);
+    struct sent *s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (f->ndelivered == 1 && f->ov->dedup.answered == 1 && s && s->msg
+        && msg_get_type (s->msg) == MSGTYPE_RESPONSE
+        && msg_get_matchtag (s->msg) == 30 && s->env.dest == 0,
+        "a copy arriving after the answer gets the same answer again");
+    fake_data (f, 4, &env, other);
+    ok (f->ndelivered == 2, "another request of the same client runs");
+    ok (dedup_bytes (f->ov) > 0 && dedup_bytes (f->ov)
+        <= (size_t)f->ov->cfg.dedup_bytes, "what is remembered is counted");
+    /* a broker's own request: its matchtags restart with the broker */
+    msg_t *own = msg_request_create ("overlay.ready", 5, "{}");
+    msg_route_enable (own);
+    msg_route_push (own, "0");
+    msg_set_matchtag (own, 1);
+    fake_data (f, 4, &env, own);
+    fake_data (f, 4, &env, own);
+    ok (f->ndelivered == 4, "a broker's own requests are not taken for copies "
+        "(a restarted broker counts its matchtags from 1 again)");
+    msg_destroy (&own);
+    f->ov->cfg.dedup_bytes = 0;
+    msg_set_matchtag (other, 32);
+    fake_data (f, 4, &env, other);
+    ok (dedup_bytes (f->ov) == 0 && f->ov->dedup.evicted > 0,
+        "past dedup_bytes the oldest are forgotten, counted");
+    msg_destroy (&req);
+    msg_destroy (&other);
+    fake_destroy (&f);
 }
 
 int main (void)
@@ -88,5 +208,8 @@ int main (void)
     fake_advance (f, 2.5);
     ok (tracker_count (f->ov) == 0, "then it is forgotten");
     fake_destroy (&f);
+    test_retry ();
+    test_retry_bound ();
+    test_dedup ();
     done_testing ();
 }
