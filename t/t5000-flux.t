@@ -61,6 +61,9 @@ for r in 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
 done
 flux bgn rpc -r 3 broker.ping '{}' >rpc3.out 2>&1
 flux bgn dmesg -r 4 >dmesg4.out 2>&1
+# authority: rank 2 is no admin rank, so its owner requests arrive as a user's
+flux exec -r 2 flux bgn rpc -r 3 broker.ping '{}' >rpc-from2.out 2>&1
+flux exec -r 2 flux bgn dmesg -r 4 >dmesg-from2.out 2>&1; echo "$?" >dmesg-from2.rc
 flux bgn overlay-status >status-cut.out 2>&1
 wait $sub
 # a leaf the BGN sees stop, while Flux still counts it online
@@ -103,6 +106,13 @@ test_expect_success 'a request carried over the BGN is answered by rank 3'"'"'s 
 
 test_expect_success 'a cut-off broker'"'"'s log ring is read over the BGN' '
 	grep "bgn" dmesg4.out
+'
+
+test_expect_success 'the owner role crosses the BGN only from bgn.admin_ranks (rank 0)' '
+	grep "\"rolemask\": 1" rpc3.out &&
+	grep "\"rolemask\": 2" rpc-from2.out &&
+	test "$(cat dmesg-from2.rc)" != 0 &&
+	grep "requires owner" dmesg-from2.out
 '
 
 test_expect_success 'overlay-status names the ranks cut off from the TBON' '

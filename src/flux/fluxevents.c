@@ -333,23 +333,49 @@ static void start_watchdog (struct bgn_broker *b)
     }
 }
 
-int fh_method_exit (struct bgn_broker *b, msg_t *req,
-                        const struct bgn_msg_info *info)
+/* The word to exit is a claim like any other (its source is only what
+ * the peers on the way say), so this broker checks it itself: if rank 0
+ * answers over the TBON, Flux has not lost it, and it stays. */
+static void exit_check_cb (flux_future_t *f, void *arg)
 {
+    struct bgn_broker *b = arg;
+
+    if (flux_rpc_get (f, NULL) == 0) {
+        fh_log (b, LOG_WARNING, "bgn: refused to exit: rank 0 answers over "
+                "the TBON, so this broker is not lost to Flux");
+        b->exiting = 0;
+        flux_future_destroy (f);
+        return;
+    }
+    flux_future_destroy (f);
+    fh_log (b, LOG_CRIT, "bgn: rank 0 says Flux's TBON has lost this broker, "
+            "and rank 0 does not answer over the TBON here: exiting, to be "
+            "restarted and rejoin (orphan_relief)");
+    start_watchdog (b);
+    kill (getpid (), SIGTERM);
+}
+
+int fh_method_exit (struct bgn_broker *b, msg_t *req,
+                    const struct bgn_msg_info *info)
+{
+    flux_future_t *f;
+
     if (!info->from_overlay || info->source != 0
         || !(msg_get_rolemask (req) & MSG_ROLE_OWNER))
         return fh_request_fail (b, req, EPERM, "only rank 0's bgn may tell a "
-                             "broker to exit");
-    fh_log (b, LOG_CRIT, "bgn: rank 0 says Flux's TBON has lost this broker "
-          "while the BGN still reaches it: exiting, to be restarted and "
-          "rejoin (orphan_relief)");
+                                "broker to exit");
     fh_respond (b, req, NULL);
     msg_destroy (&req);
-    if (!b->exiting) {
-        b->exiting = 1;
-        start_watchdog (b);
-        kill (getpid (), SIGTERM);
+    if (b->exiting)
+        return 0;
+    if (!(f = flux_rpc (b->h, "broker.ping", NULL, 0, 0))
+        || flux_future_then (f, 3., exit_check_cb, b) < 0) {
+        fh_log (b, LOG_ERR, "bgn: checking the TBON before an exit: %s",
+                strerror (errno));
+        flux_future_destroy (f);
+        return 0;
     }
+    b->exiting = 1;
     return 0;
 }
 

@@ -56,18 +56,29 @@ static void make_instance_id (struct bgn_broker *b)
 static int read_policy (struct bgn_broker *b, json_t *tbl, char *errbuf,
                         size_t errlen)
 {
-    const char *boot = NULL;
+    const char *boot = NULL, *admins = NULL;
     json_error_t jerr;
+    char why[128];
 
-    if (json_unpack_ex (tbl, &jerr, 0, "{s?s s?b s?b s?b}",
+    if (json_unpack_ex (tbl, &jerr, 0, "{s?s s?b s?b s?b s?s}",
                         "boot_timeout", &boot,
                         "membership_event", &b->membership_event,
                         "disconnect_hung", &b->disconnect_hung,
-                        "orphan_relief", &b->orphan_relief) < 0) {
+                        "orphan_relief", &b->orphan_relief,
+                        "admin_ranks", &admins) < 0) {
         snprintf (errbuf, errlen, "[bgn]: %s (boot_timeout is a duration "
-                  "string; membership_event, disconnect_hung and "
+                  "string, admin_ranks a set of ranks; membership_event, "
+                  "disconnect_hung and "
                   "orphan_relief are booleans)", jerr.text);
         return -1;
+    }
+    if (admins) {
+        idset_destroy (&b->admins);
+        if (!(b->admins = idset_decode (admins, why, sizeof (why)))) {
+            snprintf (errbuf, errlen, "[bgn]: key 'bgn.admin_ranks': '%s': %s",
+                      admins, why);
+            return -1;
+        }
     }
     if (boot) {
         json_t *tmp = json_pack ("{s:{s:s}}", "overlay", "boot_timeout", boot);
@@ -126,7 +137,7 @@ static int read_config (struct bgn_broker *b, char *errbuf, size_t errlen)
     json_object_foreach (tbl, key, val) {
         if (!strcmp (key, "boot_timeout") || !strcmp (key, "membership_event")
             || !strcmp (key, "disconnect_hung")
-            || !strcmp (key, "orphan_relief"))
+            || !strcmp (key, "orphan_relief") || !strcmp (key, "admin_ranks"))
             continue;
         char *v = json_dumps (val, JSON_ENCODE_ANY | JSON_COMPACT);
         fprintf (f, "\"%s\" = %s\n", key, v ? v : "\"\"");
@@ -410,6 +421,11 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
     b->boot_timeout = 60.;
     b->rpc_timeout = 10.;
     b->membership_event = 1;
+    if (!(b->admins = idset_create (0)) || idset_set (b->admins, 0) < 0
+        || !(b->capped_rl = ratelimit_create (5, 60.))) {
+        snprintf (errbuf, errlen, "out of memory");
+        goto error;
+    }
     b->stop_code = -1;
     b->methods = methods;
     b->nmethods = sizeof (methods) / sizeof (methods[0]);
@@ -482,6 +498,8 @@ void fluxhost_destroy (bgn_broker_t **bp)
     fluxpoll_destroy (&b->poll);
     json_decref (b->conf);
     fh_events_free (b);
+    idset_destroy (&b->admins);
+    ratelimit_destroy (&b->capped_rl);
     free (b);
     *bp = NULL;
 }

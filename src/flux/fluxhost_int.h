@@ -34,6 +34,7 @@
 #include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/idset.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/ratelimit.h"
 #include "fluxhost.h"
 #include "fluxmsg.h"
 #include "fluxpoll.h"
@@ -123,6 +124,9 @@ struct bgn_broker {
     int exiting;                   /* this broker: told to exit */
     const struct fh_method *methods;
     int nmethods;
+    idset_t *admins;               /* [bgn] admin_ranks: owner may come from */
+    uint64_t role_capped;          /* owner requests made user's here */
+    struct ratelimit *capped_rl;   /* warnings about them */
 };
 
 /* fluxhost.c */

@@ -74,10 +74,59 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
     return fh_request_fail (b, msg, errnum, "the BGN could not route it");
 }
 
+/* What one broker asks of another's as part of the protocol: each method
+ * checks its caller by its own rule (the core's ready, contact, gather
+ * and moved believe a rank only about itself; event-pub numbers an event
+ * as its origin's; exit checks the TBON itself), so these keep the
+ * owner role of any broker. */
+static bool peer_method (const char *topic)
+{
+    static const char *const methods[] = { "ready", "contact", "gather",
+                                            "moved", "event-pub", "exit" };
+    size_t n = strlen (SERVICE);
+
+    if (!topic || strncmp (topic, SERVICE ".", n + 1) != 0)
+        return false;
+    for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++)
+        if (!strcmp (topic + n + 1, methods[i]))
+            return true;
+    return false;
+}
+
+/* A request from another broker carries the role its sender wrote: a
+ * claim.  The owner role is kept only from a rank of [bgn] admin_ranks
+ * (rank 0 by default) whose rank is on the route stack and whose path is
+ * not in doubt, or for a method of the protocol; otherwise the request
+ * is the user's, and a service that needs the owner refuses it. */
+static void cap_role (struct bgn_broker *b, msg_t *req,
+                      const struct bgn_msg_info *info)
+{
+    uint32_t roles = msg_get_rolemask (req), top;
+    char more[64];
+    unsigned long suppressed;
+
+    if (!info->from_overlay || !(roles & MSG_ROLE_OWNER))
+        return;
+    if (msg_route_id_rank (msg_route_first (req), &top)
+        && top == info->source
+        && ((!info->source_unverified && idset_test (b->admins, top))
+            || peer_method (msg_get_topic (req))))
+        return;
+    msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);
+    b->role_capped++;
+    if (ratelimit_check (b->capped_rl, monotime_now (), &suppressed))
+        fh_log (b, LOG_WARNING, "bgn: %s from rank %u runs as a user: the "
+                "owner role crosses the BGN only from bgn.admin_ranks%s",
+                msg_get_topic (req), (unsigned)info->source,
+                ratelimit_suffix (more, sizeof (more), suppressed));
+}
+
 static int request_here (struct bgn_broker *b, msg_t *msg,
                          const struct bgn_msg_info *info)
 {
     struct service *s = fh_service_of (b, msg_get_topic (msg));
+
+    cap_role (b, msg, info);
 
     if (s && !strcmp (s->name, SERVICE) && host_method (b, msg, info) == 0)
         return 0;   /* the host's own method took it */
