@@ -171,9 +171,11 @@ test_expect_success PYTHON3 'a request lost in a relay that dies is sent again a
 '
 
 # Under chaos, a request that is inside a broker when it is SIGKILLed is
-# lost (ZeroMQ has no acknowledgements): the client's deadline turns it
-# into ETIMEDOUT.  That is the only failure allowed for a rank that stayed
-# up, and only if a broker died while the request was out.
+# lost on the wire (ZeroMQ has no acknowledgements); its origin sends it
+# again once that broker is fenced (overlay-protocol.md 6b), and what is
+# still lost the client's deadline turns into ETIMEDOUT.  That is the only
+# failure allowed for a rank that stayed up, and only if a broker died
+# while the request was out.
 test_expect_success 'chaos for 60s under RPC load: RPCs to ranks that stayed up succeed' '
 	cat >load.sh <<-\EOT &&
 	end=$(( $(date +%s) + 55 ))
