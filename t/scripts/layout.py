@@ -78,12 +78,14 @@ for node in sorted(graph):
 # 2-4. the overlay module
 ovl = os.path.join(src, "modules", "overlay")
 transport = {"sock.c", "sock.h", "curve.c", "curve.h"}
-glue = {"module.c"}
+# module-side (files, libsodium), beside module.c
+glue = {"module.c", "evkey.c", "evkey.h"}
 layers = [
-    ["overlay"], ["hello"], ["live", "status"], ["heal", "evglue", "health"],
-    ["fence"], ["route"], ["trace"], ["tracker", "peer"],
+    ["overlay"], ["moved"], ["hello"], ["live", "status"],
+    ["heal", "evglue", "health"], ["fence"], ["tracker"], ["dedup"],
+    ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
-    ["envelope", "events", "evrepair", "evroot", "wire"],
+    ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],
     ["evlayer_int", "evstore"],
 ]
 level = {part: i for i, group in enumerate(layers) for part in group}

@@ -68,7 +68,7 @@ size_t dedup_bytes (const struct overlay *ov)
  * message with no client id under the origin's rank: a broker's own
  * requests (modules, built-ins) count their matchtags again from 1 when
  * the broker restarts, so they are neither remembered nor sent again. */
-static int make_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
+static int dedup_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
 {
     int n = msg_route_count (msg);
     size_t off = 0;
@@ -204,7 +204,7 @@ int dedup_request (struct overlay *ov, const struct envelope *env,
 
     if (env->dest != ov->rank || env->source == ov->rank
         || (msg_get_flags (req) & (MSGFLAG_NORESPONSE | MSGFLAG_STREAMING))
-        || make_key (req, key, sizeof (key), &hash) < 0)
+        || dedup_key (req, key, sizeof (key), &hash) < 0)
         return 0;
     trim (ov, now);
     if (!(s = lookup (ov, key, hash))) {
@@ -224,7 +224,7 @@ void dedup_response (struct overlay *ov, const msg_t *rsp,
     uint64_t hash;
     struct seen *s;
 
-    if (make_key (rsp, key, sizeof (key), &hash) < 0
+    if (dedup_key (rsp, key, sizeof (key), &hash) < 0
         || (msg_get_flags (rsp) & MSGFLAG_STREAMING)
         || !(s = lookup (ov, key, hash)) || s->rsp
         || !(s->rsp = frame_create (frame_data (wire), frame_size (wire))))

@@ -6,6 +6,7 @@
  * call any part listed after it):
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
+ *   moved.c     telling the peers that dial us where we listen now
  *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
  *   live.c      keepalives, RTT, suspect and lost, peer state changes
  *   status.c    overlay.status and the status-all reduction
@@ -13,14 +14,17 @@
  *   evglue.c    the event layer's ops carried over the overlay
  *   health.c    readiness reports to rank 0, the one-word health
  *   fence.c     who is down: fence/unfence rules, floods, partitions
- *   route.c     next hop, detours, backlogs, the TTL step, sending
- *   trace.c     overlay.trace
  *   tracker.c   requests injected here, failed once if their rank dies,
  *               sent again if a rank on their way dies
  *   dedup.c     requests run here for others: a copy is not run twice
+ *   route.c     next hop, detours, backlogs, the TTL step, sending
+ *   trace.c     overlay.trace
  *   peer.c      the peer table (data only)
  *   timer.c, frame.c, ovconf.c, envelope.c, events.c (with evstore.c,
- *               evrepair.c, evroot.c)   pure helpers
+ *               evrepair.c, evroot.c, evsign.c)   pure helpers
+ *
+ * evkey.c (rank 0's signing key in its run directory) is the module's,
+ * beside module.c: it touches files.
  *
  * The core touches the world only through struct ovl_io (io.h): no
  * sockets, files, wall clock or reactor, so the module (module.c, with

@@ -69,7 +69,7 @@ void tracker_fini (struct overlay *ov)
     ovtimer_destroy (&ov->tracker.sweep);
 }
 
-static int make_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
+static int tracked_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
 {
     const char *client = msg_route_last (msg);
     uint64_t h = 14695981039346656037ULL;   /* FNV-1a */
@@ -96,7 +96,7 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
     if (msg_get_type (req) != MSGTYPE_REQUEST
         || (msg_get_flags (req) & MSGFLAG_NORESPONSE) || dest >= ov->size
         || idmap_size (ov->tracker.map) >= TRACKER_MAX
-        || make_key (req, key, sizeof (key), &hash) < 0
+        || tracked_key (req, key, sizeof (key), &hash) < 0
         || !(copy = msg_copy (req)))
         return 0;
     msg_set_payload (copy, NULL, 0);
@@ -175,7 +175,7 @@ int tracker_response (struct overlay *ov, const msg_t *rsp)
     int drop = 0;
 
     if (msg_get_type (rsp) != MSGTYPE_RESPONSE
-        || make_key (rsp, key, sizeof (key), &hash) < 0
+        || tracked_key (rsp, key, sizeof (key), &hash) < 0
         || !(t = idmap_get (ov->tracker.map, hash))
         || strcmp (t->key, key) != 0)
         return 0;
