@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # install-deps.sh: install every Debian package bgn needs to build, test,
 # fuzz and benchmark.  Idempotent and non-interactive; run as root (or with
 # sudo) on Debian 12.  Packages already present are left alone, so a second

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # sharness.sh: load Debian's sharness with bgn's test settings.
 # Test scripts start with:  . "$(dirname "$0")/sharness.sh"
 : "${SHARNESS:=/usr/share/sharness/sharness.sh}"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='a single broker: start, ping, info, bad input, clean exit'
 
 . "$(dirname "$0")/sharness.sh"

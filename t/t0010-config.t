@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t0010-config.t: bgn-config and the TOML/configuration libraries.
 #

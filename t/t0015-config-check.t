@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t0015-config-check.t: "bgn config check" catches what would stop a
 # system instance's broker on a host: an empty config directory, a host

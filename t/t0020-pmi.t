@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # t0020-pmi.t: the PMI-1 client (src/common/libpmi) against the real
 # launcher, Debian mpich's hydra mpiexec.  pmi_exchange puts a value made
 # of every Z85 symbol (and a space) under its rank's key, enters the

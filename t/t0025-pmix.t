@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='bootstrap methods: --boot, and PMIx under Open MPI mpirun
 
 bgn-broker --boot (bootstrap.method) forces a method and fails clearly when

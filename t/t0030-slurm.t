@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='brokers under a real one-node Slurm cluster
 
 Root only.  Writes a one-node cluster configuration (16 CPUs on this

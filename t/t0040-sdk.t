@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='the installed SDK: headers, libbgn, bgn.pc, out-of-tree module and client
 
 make install DESTDIR=... lays down include/bgn/{module,message,client}.h,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='the installed systemd unit: verified, and run by a real systemd
 
 The unit from make install DESTDIR= passes systemd-analyze verify and reads

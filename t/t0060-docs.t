@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t0060-docs.t: the documentation is whole and true.
 #  - every man page renders with groff -man -ww without a warning;

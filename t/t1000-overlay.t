@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='overlay routing: hop counts, all pairs, services, TTL, security'
 
 . "$(dirname "$0")/sharness.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='observability: overlay-status (text, --json, --all, --dot, --wait), overlay-trace, overlay-disconnect'
 
 . "$(dirname "$0")/sharness.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t1200-admin.t: day-one administration (issue 18).
 #  - host names: the host table (registered with rank 0 under PMI, from

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='attacks: a rogue overlay peer, forged roles, hostile configs
 
 Every probe of issue 14 is run here.  A rogue peer (scripts/rogue.py,

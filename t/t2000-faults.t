@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='failures: fencing, rerouting, rejoin, chaos, and a tree for contrast'
 
 . "$(dirname "$0")/sharness.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='events: sequenced, exactly once, in order, in batches, through failures'
 
 . "$(dirname "$0")/sharness.sh"

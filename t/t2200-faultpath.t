@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='the fault path, live: peers that never join, requests to a hung broker, starved start-up
 
 Three of four static brokers start: the fourth is fenced "never joined"

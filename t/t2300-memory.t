@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='memory: every broker stays within its configured bounds under load and churn
 
 Eight brokers with small configured bounds (1 MiB for each event buffer,

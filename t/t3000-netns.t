@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='system instance: bgn keygen, static [bootstrap], brokers in network namespaces
 
 The first part needs no privileges: bgn keygen, and a static instance of

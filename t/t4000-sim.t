@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t4000-sim.t: the protocol simulator (bgn-sim --protocol) runs the
 # overlay's real protocol code on 1,024 simulated brokers through every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 #
 # t4010-sim-live.t: the protocol simulator and a live instance agree.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='bgn beside Flux: bgn.so in flux-broker, flux bgn
 
 A 16-broker Flux test instance (tbon.topo=kary:2) loads bgn on every rank

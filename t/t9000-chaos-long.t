@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='long chaos (make check-long): N=64 for 10 minutes under RPC and event load
 
 Random kills and restarts every second, at most 8 brokers down at once,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 test_description='soak (make check-long): memory of every spared broker stays flat under chaos
 
 N brokers (BGN_SOAK_SIZE, default 64) under chaos for BGN_SOAK_DURATION

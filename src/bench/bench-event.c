@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bench-event.c: event fan-out, bgn against a raw libzmq relay tree.
  *
  *   bench-event --check

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bench-fault.c: failure detection and reroute time after a SIGKILL.
  *
  * Run under "bgn start --keep-going" (needs $BGN_RUNDIR):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bench-fwd.c: forwarding-chain benchmark pieces.
  *
  *   bench-fwd relay --bind EP [--next EP]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bench-route.c: the cost of one next-hop lookup with ranks down.
  *
  * For N brokers (default 16,384) and 0, 1 and 100 random ranks down, looks

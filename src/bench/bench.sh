@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # bench.sh: the live benchmarks behind `make bench` (never `make check`).
 #
 # Environment:

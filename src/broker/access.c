@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* access.c: credentials and roles of requests (see access.h).
  *
  * Two sources of a role: the kernel's credentials of a local connection

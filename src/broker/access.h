@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* access.h: who a request comes from, and what it may do.
  *
  * The broker never believes the userid and rolemask a local client puts

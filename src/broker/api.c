@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* api.c: what the broker offers its modules (bgn/module.h's api table),
  * and the broker's own stop.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* boot.c: bootstrap through PMIx, PMI-1, a static host list, or as a
  * singleton.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* boot.h: how a broker learns its rank, its size and its peers' values.
  *
  * Four ways.  bootstrap.method (broker option --boot) names one, or is

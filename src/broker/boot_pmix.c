@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* boot_pmix.c: bootstrap through a PMIx server (see boot_pmix.h).
  *
  * Keys and values are strings (PMIX_STRING); boot.c has already made the

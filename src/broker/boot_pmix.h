@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* boot_pmix.h: the PMIx half of the broker's bootstrap (see boot.h).
  *
  * A broker started by a PMIx launcher (Open MPI's mpirun, PRRTE, Slurm

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* broker.c: bgn-broker, the daemon that hosts the overlay.
  *
  * What lives here: start-up and shutdown (options, config, bootstrap,

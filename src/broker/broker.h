@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* broker.h: the broker's state, shared by its own source files.
  *
  * broker.c sets the broker up and runs it; dispatch.c routes messages;

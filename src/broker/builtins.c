@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* builtins.c: the services every broker offers itself.
  *
  *   broker.ping         echo the request payload, adding the responder's

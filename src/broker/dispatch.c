@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* dispatch.c: the broker's message routing and its local connector.
  *
  * Every message a client, a service or the overlay hands over goes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hosts.c: the rank -> host table and its methods (see hosts.h).
  *
  * Requests this broker sends itself (registration, forwarded questions,

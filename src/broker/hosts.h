@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hosts.h: every broker's knowledge of which host each rank runs on.
  *
  * Commands take host names where they take ranks and print hosts beside

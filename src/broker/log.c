@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* log.c: the broker's logger (see log.h).
  *
  * Flood control is keyed by the format string's address: a call site

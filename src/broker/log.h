@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* log.h: the broker's logger: syslog levels, a rank prefix, flood control
  * and a ring buffer of recent lines.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* modloader.c: find, dlopen and check broker modules (see modloader.h),
  * and the list of extra modules a broker loads besides its overlay. */
 #include <dlfcn.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* modloader.h: find, dlopen and check broker modules (bgn/module.h).
  *
  * A module is named ("overlay-bgn") and searched for as NAME.so in each

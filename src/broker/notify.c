@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* notify.c: the overlay's health, told to the log and to systemd
  * (sd_notify readiness and status; see notify.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* notify.h: tell the log and systemd (sd_notify) how the broker's overlay
  * is doing; tell systemd when the broker is ready and that it is stopping.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* service.c: the broker's service registry (see service.h). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* service.h: the broker's service registry.
  *
  * A service owns a topic prefix: a request "broker.ping" belongs to the

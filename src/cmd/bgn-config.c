@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn-config.c: "bgn config": dump TOML as JSON, check broker configs.
  *
  * A small front end to libtoml and libconf so that users (and the test

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn-keygen.c: "bgn keygen": make the CURVE certificate of a system instance.
  *
  *   bgn-keygen [--name NAME] [--force] PATH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn.c: the bgn front-end command.
  *
  * "bgn [GLOBAL OPTIONS] COMMAND [ARGS]": built-in commands are functions

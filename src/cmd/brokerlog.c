@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* brokerlog.c: brokers' stderr, line by line (see brokerlog.h).
  *
  * One small buffer per pipe collects a partial line until its newline

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* brokerlog.h: where the brokers of 'bgn start' write their log lines.
  *
  * Each broker's stderr is a pipe to bgn start, which reads it here and

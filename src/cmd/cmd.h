@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd.h: what bgn's built-in sub-commands share (cmdutil.c).
  *
  * Each built-in is a function int cmd_NAME (int argc, char **argv) whose

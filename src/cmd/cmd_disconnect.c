@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_disconnect.c: "bgn overlay-disconnect RANK": fence a rank by hand.
  *
  * Sends overlay.disconnect to RANK's broker, which answers and then leaves

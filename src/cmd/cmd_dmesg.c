@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_dmesg.c: "bgn dmesg": a broker's recent log lines.
  *
  * Every broker keeps its last lines (log.h's ring buffer, after flood

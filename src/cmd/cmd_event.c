@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_event.c: "bgn event pub|sub": publish and watch events.
  *
  * Events are numbered by rank 0 and multicast to every broker, which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_fault.c: "bgn fault": inject broker faults into a 'bgn start'
  * instance, to see (and test) how the overlay copes.
  *

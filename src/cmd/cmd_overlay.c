@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_overlay.c: "bgn overlay-status": what the overlay looks like now.
  *
  * This file is the command: options, the requests and the --json shape.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_overlay_tool.c: "bgn overlay SUBCOMMAND", in Flux's spelling.
  *
  *   bgn overlay lookup TARGET...   ranks <-> hosts: a rank or a set of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_ping.c: "bgn ping": echo requests to a rank, a host or a service.
  *
  * A rank or a host name as TARGET sends broker.ping to that broker; any

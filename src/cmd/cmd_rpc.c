@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_rpc.c: "bgn rpc": send one request and print the response.
  *
  * A plain tool for scripts and tests: any topic, any JSON payload, any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_start.c: "bgn start": an instance of N brokers on this host.
  *
  * bgn start is the brokers' PMI-1 server, their parent and their reaper

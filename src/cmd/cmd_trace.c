@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmd_trace.c: "bgn overlay-trace": watch messages pass through a broker.
  *
  * Sends the streaming request overlay.trace to one broker (rank 0 unless

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* cmdutil.c: helpers every bgn sub-command uses (see cmd.h).
  *
  * Kept out of bgn.c (which is the front end: global options, dispatch,

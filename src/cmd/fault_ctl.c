@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fault_ctl.c: the 'bgn start' control FIFO for fault injection (see
  * fault_ctl.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fault_ctl.h: the control FIFO through which 'bgn fault' asks 'bgn start'
  * to kill, stop, continue or restart its brokers.
  *

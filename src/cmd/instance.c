@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* instance.c: the brokers of a 'bgn start' instance (see instance.h).
  *
  * Kept apart from cmd_start.c so the command reads as policy (options,

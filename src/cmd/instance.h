@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* instance.h: the brokers of a 'bgn start' instance, and their lifecycle.
  *
  * What lives here: the instance directory (mode 0700, one run directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_dot.c: "bgn overlay-status --dot", the live graph in Graphviz
  * DOT (see overlay_dot.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_dot.h: "bgn overlay-status --dot".
  *
  * Print the live graph of 'root' (one broker's status object) in

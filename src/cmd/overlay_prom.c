@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_prom.c: the Prometheus text format of overlay status (see
  * overlay_prom.h).
  *

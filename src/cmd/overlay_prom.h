@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_prom.h: "bgn overlay-status --format=prometheus" / "bgn metrics".
  *
  * Writes the Prometheus text exposition format (version 0.0.4) on stdout

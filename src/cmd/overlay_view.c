@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_view.c: the text views of "bgn overlay-status" (see
  * overlay_view.h).
  *

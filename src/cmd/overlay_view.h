@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay_view.h: the text views of "bgn overlay-status".
  *
  * The status objects are the --json shape (doc/overlay-status.md): the

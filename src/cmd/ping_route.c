@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ping_route.c: rebuild a ping's path from overlay traces (see
  * ping_route.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ping_route.h: "bgn ping --route": which ranks a request crossed.
  *
  * The overlay does not record a message's path, and the reply carries

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* rankarg.c: rank arguments (see rankarg.h).
  *
  * Sets use libutil's idset syntax, so "3,5-7" means the same in every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* rankarg.h: one parser for the rank arguments of every bgn command.
  *
  * Commands name brokers in options and operands (bgn --rank R, ping

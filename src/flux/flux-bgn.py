@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
 ##############################################################
 # flux-bgn: bgn's binomial-graph overlay, beside Flux's TBON.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxevents.c: bgn's events for Flux clients, and rank 0's policies on
  * membership changes (see fluxhost_int.h for the parts).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxhost.c: the module host api on a Flux broker (see fluxhost.h).
  *
  * The top of the host (fluxhost_int.h lists its parts): facts and

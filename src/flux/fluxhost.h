@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxhost.h: bgn's module host api (bgn/module.h) on a Flux broker.
  *
  * The overlay module (src/modules/overlay: its glue, socket, certificate

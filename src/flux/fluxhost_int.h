@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxhost_int.h: the Flux host's parts and what they share.
  *
  * The host (see fluxhost.h) is one object, struct bgn_broker, in three

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxmod.c: bgn.so, bgn's overlay as a Flux broker module.
  *
  * Loaded on every rank of a Flux instance (flux-modprobe does it at

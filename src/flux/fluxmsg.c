@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxmsg.c: converting messages between bgn and Flux (see fluxmsg.h). */
 #if HAVE_CONFIG_H
 #include "config.h"

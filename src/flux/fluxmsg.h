@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxmsg.h: bgn's broker messages and Flux's, one into the other.
  *
  * Both follow the same framing (Flux RFC 3: topic, payload, a 20-byte

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxpoll.c: ZeroMQ sockets on a Flux reactor (see fluxpoll.h). */
 #if HAVE_CONFIG_H
 #include "config.h"

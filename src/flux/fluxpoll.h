@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxpoll.h: ZeroMQ sockets watched on a Flux reactor.
  *
  * The overlay's sockets (socket, monitor, ZAP handler) are watched

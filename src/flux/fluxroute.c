@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxroute.c: the Flux host's routing, its requests into Flux, and its
  * Flux clients (see fluxhost_int.h for the parts).
  *

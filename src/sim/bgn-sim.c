@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn-sim.c: topology and failure simulator on libbgn.
  *
  * Prints degree, diameter and mean hop count of a topology, and under F

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* protosim.c: bgn-sim --protocol (see protosim.h and bgn-sim(1)).
  *
  * Reads the options, builds the scenario, runs it, and prints the report

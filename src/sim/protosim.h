@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* protosim.h: bgn-sim --protocol, the protocol simulator's command line.
  *
  * Runs a scenario (scenario.h) on simulated brokers (simnet.h) and reports

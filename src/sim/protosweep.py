@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """protosweep.py: run the protocol simulator over sizes and topologies.
 
 What `make sim` runs.  Two parts, each a list of `bgn-sim --protocol`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* scenario.c: built-in and TOML scenarios for the protocol simulator
  * (see scenario.h).
  *

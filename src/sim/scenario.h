@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* scenario.h: what a protocol simulation does, and when.
  *
  * A scenario is a JSON object, built in for the named scenarios or read

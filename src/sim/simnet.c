@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* simnet.c: the overlay's protocol core on a simulated network (simnet.h).
  *
  * One event queue (a binary heap ordered by time, then by the order events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* simnet.h: the overlay's real protocol code on a simulated network.
  *
  * N brokers, each the overlay's protocol core (libovcore: overlay.c and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # sweep.sh: run bgn-sim over sizes, topologies and failure counts; write
 # CSV files and (if gnuplot is installed) PNG plots into OUTDIR.
 #

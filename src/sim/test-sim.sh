@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # test-sim.sh: quick TAP check of bgn-sim's numbers and error handling.
 # Runs from the build directory (make check); needs ./bgn-sim built.
 SIM=./bgn-sim

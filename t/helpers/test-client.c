@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test-client.c: libclient's request path, watched from inside.
  *
  *   bgn-test-client allocs COUNT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test-garbage.c: a misbehaving client and a silent broker, for tests.
  *
  *   bgn-test-garbage URI                 send malformed messages to a broker

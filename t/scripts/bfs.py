@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """bfs.py: hop distances in a bgn topology, computed independently of libbgn.
 
 Usage: bfs.py TOPOLOGY SIZE SOURCE

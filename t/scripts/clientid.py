@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """clientid.py URI ID...: send broker.ping to the broker at URI from one
 DEALER socket per routing id, and print what came back for each.
 

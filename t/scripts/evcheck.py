@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """evcheck.py: check what `bgn event sub` (plain output) printed on brokers.
 
 Each FILE holds one subscriber's lines:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """layout.py: check the source layout rules (README "Source code layout").
 
 1. No include circles anywhere in src/ (quoted includes between files).

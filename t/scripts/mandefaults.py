@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """mandefaults.py MANPAGE DEFAULTS.json: the defaults bgn.toml(5) states
 agree with what the code applies ('bgn config dump --defaults').
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """promcheck.py FILE: check FILE is valid Prometheus text exposition
 format (version 0.0.4) as node_exporter's textfile collector reads it,
 then print every sample on one line, labels sorted:

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """rogue.py: a misbehaving overlay peer, for the attack tests (t1400).
 
 It speaks the overlay's wire protocol (doc/overlay-protocol.md) from a

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """shortopts.py HELPFILE...: one meaning per short option.
 
 Each file is a command's --help text.  Lines "  -x, --long..." pair a

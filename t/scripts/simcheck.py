@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 """simcheck.py: assert invariants on a `bgn-sim --protocol --json` report.
 
 Usage: simcheck.py [--only] REPORT.json [EXPR...]

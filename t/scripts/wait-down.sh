@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # wait-down.sh N: under `bgn start`, wait (10 s at most) until rank 0's
 # overlay-status lists N ranks down; exit 1 naming what it saw if not.
 i=0

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hello-client.c: an out-of-tree client, built by t0040-sdk.t against
  * the installed SDK only (pkg-config bgn, -lbgn).
  *

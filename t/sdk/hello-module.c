@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hello-module.c: an out-of-tree broker module, built by t0040-sdk.t
  * against the installed SDK only (pkg-config bgn).
  *

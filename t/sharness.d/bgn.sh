@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # bgn.sh: helpers shared by the sharness tests (sourced by sharness).
 
 : "${BGN_TOP_BUILDDIR:=$SHARNESS_TEST_DIRECTORY/..}"

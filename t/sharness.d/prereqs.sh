@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # Prerequisites for optional tests.
 if test -n "$MPIEXEC" && test -x "$MPIEXEC"; then
     test_set_prereq MPIEXEC

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # check.sh: runs inside the systemd-nspawn container of t0050-systemd.t,
 # as the oneshot bgn-check.service, once systemd-sysusers has made the
 # "bgn" user.  It does what bgn-system(7) tells an admin to do, starts the

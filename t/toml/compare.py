@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-3.0-or-later
 # compare.py: check bgn-config's JSON for a TOML file against tomllib.
 #
 # Usage: compare.py FILE.toml FILE.json

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/access.c: credentials and roles of requests (access.h).
  *
  * The parser of libzmq's "Peer-Address" (the kernel's SO_PEERCRED of an

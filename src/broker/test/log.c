@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/log.c: the broker logger's flood control and ring buffer (log.h).
  *
  * stderr is sent to a temporary file so the lines the logger prints can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/rankarg.c: unit tests for rankarg.h (rank arguments). */
 #include <errno.h>
 #include <stdlib.h>

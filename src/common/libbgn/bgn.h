@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn.h: topology and routing maths for the bgn overlay (no I/O).
  *
  * This header is the contract shared by the overlay module and bgn-sim.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* rankset.c: fixed-size bitmap of ranks with a maintained member count.
  *
  * Used for the router's down set and by the simulator and tests.  One bit

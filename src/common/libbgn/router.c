@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* router.c: next-hop routing over the live graph (topology - down + links).
  *
  * A router wraps a topology with the broker's current view: which ranks are

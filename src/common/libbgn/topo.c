@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* topo.c: topology construction, neighbours, distances and spanning trees.
  *
  * Two families live here.  Circulant binomial graphs ("bgn", "bgn:R") are

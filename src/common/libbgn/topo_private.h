@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* topo_private.h: topology internals shared by topo.c and router.c.
  *
  * Not part of the public contract (bgn.h); only libbgn's own files use it.

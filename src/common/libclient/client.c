@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* client.c: connection to a broker, RPCs and events (see client.h).
  *
  * One DEALER socket per handle, identity a fresh uuid.  Everything that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* client.h: how programs talk to a bgn broker.
  *
  * A handle is one connection to one broker's local connector (a ZeroMQ

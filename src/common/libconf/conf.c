@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* conf.c: the broker configuration: load TOML, check it, fill defaults.
  *
  * The schema in conf.h is encoded once, in the table 'schema' below; the

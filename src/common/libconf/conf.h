@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* conf.h: the broker's configuration: TOML files checked against a schema.
  *
  * A configuration is one jansson object built from a TOML file, or from

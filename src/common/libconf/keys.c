@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* keys.c: per-host CURVE keys (see keys.h). */
 #include <errno.h>
 #include <stdio.h>

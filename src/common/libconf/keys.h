@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* keys.h: per-host CURVE keys of a system instance (bootstrap.curve_keys).
  *
  * With one shared certificate (bootstrap.curve_cert) any holder of the

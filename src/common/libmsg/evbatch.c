@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evbatch.c: batches of sequenced events (see evbatch.h).
  *
  * The checker walks the buffer once and never reads past its stated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evbatch.h: many sequenced events in one buffer.
  *
  * Rank 0 packs the events it numbers within a short window into one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* jsonv.c: one-pass JSON object validation without allocation (jsonv.h).
  *
  * An explicit stack of open containers (one byte each) replaces

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* jsonv.h: is this text one JSON object?  Answered without allocating.
  *
  * msg_decode checks every payload that enters a broker or a client.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* message.c: the Flux-style message codec declared in message.h.
  *
  * A msg_t is one heap block: the header fields, then a tail holding the

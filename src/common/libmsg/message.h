@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* message.h: Flux-style broker messages (after Flux RFC 3).
  *
  * On the wire a message is a ZeroMQ multipart message:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* packed.c: frame lists packed into one buffer (see packed.h).
  *
  * Reading checks the count against the caller's bound before it looks

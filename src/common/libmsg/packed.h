@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* packed.h: a list of frames packed into one buffer.
  *
  * The overlay sends each message between brokers as one ZeroMQ frame

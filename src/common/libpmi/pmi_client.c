@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_client.c: simple PMI-1 wire protocol client (see pmi_client.h).
  *
  * Each call sends one request line and reads one reply line, both under

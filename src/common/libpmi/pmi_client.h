@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_client.h: the simple PMI-1 wire protocol, client side.
  *
  * A broker started by a PMI-1 launcher (mpich's hydra "mpiexec", or

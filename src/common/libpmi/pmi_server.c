@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_server.c: simple PMI-1 wire protocol server (see pmi_server.h).
  *
  * State: one client slot per rank (fd, state, input buffer, barrier

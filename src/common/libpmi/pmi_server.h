@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_server.h: the simple PMI-1 wire protocol, server side.
  *
  * Embedded in "bgn start", which spawns N brokers and gives each one end

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_wire.c: word lookup in PMI-1 "key=value key=value" lines. */
 #include <errno.h>
 #include <limits.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_wire.h: internal helpers shared by the PMI-1 client and server.
  *
  * A PMI-1 line is a sequence of words separated by spaces; a word is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* tap.h: a minimal Test Anything Protocol producer for the unit tests.
  *
  * Debian ships no libtap, and the tests need only a handful of primitives,

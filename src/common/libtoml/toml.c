@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* toml.c: TOML 1.0 parser producing jansson objects (see toml.h).
  *
  * A hand-written recursive-descent parser over a byte buffer.  The input

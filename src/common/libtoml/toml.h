@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* toml.h: a TOML 1.0 parser that produces jansson objects.
  *
  * The broker's configuration is written in TOML, and every consumer wants

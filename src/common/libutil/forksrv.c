@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* forksrv.c: a fork server and its client calls (see forksrv.h).
  *
  * The server waits on its socket and a signalfd for SIGCHLD in one

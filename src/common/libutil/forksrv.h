@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* forksrv.h: a fork server, and how to talk to one.
  *
  * 'bgn start' runs hundreds of brokers of one executable.  Exec'ing each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fsd.c: parse and format duration strings ("250ms", "5s").
  *
  * Config files and command-line options spell every time interval this way,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fsd.h: "Flux standard duration" strings, e.g. "250ms", "5s", "1.5m".
  *
  * A duration is a non-negative decimal number with an optional unit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hostlist.c: host name lists with bracket ranges (see hostlist.h).
  *
  * A list is a growable array of strdup'd names.  Decoding splits the

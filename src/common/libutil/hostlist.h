@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hostlist.h: ordered lists of host names, "node[0-15,32]", "a1,b[01-03]".
  *
  * Used to map host names to ranks in a static bootstrap config: the rank

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hostmap.c: rank <-> host table (see hostmap.h).
  *
  * An array of names indexed by rank; host -> ranks is a linear scan,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hostmap.h: which host each broker rank runs on, and back.
  *
  * An instance's rank -> host table, as the broker keeps it (filled from

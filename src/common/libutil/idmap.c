@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* idmap.c: open-addressing hash map with inline values (see idmap.h).
  *
  * Each slot is [u64 id + 1 (0: empty)][value padded to 8 bytes], capacity a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* idmap.h: a hash map from 64-bit ids to fixed-size values stored inline.
  *
  * The overlay keeps per-rank and per-request state (fences, request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* idset.c: growable-bitmap id sets (see idset.h).
  *
  * Bit i lives in words[i / 64], bit i % 64.  nwords grows by doubling

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* idset.h: sets of non-negative integer ids (broker ranks), "0-3,7,9-12".
  *
  * An idset is a growable bitmap: set/clear/test are O(1), iteration and

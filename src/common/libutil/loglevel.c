@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* loglevel.c: syslog level names (see loglevel.h). */
 #include <string.h>
 

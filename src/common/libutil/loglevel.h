@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* loglevel.h: syslog level names, as the broker prints them.
  *
  * The broker writes "bgn-broker[3]: warning: ..." and 'bgn start' reads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* monotime.c: the monotonic clock in seconds (see monotime.h). */
 #include <time.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* monotime.h: the monotonic clock in seconds, for deadlines and timing.
  *
  * Deadlines, keepalive clocks and RTTs must not jump with the wall clock,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ratelimit.c: per-warning log budgets (see ratelimit.h).
  *
  * A fixed window: it opens at the first event after the previous window

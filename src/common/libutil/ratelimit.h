@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ratelimit.h: "log at most K lines per interval, then say how many were
  * suppressed".
  *

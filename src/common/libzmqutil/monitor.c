@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* monitor.c: libzmq socket monitor events (see monitor.h). */
 #include <errno.h>
 #include <stdio.h>

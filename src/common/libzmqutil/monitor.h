@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* monitor.h: libzmq socket monitor events, decoded.
  *
  * zmq_socket_monitor() reports a socket's connection events as two-part

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* multipart.c: whole multipart messages on a socket (see multipart.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* multipart.h: reading and writing whole multipart messages on a socket.
  *
  * Every bgn socket (the broker's local connector, the overlay's ROUTER,

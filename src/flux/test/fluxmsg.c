@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/fluxmsg.c: messages cross between bgn and Flux field by field. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/fluxpoll.c: ZeroMQ sockets watched on a Flux reactor.
  *
  * ZMQ_FD is edge-triggered: messages that arrive together give one edge,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* bgn/module.h: the ABI between bgn-broker and its loadable modules.
  *
  * A module is a shared object (e.g. overlay-bgn.so) that exports one data

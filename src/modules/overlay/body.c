@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* body.c: wire frames: packing, unpacking, decoding (see body.h). */
 #include <errno.h>
 #include <stdio.h>

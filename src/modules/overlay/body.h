@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* body.h: what travels between two peers, as one frame.
  *
  * Every overlay message is one wire frame (one ZeroMQ frame, so CURVE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* curve.c: the certificate and the ZAP handler (see curve.h).
  *
  * The ZAP handler (RFC 27) is our own, on the broker's reactor, rather

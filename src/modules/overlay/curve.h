@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* curve.h: this broker's CURVE certificate and the keys it admits.
  *
  * A system instance shares one certificate (bootstrap.curve_cert: every

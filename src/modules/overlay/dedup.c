@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* dedup.c: requests run here for other ranks, so a copy sent again is
  * not run twice (see dedup.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* dedup.h: requests this broker ran for other ranks, remembered a while
  * so that a copy its origin sent again is not run twice.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* envelope.c: encode and decode the overlay envelope (see envelope.h). */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* envelope.h: the overlay's per-hop envelope.
  *
  * Between two peers every overlay message is one frame (body.h):

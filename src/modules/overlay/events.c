@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* events.c: sequenced, exactly-once, in-order multicast of event batches
  * (see events.h).
  *

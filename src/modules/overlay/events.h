@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* events.h: the overlay's multicast event layer, as pure logic.
  *
  * Rank 0 numbers events (seq 1, 2, ...) as they are published and packs

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evglue.c: the event layer's ops over the overlay (see evglue.h).
  *
  * A batch travels as ENV_EVENT with the batch as its one body frame,

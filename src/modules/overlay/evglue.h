@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evglue.h: the event layer (events.c) carried over the overlay.
  *
  * events.c is pure logic with an ops table; this file is that table:

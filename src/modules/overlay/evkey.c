@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evkey.c: rank 0's event signing key in its run directory (evkey.h). */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evkey.h: rank 0's event signing key, kept and announced (module side).
  *
  * Rank 0 signs every event batch and SYNC (evsign.c).  Its key pair is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evlayer_int.h: the event layer's state, shared by its parts.
  *
  * The event layer (events.h is its contract) is one state machine in four

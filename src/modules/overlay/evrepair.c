@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evrepair.c: filling gaps in the event sequence (evlayer_int.h).
  *
  * A broker that misses seqs asks its tree parent and its other live peers

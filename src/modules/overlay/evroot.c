@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evroot.c: rank 0's side of the event layer (evlayer_int.h).
  *
  * After a start, rank 0 first learns where the sequence is (its tree

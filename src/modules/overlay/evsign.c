@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evsign.c: rank 0's signature on the event stream (events.h,
  * evlayer_set_keys).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evstore.c: the event layer's batch stores (evlayer_int.h).
  *
  * A store holds batches sorted by first seq, disjoint (every seq belongs

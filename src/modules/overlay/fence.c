@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fence.c: the fence view, how changes spread, the partition check
  * (fence.h).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fence.h: who is down, as this broker sees it, and how that spreads.
  *
  * The view is one record per rank ever heard of: its latest known

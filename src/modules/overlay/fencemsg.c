@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fencemsg.c: fence records on the wire (see fencemsg.h). */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fencemsg.h: fence records on the wire.
  *
  * The fence view travels as batches of records (rank, incarnation,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* frame.c: reference-counted byte buffers (see frame.h).
  *
  * A frame made here keeps its bytes right after the struct: one

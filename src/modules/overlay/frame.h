@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* frame.h: a reference-counted byte buffer, the unit the overlay core
  * hands to its transport.
  *

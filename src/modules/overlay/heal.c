@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* heal.c: substitute links (see heal.h). */
 #include <errno.h>
 #include <stdio.h>

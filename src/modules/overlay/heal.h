@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* heal.h: self-healing with substitute links.
  *
  * When fewer than the threshold of a broker's peers are up, it asks live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* health.c: readiness and health (see health.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* health.h: readiness reports to rank 0, and the one-word health.
  *
  * A broker whose peers are all up (or fenced) reports "ready" to rank 0

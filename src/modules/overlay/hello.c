@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hello.c: admission: HELLO / ACK / NAK, incarnations, rejoin (hello.h).
  */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hello.h: admission of peers.
  *
  * The connecting side of each link says HELLO (protocol version, rank,

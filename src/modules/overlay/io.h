@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* io.h: everything the overlay's protocol core needs from the world.
  *
  * The core (every part of the overlay but the socket and the certificate

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* live.c: keepalives, suspect and lost (see live.h). */
 #include <stdio.h>
 

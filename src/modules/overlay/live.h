@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* live.h: peer liveness.
  *
  * Every keepalive interval a broker sends a keepalive to each live peer

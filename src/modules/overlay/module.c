@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* module.c: overlay-bgn.so, the broker's overlay network module.
  *
  * The module glue: the entry points the broker calls (load, start,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* moved.c: telling the peers that dial us where we listen (moved.h). */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* moved.h: a restarted broker's new endpoint reaches the peers that dial
  * it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ovconf.c: the overlay's settings and derived defaults (see ovconf.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ovconf.h: the overlay's settings, read once from the broker's config.
  *
  * The broker has already validated the TOML against libconf's schema, so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay.c: the protocol core's entry points and its coordinator.
  *
  * Everything that enters the core comes through here: messages from the

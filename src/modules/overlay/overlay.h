@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* overlay.h: the overlay's protocol core: the hub and its entry points.
  *
  * The hub (struct overlay) owns every part of the core; each part keeps

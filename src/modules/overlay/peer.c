@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* peer.c: the peer table (see peer.h).
  *
  * A broker has O(log N) peers, so a sorted array with binary search and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* peer.h: the overlay's peer table (data only, no reactions).
  *
  * One entry per graph neighbour, plus substitute links made by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* route.c: next hop, detours, backlogs, the TTL step, sending (route.h).
  */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* route.h: moving messages one hop on.
  *
  * Next hop from libbgn's router over the live graph, a fixed pick among

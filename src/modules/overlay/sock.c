@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* sock.c: the overlay's ROUTER socket (see sock.h).
  *
  * Received parts are wrapped in frames that keep the zmq_msg_t in the

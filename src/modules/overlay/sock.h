@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* sock.h: the overlay's one ZeroMQ ROUTER socket.
  *
  * It binds one endpoint and connects to the peers this broker is

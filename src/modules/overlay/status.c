@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* status.c: overlay.status and the status-all reduction (see status.h). */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* status.h: overlay.status and the status-all reduction.
  *
  * overlay.status answers with this broker's view: health, peers with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* timer.c: a deadline-ordered queue of timers (see timer.h).
  *
  * A broker has a handful of timers (keepalive tick, backlog retry,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* timer.h: the overlay core's timers, kept without any reactor.
  *
  * The protocol core may not own a clock or an event loop (it runs under

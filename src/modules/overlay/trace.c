@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* trace.c: overlay.trace (see trace.h). */
 #include <errno.h>
 #include <fnmatch.h>

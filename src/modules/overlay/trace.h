@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* trace.h: overlay.trace, a streaming request that sees every message.
  *
  * Each message through this broker's overlay socket that matches a

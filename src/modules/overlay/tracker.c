@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* tracker.c: requests this broker injected (see tracker.h).
  *
  * Keyed by a 64-bit hash of "client:matchtag"; the full key is kept to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* tracker.h: requests this broker sent into the overlay.
  *
  * The origin broker remembers each request it injects toward a rank

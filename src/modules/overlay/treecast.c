@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* treecast.c: multicast targets around down ranks (see treecast.h). */
 #include "treecast.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* treecast.h: who to send to, multicasting down a spanning tree when some
  * ranks are down.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* wire.h: integers in network order, for the overlay's binary frames
  * (the envelope, fence records).  Inline, no state. */
 #ifndef BGN_OVERLAY_WIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/bcast.c: spanning trees for multicast (bgn_topo_bcast_children).
  *
  * For every topology, N in 1..MAX_N and a spread of roots: a walk over the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* naive.h: independent reference model for the libbgn unit tests.
  *
  * Builds adjacency straight from the topology definitions (never calling

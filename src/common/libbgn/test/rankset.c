@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/rankset.c: unit tests for the rank bitmap. */
 #include <errno.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/route.c: exhaustive next-hop tests against a naive reference.
  *
  * For every topology in naive.h's list and every N in 1..MAX_N, each pair

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/scale.c: N = 1,048,576 construction, routing and memory sanity.
  *
  * Builds bgn, bgn:8, kary:2 and binomial at N = 2^20, checks degree and

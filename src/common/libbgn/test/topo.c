@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/topo.c: topology parsing, neighbours, degrees, distances, diameters.
  *
  * Neighbour sets are compared with naive.h's adjacency built straight from

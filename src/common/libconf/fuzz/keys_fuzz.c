@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* keys_fuzz.c: libFuzzer entry point for the per-host key file parser.
  *
  * A node's key directory is read by every broker of a system instance

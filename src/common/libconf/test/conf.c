@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/conf.c: unit tests for the broker configuration loader.
  *
  * Covers each schema error class (unknown key, wrong type, range), the

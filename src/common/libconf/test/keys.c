@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/keys.c: per-host CURVE keys (bootstrap.curve_keys, keys.h).
  *
  * Writes certificate files the way czmq's zcert_save does (ZPL text) into

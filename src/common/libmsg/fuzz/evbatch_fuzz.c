@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evbatch_fuzz.c: libFuzzer target for evbatch_check() and the writer.
  *
  * Each input is used twice:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* gen_seeds.c: write a small seed corpus for message_fuzz (and, with
  * --packed, for packed_fuzz).
  *

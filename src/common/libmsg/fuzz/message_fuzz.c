@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* message_fuzz.c: libFuzzer target for msg_decode().
  *
  * The input is a sequence of length-prefixed frames (see frame_split

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* packed_fuzz.c: libFuzzer target for the packed frame list (packed.h),
  * the one frame a broker receives from an overlay peer after its
  * envelope, and for the decode a destination runs on it.

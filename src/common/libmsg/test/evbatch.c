@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/evbatch.c: TAP unit tests for event batches (evbatch.h).
  *
  * A batch written from messages reads back record by record as the same

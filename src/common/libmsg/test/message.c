@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/message.c: TAP unit tests for libmsg (message.h).
  *
  * Covers round trips of every message type with and without routes,

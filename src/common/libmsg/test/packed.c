@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/packed.c: TAP unit tests for the packed frame list (packed.h).
  *
  * Round trips (no frames, empty frames, the most frames, a large one)

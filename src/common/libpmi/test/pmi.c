@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/pmi.c: unit tests for the PMI-1 client and server.
  *
  * - value escaping round trips (every Z85 symbol, spaces, '=', '%')

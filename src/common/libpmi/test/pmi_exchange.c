@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* pmi_exchange: run under a PMI-1 launcher (mpiexec -n N, bgn start).
  *
  * Each rank puts "key-R" = a value built from R that uses every Z85

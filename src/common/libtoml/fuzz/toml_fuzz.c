@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* toml_fuzz.c: libFuzzer entry point for the TOML parser.
  *
  * Feeds arbitrary bytes to toml_parse() and, when a document parses,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/toml.c: unit tests for the TOML parser.
  *
  * Each case parses a small document and compares the compact, key-sorted

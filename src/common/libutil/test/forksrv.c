@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/forksrv.c: unit tests for forksrv.h.
  *
  * A real server in a child process: children get their fds and rank,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* Unit tests for duration parsing and formatting. */
 #include <errno.h>
 #include <math.h>

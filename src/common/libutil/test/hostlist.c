@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/hostlist.c: unit tests for hostlist.h. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/hostmap.c: unit tests for hostmap.h. */
 #include <errno.h>
 #include <stdlib.h>

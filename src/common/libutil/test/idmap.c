@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/idmap.c: unit tests for idmap.h, against a plain array model. */
 #include <errno.h>
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/idset.c: unit tests for idset.h. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/loglevel.c: unit tests for loglevel.h. */
 #include "src/common/libtap/tap.h"
 #include "src/common/libutil/loglevel.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/ratelimit.c: unit tests for ratelimit.h. */
 #include <errno.h>
 #include <math.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/zmqutil.c: unit tests for libzmqutil over inproc sockets. */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* Unit tests for the overlay envelope codec and the wire frame (body.h):
  * a broker message packed once with room for the envelope, decoded once;
  * control bodies packed and unpacked as slices that keep their frame. */

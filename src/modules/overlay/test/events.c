@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* Unit tests for the event layer's logic, on a simulated instance.
  *
  * N layers exchange batches and control objects through an in-memory

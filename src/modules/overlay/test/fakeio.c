@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fakeio.c: one overlay core on a fake io (see fakeio.h). */
 #include <errno.h>
 #include <math.h>

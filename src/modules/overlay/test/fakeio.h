@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fakeio.h: one overlay core on a fake io, for the parts' unit tests.
  *
  * The core under test believes it has a socket, a clock and a broker;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/fence.c: the fence view and how it spreads (fence.c), via a fake
  * io: records only move forward, changes go up the tree to the root in
  * one report per window, the root multicasts one batch per window down

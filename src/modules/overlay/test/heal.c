@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/heal.c: substitute selection and links (heal.c) via a fake io. */
 #include <errno.h>
 #include <string.h>

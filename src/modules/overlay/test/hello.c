@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/hello.c: admission (hello.c) and a restarted peer's new endpoint
  * (moved.c) through a fake io. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/peer.c: the peer table (peer.c). */
 #include <errno.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/route.c: next hops, TTL, backlogs, detours (route.c) via a fake
  * io. */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/status.c: the status-all reduction (status.c) via a fake io.
  *
  * Rank 0 asks its broadcast-tree children for their subtrees' summaries
