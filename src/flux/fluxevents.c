@@ -27,7 +27,7 @@ int fh_method_event_pub (struct bgn_broker *b, msg_t *req,
                            &payload) < 0 || !*topic
         || (payload && !json_is_object (payload)))
         return fh_request_fail (b, req, EPROTO, "bgn.event-pub takes {\"topic\": "
-                             "T, \"payload\": {...}}");
+                                "T, \"payload\": {...}}");
     if (b->rank != 0) {
         uint32_t zero = 0;
         msg_set_nodeid (req, zero);
@@ -47,7 +47,7 @@ int fh_method_event_pub (struct bgn_broker *b, msg_t *req,
         int errnum = errno;
         msg_destroy (&ev);
         return fh_request_fail (b, req, errnum, errnum == EAGAIN
-                             ? "rank 0 cannot take events now; retry" : NULL);
+                                ? "rank 0 cannot take events now; retry" : NULL);
     }
     msg_destroy (&req);
     return 0;
@@ -64,7 +64,7 @@ int fh_method_event_sub (struct bgn_broker *b, msg_t *req,
 
     if (info->from_overlay || !c || !flux_msg_is_streaming (c->req))
         return fh_request_fail (b, req, EPROTO, "bgn.event-sub is a streaming "
-                             "request of a client of this broker");
+                                "request of a client of this broker");
     if (o && json_unpack (o, "{s?o}", "topics", &topics) < 0)
         topics = NULL;
     if (topics && !json_is_array (topics))
@@ -132,7 +132,7 @@ static void deliver_one (struct bgn_broker *b, uint32_t seq, const char *topic,
                                payload ? (int)payload_len : 0,
                                "publisher", (json_int_t)publisher) < 0)
             fh_log (b, LOG_DEBUG, "bgn: event to a subscriber: %s",
-                  strerror (errno));
+                    strerror (errno));
     }
 }
 
@@ -190,7 +190,7 @@ static void fh_topology_cb (flux_future_t *f, void *arg)
         learn_parents (b, topo);
     else
         fh_log (b, LOG_WARNING, "bgn: overlay.topology: %s (disconnect_hung "
-              "cannot find parents)", strerror (errno));
+                "cannot find parents)", strerror (errno));
     flux_future_destroy (f);
 }
 
@@ -211,35 +211,35 @@ static void disconnect_online_cb (flux_future_t *f, void *arg)
     if (flux_rpc_get_unpack (f, "{s:s}", "members", &members) < 0
         || !(online = idset_decode (members, NULL, 0))) {
         fh_log (b, LOG_WARNING, "bgn: disconnect_hung: Flux's broker.online "
-              "group: %s; rank %u left alone", strerror (errno),
-              (unsigned)rank);
+                "group: %s; rank %u left alone", strerror (errno),
+                (unsigned)rank);
         flux_future_destroy (f);
         return;
     }
     flux_future_destroy (f);
     if (!idset_test (online, rank)) {
         fh_log (b, LOG_INFO, "bgn: disconnect_hung: rank %u is not online to "
-              "Flux: left alone", (unsigned)rank);
+                "Flux: left alone", (unsigned)rank);
         idset_destroy (&online);
         return;
     }
     idset_destroy (&online);
     if (parent < 0) {
         fh_log (b, LOG_WARNING, "bgn: disconnect_hung: the TBON parent of rank "
-              "%u is not known", (unsigned)rank);
+                "%u is not known", (unsigned)rank);
         return;
     }
     if (!(req = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
                              (uint32_t)parent, FLUX_RPC_NORESPONSE, "{s:i}",
                              "rank", (int)rank))) {
         fh_log (b, LOG_ERR, "bgn: overlay.disconnect-subtree: %s",
-              strerror (errno));
+                strerror (errno));
         return;
     }
     flux_future_destroy (req);
     fh_log (b, LOG_NOTICE, "bgn: asked rank %d to disconnect its TBON child "
-          "rank %u, which the BGN fenced (disconnect_hung)", parent,
-          (unsigned)rank);
+            "rank %u, which the BGN fenced (disconnect_hung)", parent,
+            (unsigned)rank);
 }
 
 static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
@@ -251,7 +251,7 @@ static void disconnect_in_flux (struct bgn_broker *b, uint32_t rank)
         || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank, NULL) < 0
         || flux_future_then (f, 10., disconnect_online_cb, b) < 0) {
         fh_log (b, LOG_ERR, "bgn: disconnect_hung: groups.get: %s",
-              strerror (errno));
+                strerror (errno));
         flux_future_destroy (f);
     }
 }
@@ -273,7 +273,7 @@ static void note_membership (struct bgn_broker *b, const char *payload,
                                 : NULL;
         if (!f)
             fh_log (b, LOG_ERR, "bgn: publishing bgn.membership: %s",
-                  strerror (errno));
+                    strerror (errno));
         flux_future_destroy (f);
         free (text);
     }
@@ -289,7 +289,7 @@ static void note_membership (struct bgn_broker *b, const char *payload,
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
         fh_log (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN: %s",
-              (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
+                (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
         /* hung: it stopped answering ("silent for ..."), not gone */
         if (b->disconnect_hung && !strncmp (reason, "silent", 6))
             disconnect_in_flux (b, (uint32_t)rank);
@@ -319,7 +319,7 @@ static void start_watchdog (struct bgn_broker *b)
 
     if (pid < 0) {
         fh_log (b, LOG_ERR, "bgn: fork for the exit watchdog: %s",
-              strerror (errno));
+                strerror (errno));
         return;
     }
     if (pid == 0) {   /* async-signal-safe calls only: we are a fork */
@@ -393,8 +393,8 @@ static void tell_orphan (struct bgn_broker *b, uint32_t rank)
     msg_route_enable (req);
     idset_set (b->told, rank);
     fh_log (b, LOG_WARNING, "bgn: rank %u (%s) is lost to Flux's TBON but up on "
-          "the BGN: telling it to exit (orphan_relief)", (unsigned)rank,
-          flux_get_hostbyrank (b->h, rank));
+            "the BGN: telling it to exit (orphan_relief)", (unsigned)rank,
+            flux_get_hostbyrank (b->h, rank));
     fh_route_request (b, req, &info);
 }
 

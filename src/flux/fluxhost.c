@@ -217,7 +217,7 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
         return -1;
     if (flux_future_wait_for (f, b->boot_timeout) < 0) {
         fh_log (b, LOG_ERR, "bgn: rank %u did not publish %s within %.0fs",
-              (unsigned)rank, key, b->boot_timeout);
+                (unsigned)rank, key, b->boot_timeout);
         errno = ETIMEDOUT;
     }
     else if (flux_kvs_lookup_get_unpack (f, "s", &value) < 0)
@@ -297,8 +297,8 @@ static void api_stop (bgn_broker_t *b, int exit_code)
     if (b->stop_code < exit_code)
         b->stop_code = exit_code;
     fh_log (b, exit_code ? LOG_ERR : LOG_INFO, "bgn: the overlay asked to stop "
-          "(exit code %d%s); the Flux broker goes on", exit_code,
-          exit_code == 3 ? ": partitioned" : "");
+            "(exit code %d%s); the Flux broker goes on", exit_code,
+            exit_code == 3 ? ": partitioned" : "");
 }
 
 static double api_now (bgn_broker_t *b)

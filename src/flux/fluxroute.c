@@ -147,7 +147,7 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
     msg_get_nodeid (msg, &nodeid);
     if (msg_get_flags (msg) & MSGFLAG_UPSTREAM)
         return fh_request_fail (b, msg, ENOSYS, "upstream requests are the "
-                             "TBON's, not the BGN's");
+                                "TBON's, not the BGN's");
     if (nodeid == NODEID_ANY || nodeid == b->rank)
         return request_here (b, msg, info);
     if (nodeid >= b->size)
@@ -174,8 +174,8 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
         if (rank != b->rank) {
             if (!b->ovl || b->ovl->send (b->ovl_state, &msg, rank, NULL) < 0) {
                 fh_log (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
-                      msg_get_topic (msg) ?: "", (unsigned)rank,
-                      strerror (errno));
+                        msg_get_topic (msg) ?: "", (unsigned)rank,
+                        strerror (errno));
                 msg_destroy (&msg);
                 return -1;
             }
@@ -257,7 +257,7 @@ static int to_flux (struct bgn_broker *b, msg_t *req)
     if (!noresponse && zhashx_size (b->forwards) >= MAX_PENDING) {
         flux_msg_destroy (f);
         return fh_request_fail (b, req, EAGAIN, "too many requests waiting for "
-                             "Flux here");
+                                "Flux here");
     }
     snprintf (id, sizeof (id), FWD_PREFIX "%" PRIu64, ++b->next_forward);
     flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
@@ -374,7 +374,7 @@ static void client_answer (struct bgn_broker *b, const char *token,
 
     if (!c) {
         fh_log (b, LOG_DEBUG, "bgn: answer for %s, a request no longer "
-              "waiting: dropped", token);
+                "waiting: dropped", token);
         return;
     }
     msg_get_errnum (rsp, &errnum);
@@ -495,14 +495,14 @@ int fh_method_rpc (struct bgn_broker *b, msg_t *req,
 
     if (info->from_overlay)
         return fh_request_fail (b, req, EPERM, "bgn.rpc starts at the "
-                             "requester's own broker");
+                                "requester's own broker");
     if (!o || json_unpack (o, "{s:I s:s s?o}", "rank", &rank, "topic", &topic,
                            "payload", &payload) < 0
         || rank < 0 || rank >= (json_int_t)b->size || !*topic
         || (payload && !json_is_object (payload)))
         return fh_request_fail (b, req, EPROTO, "bgn.rpc takes {\"rank\": R, "
-                             "\"topic\": T, \"payload\": {...}} with R a rank "
-                             "of this instance");
+                                "\"topic\": T, \"payload\": {...}} with R a rank "
+                                "of this instance");
     if (payload && !(text = json_dumps (payload, JSON_COMPACT)))
         return fh_request_fail (b, req, ENOMEM, NULL);
     inner = msg_request_create (topic, (uint32_t)rank, text);
