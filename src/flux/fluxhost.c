@@ -237,45 +237,17 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
 static int api_service_add (bgn_broker_t *b, const char *name,
                             bgn_service_f fn, void *arg)
 {
-    for (int i = 0; i < b->nservices; i++)
-        if (!strcmp (b->services[i].name, name)) {
-            errno = EEXIST;
-            return -1;
-        }
-    if (b->nservices == MAX_SERVICES || strlen (name) >= 32) {
-        errno = b->nservices == MAX_SERVICES ? ENOSPC : EINVAL;
-        return -1;
-    }
-    struct service *s = &b->services[b->nservices++];
-    snprintf (s->name, sizeof (s->name), "%s", name);
-    s->fn = fn;
-    s->arg = arg;
-    return 0;
+    return service_add (b->services, name, fn, arg);
 }
 
 static int api_service_remove (bgn_broker_t *b, const char *name)
 {
-    for (int i = 0; i < b->nservices; i++) {
-        if (!strcmp (b->services[i].name, name)) {
-            b->services[i] = b->services[--b->nservices];
-            return 0;
-        }
-    }
-    errno = ENOENT;
-    return -1;
+    return service_remove (b->services, name);
 }
 
-struct service *fh_service_of (struct bgn_broker *b, const char *topic)
+bool fh_ours (const char *topic)
 {
-    size_t n;
-
-    for (int i = 0; topic && i < b->nservices; i++) {
-        n = strlen (b->services[i].name);
-        if (!strncmp (topic, b->services[i].name, n)
-            && (topic[n] == '.' || topic[n] == '\0'))
-            return &b->services[i];
-    }
-    return NULL;
+    return topic && !strncmp (topic, SERVICE ".", strlen (SERVICE) + 1);
 }
 
 static int api_set_overlay (bgn_broker_t *b, const struct bgn_overlay_ops *ops,
@@ -443,7 +415,8 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
         snprintf (errbuf, errlen, "ZeroMQ context: %s", strerror (errno));
         goto error;
     }
-    if (!(b->clients = zhashx_new ()) || !(b->forwards = zhashx_new ())
+    if (!(b->services = service_registry_create ())
+        || !(b->clients = zhashx_new ()) || !(b->forwards = zhashx_new ())
         || !(b->subs = zlistx_new ())) {
         snprintf (errbuf, errlen, "out of memory");
         goto error;
@@ -494,6 +467,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
          s = zlistx_next (b->subs))
         flux_respond_error (b->h, s->req, ENODATA, "bgn is unloading");
     zhashx_destroy (&b->clients);
+    service_registry_destroy (&b->services);
     zhashx_destroy (&b->forwards);
     zlistx_destroy (&b->subs);
     fluxpoll_destroy (&b->poll);

@@ -17,6 +17,7 @@
 #define BGN_FLUX_FLUXHOST_INT_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -36,23 +37,17 @@
 #include "src/common/libutil/idset.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
+#include "src/broker/service.h"
 #include "fluxhost.h"
 #include "fluxmsg.h"
 #include "fluxpoll.h"
 
 #define SERVICE "bgn"
-#define MAX_SERVICES 8
 #define MAX_PENDING 10000          /* Flux client requests or forwards held */
 #define FWD_PREFIX "bgn-"          /* route id of a request handed to Flux */
 #define CLIENT_PREFIX "f"          /* route id of a Flux client's request */
 #define TEXT_KEY "bgn.text"        /* a Flux answer that is text, not JSON,
                                       crosses the BGN as {TEXT_KEY: text} */
-
-struct service {
-    char name[32];
-    bgn_service_f fn;
-    void *arg;
-};
 
 struct timer {
     int id;
@@ -100,8 +95,7 @@ struct bgn_broker {
     double rpc_timeout;
     int membership_event, disconnect_hung, orphan_relief;
     struct fluxpoll *poll;
-    struct service services[MAX_SERVICES];
-    int nservices;
+    struct service_registry *services;  /* bgn-broker's registry (service.h) */
     const struct bgn_overlay_ops *ovl;
     void *ovl_state;
     struct timer *timers;
@@ -133,7 +127,8 @@ struct bgn_broker {
 /* fluxhost.c */
 void fh_log (bgn_broker_t *b, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
-struct service *fh_service_of (struct bgn_broker *b, const char *topic);
+/* Is topic under the host's own service name (SERVICE.*)? */
+bool fh_ours (const char *topic);
 
 /* fluxroute.c: routing (requests by nodeid, responses by route stack) */
 int fh_route_request (struct bgn_broker *b, msg_t *msg,

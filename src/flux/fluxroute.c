@@ -125,14 +125,17 @@ static void cap_role (struct bgn_broker *b, msg_t *req,
 static int request_here (struct bgn_broker *b, msg_t *msg,
                          const struct bgn_msg_info *info)
 {
-    struct service *s = fh_service_of (b, msg_get_topic (msg));
+    const char *topic = msg_get_topic (msg);
+    bgn_service_f fn;
+    void *arg;
+    int have = service_lookup (b->services, topic, &fn, &arg) == 0;
 
     cap_role (b, msg, info);
 
-    if (s && !strcmp (s->name, SERVICE) && host_method (b, msg, info) == 0)
+    if (have && fh_ours (topic) && host_method (b, msg, info) == 0)
         return 0;   /* the host's own method took it */
-    if (s) {
-        s->fn (b, msg, info, s->arg);
+    if (have) {
+        fn (b, msg, info, arg);
         msg_destroy (&msg);
         return 0;
     }
@@ -184,9 +187,10 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
         msg_route_pop (msg, NULL, 0);
     }
     /* The stack ran out: an answer to the module's own request. */
-    struct service *s = fh_service_of (b, msg_get_topic (msg));
-    if (s)
-        s->fn (b, msg, NULL, s->arg);
+    bgn_service_f fn;
+    void *arg;
+    if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
+        fn (b, msg, NULL, arg);
     msg_destroy (&msg);
     return 0;
 }
@@ -247,8 +251,11 @@ static int to_flux (struct bgn_broker *b, msg_t *req)
     char id[32];
     int noresponse = msg_get_flags (req) & MSGFLAG_NORESPONSE;
 
-    if (fh_service_of (b, msg_get_topic (req)) || !strncmp (msg_get_topic (req),
-                                                         SERVICE ".", 4)) {
+    bgn_service_f fn;
+    void *arg;
+
+    if (service_lookup (b->services, msg_get_topic (req), &fn, &arg) == 0
+        || fh_ours (msg_get_topic (req))) {
         flux_msg_destroy (f);   /* it would come straight back to us */
         return fh_request_fail (b, req, ENOSYS, "no such bgn method");
     }
