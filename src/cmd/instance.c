@@ -564,6 +564,32 @@ static int overlay_ready (struct instance *in)
     return ready;
 }
 
+/* 1 if rank 0's host table has every rank (or is static), 0 if not yet.
+ * Brokers register their host with rank 0 after they come up, so a
+ * COMMAND started the moment health is full could ask for a host name
+ * that is not in the table yet. */
+static int hosts_whole (struct instance *in)
+{
+    bgn_rpc_t *rpc;
+    const char *payload;
+    json_t *o = NULL, *hosts = NULL, *h;
+    size_t i;
+    int whole = 0;
+
+    if ((rpc = bgn_rpc (in->h0, "broker.hosts", 0, NULL, 0))
+        && bgn_rpc_get (rpc, &payload) == 0
+        && (o = json_loads (payload, 0, NULL))
+        && json_unpack (o, "{s:o}", "hosts", &hosts) == 0) {
+        whole = 1;
+        json_array_foreach (hosts, i, h)
+            if (!json_is_string (h))
+                whole = 0;
+    }
+    json_decref (o);
+    bgn_rpc_destroy (&rpc);
+    return whole;
+}
+
 /* Service events until done() or the deadline; -1 on a broker exit, a
  * signal or the deadline (1 in *timedout then). */
 static int wait_phase (struct instance *in, double deadline, double tick,
@@ -585,6 +611,27 @@ static int wait_phase (struct instance *in, double deadline, double tick,
             return -1;
         }
     }
+    return 0;
+}
+
+#define HOSTS_WAIT 10.0         /* seconds phase 3 waits at most */
+
+/* Phase 3: give the brokers' host registrations HOSTS_WAIT seconds (and
+ * no more than the start-up deadline) to reach rank 0; a table still
+ * missing ranks then is said, not fatal: ranks work where hosts do not. */
+static int wait_hosts (struct instance *in, double deadline)
+{
+    int timedout = 0;
+    double until = monotime_now () + HOSTS_WAIT;
+
+    if (until > deadline)
+        until = deadline;
+    if (wait_phase (in, until, 0.02, hosts_whole, &timedout) == 0)
+        return 0;
+    if (!timedout)
+        return -1;      /* a broker exited, or a signal */
+    instance_log ("the host table is not whole yet: commands may not know "
+                  "every host name for a while");
     return 0;
 }
 
@@ -630,9 +677,11 @@ int instance_start (struct instance *in)
     }
     instance_write_pidfile (in);
     /* Phase 1: every broker bootstraps (PMI finalize).  Phase 2: the
-     * overlay reports full health at rank 0. */
+     * overlay reports full health at rank 0.  Phase 3: rank 0 has every
+     * rank's host (bounded, see wait_hosts). */
     if (wait_phase (in, deadline, 0.1, all_bootstrapped, &timedout) == 0
-        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0) {
+        && wait_phase (in, deadline, 0.02, overlay_ready, &timedout) == 0
+        && wait_hosts (in, deadline) == 0) {
         bgn_close (&in->h0);
         instance_write_pidfile (in);   /* every broker "running" */
         return 0;
