@@ -353,13 +353,11 @@ nomem:
  * route stack, a decimal rank, under the client's id) or this one. */
 static uint32_t publisher_of (struct bgn_broker *b, const msg_t *req)
 {
-    if (msg_route_count (req) >= 2) {
-        const char *top = msg_route_first (req);
-        char *end;
-        unsigned long r = strtoul (top, &end, 10);
-        if (*top && !*end)
-            return (uint32_t)r;
-    }
+    uint32_t r;
+
+    if (msg_route_count (req) >= 2
+        && msg_route_id_rank (msg_route_first (req), &r))
+        return r;
     return b->rank;
 }
 

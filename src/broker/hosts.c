@@ -264,15 +264,12 @@ void hosts_request (struct hosts *h, const msg_t *req)
  * stack, or -1 (a local client's request: its id is on top). */
 static long origin_rank (const msg_t *req)
 {
-    const char *top = msg_route_count (req) >= 1 ? msg_route_first (req)
-                                                 : NULL;
-    char *end;
-    long r;
+    uint32_t r;
 
-    if (!top || *top < '0' || *top > '9')
+    if (msg_route_count (req) < 1
+        || !msg_route_id_rank (msg_route_first (req), &r))
         return -1;
-    r = strtol (top, &end, 10);
-    return *end ? -1 : r;
+    return r;
 }
 
 void hosts_register_request (struct hosts *h, const msg_t *req)

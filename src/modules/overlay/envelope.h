@@ -55,6 +55,12 @@ enum {
  * live shortest hop on the way, so from there on the message follows
  * live shortest paths (bgn_router_next_hop), which cannot loop. */
 #define ENV_FLAG_LIVE 0x80
+/* ENV_FLAG_DETOUR (same kinds): the message left a broker once through a
+ * neighbour no closer to its destination, because every shortest hop
+ * there was still connecting.  It takes no second such detour: it waits
+ * for a connecting link instead, so detours cannot chain into a loop
+ * while links form (at start-up every link is connecting). */
+#define ENV_FLAG_DETOUR 0x40
 
 struct envelope {
     uint8_t kind;

@@ -476,11 +476,16 @@ int route_out (struct overlay *ov, struct envelope *env,
         return 0;
     /* No shortest hop is up here.  A link still connecting waits for its
      * hello unless a live detour exists (a link stuck connecting must not
-     * hold traffic that has another way). */
-    if ((!queue_on || queue_on->state == PEER_CONNECTING)
+     * hold traffic that has another way), and only once per message: a
+     * detour gets no closer, and a second one from where it led could
+     * lead back (ENV_FLAG_DETOUR). */
+    if ((!queue_on || (queue_on->state == PEER_CONNECTING
+                       && !(env->flags & ENV_FLAG_DETOUR)))
         && (via = detour (ov, target, from))) {
         via->reroutes++;
         env->flags |= ENV_FLAG_LIVE;
+        if (queue_on)
+            env->flags |= ENV_FLAG_DETOUR;
         if (try_send (ov, via, env, frames, n) == 0)
             return 0;
         queue_on = via;

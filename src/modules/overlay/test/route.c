@@ -389,6 +389,64 @@ static void check_bounce (void)
     fake_destroy (&f);
 }
 
+/* While links form, every shortest hop may still be connecting: a
+ * message takes one detour through a live neighbour (no closer), and no
+ * second one, so detours cannot chain into a loop (t1200 once saw a
+ * request from 5 to 0 at N=8 spend its 8 hops at start-up). */
+static void check_detour_once (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    uint32_t live[] = { 8, 12, 14 };    /* no shortest hop toward 3 */
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 2,
+                            .source = 9, .dest = 3 };
+    msg_t *req = request (3, 41);
+    struct peer *p;
+    struct sent *s = NULL;
+
+    fake_start (f);
+    for (int i = 0; i < 3; i++) {
+        p = fake_peer (f, live[i]);
+        fake_hello (f, live[i], p->connector ? ENV_HELLO_ACK : ENV_HELLO,
+                    1000 + live[i]);
+    }
+    fake_advance (f, 0.05);
+    fake_clear (f);
+    ok (fake_peer (f, 2)->state == PEER_CONNECTING
+        && fake_peer (f, 8)->state == PEER_UP,
+        "links 1, 2, 4 and 15 (the shortest hops to 3) are connecting");
+    int rc = send_to (f, 3, 40);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (rc == 0 && s && (s->to == 8 || s->to == 12 || s->to == 14)
+        && (s->env.flags & ENV_FLAG_DETOUR),
+        "a request to 3 takes one detour (via %u), marked as one",
+        s ? s->to : 0);
+    fake_clear (f);
+    env.flags = ENV_FLAG_DETOUR | ENV_FLAG_LIVE;
+    fake_data (f, 8, &env, req);
+    int queued = 0;
+    for (int i = 0; i < f->ov->peers->n; i++)
+        queued += f->ov->peers->v[i]->backlog.count;
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0 && queued == 1
+        && f->ov->c.ttl_drops == 0,
+        "one that took a detour already waits for a link to 3 instead");
+    p = fake_peer (f, 2);
+    fake_hello (f, 2, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 1002);
+    p = fake_peer (f, 1);
+    fake_hello (f, 1, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 1001);
+    p = fake_peer (f, 4);
+    fake_hello (f, 4, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 1004);
+    p = fake_peer (f, 15);
+    fake_hello (f, 15, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 1015);
+    fake_advance (f, 0.02);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 3 && s->env.source == 9
+        && bgn_topo_distance (f->ov->topo, s->to, 3) == 1,
+        "and goes on once the link it waited on is up (via %u)",
+        s ? s->to : 0);
+    msg_destroy (&req);
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -398,6 +456,7 @@ int main (void)
     check_backlog_bytes ();
     check_unreachable ();
     check_detour ();
+    check_detour_once ();
     check_held ();
     check_held_forward ();
     check_no_route ();
