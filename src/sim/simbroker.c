@@ -2,16 +2,17 @@
 /* simbroker.c: the mini-broker around each simulated core.
  *
  * What a bgn-broker does around its overlay module, as far as the
- * protocol needs it: it routes each request and response by the
- * broker's own rules (the route stack, the destination rank), serves
- * "sim.ping", "event.pub" (rank 0 publishes) and the core's "overlay.*"
- * methods, and hands responses and events to the local client
- * (simload.c).
+ * protocol needs it: it routes each request and response by the broker's
+ * own rules (libmsg's routing.h, which bgn-broker's dispatch follows),
+ * serves "sim.ping", "event.pub" (rank 0 publishes) and the core's
+ * "overlay.*" methods, and hands responses and events to the local
+ * client (simload.c).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "src/common/libmsg/routing.h"
 #include "simnet_int.h"
 
 int sim_respond_error (struct sbroker *b, const msg_t *req, int errnum,
@@ -83,7 +84,15 @@ static void event_pub (struct sbroker *b, const msg_t *req)
     (void)s;
 }
 
-/* A request for this broker's own services. */
+/* Does this broker have a service for topic?  Every broker serves the
+ * core's methods, sim.ping and event.pub (which only rank 0 can do). */
+static bool have_service (const char *topic)
+{
+    return !strncmp (topic, "overlay.", 8) || !strcmp (topic, "sim.ping")
+           || !strcmp (topic, "event.pub");
+}
+
+/* A request for one of this broker's services. */
 static void serve (struct sbroker *b, msg_t *req,
                    const struct bgn_msg_info *info)
 {
@@ -95,67 +104,73 @@ static void serve (struct sbroker *b, msg_t *req,
         ping_ran (b, req);
         sim_respond (b, req, NULL);
     }
-    else if (!strcmp (topic, "event.pub"))
-        event_pub (b, req);
     else
-        sim_respond_error (b, req, ENOSYS, NULL);
+        event_pub (b, req);
 }
 
-/* What bgn-broker's dispatch does with a request (see dispatch.c). */
+/* Out through the overlay toward dest, or answered here if it cannot go
+ * (as bgn-broker's dispatch does). */
+static void request_forward (struct sbroker *b, msg_t *req,
+                             const struct bgn_msg_info *info, uint32_t dest)
+{
+    char why[160];
+    int errnum;
+
+    if (routing_outbound (req, b->rank, info->from_overlay) < 0) {
+        sim_respond_error (b, req, errno, "route stack is full");
+        msg_destroy (&req);
+        return;
+    }
+    if (overlay_send (b->ov, &req, dest, info) == 0)
+        return;
+    errnum = errno;
+    routing_outbound_undo (req, info->from_overlay);
+    sim_respond_error (b, req, errnum,
+                       routing_unsent_reason (why, sizeof (why), errnum,
+                                              dest, b->rank));
+    msg_destroy (&req);
+}
+
 void sim_route_request (struct sbroker *b, msg_t *req,
                         const struct bgn_msg_info *info)
 {
-    uint32_t nodeid = 0;
-    char me[16];
-    bool pushed = false;
+    struct routing_self self = { .rank = b->rank, .size = b->s->n,
+                                 .overlay = true };
+    bool have = have_service (msg_get_topic (req));
+    struct routing_hop hop = routing_request (&self, req, have);
 
-    msg_get_nodeid (req, &nodeid);
-    if (nodeid == b->rank || (nodeid >= NODEID_UPSTREAM && b->rank == 0)) {
+    switch (hop.action) {
+    case ROUTING_LOCAL:
         serve (b, req, info);
-        msg_destroy (&req);
+        break;
+    case ROUTING_FORWARD:
+        request_forward (b, req, info, hop.dest);
         return;
+    default:
+        sim_respond_error (b, req, hop.errnum, hop.errstr);
+        break;
     }
-    if (nodeid >= b->s->n && nodeid < NODEID_UPSTREAM) {
-        sim_respond_error (b, req, EHOSTUNREACH, "no such rank");
-        msg_destroy (&req);
-        return;
-    }
-    if (!info->from_overlay) {
-        snprintf (me, sizeof (me), "%u", (unsigned)b->rank);
-        msg_route_push (req, me);
-        pushed = true;
-    }
-    if (overlay_send (b->ov, &req, nodeid, info) < 0) {
-        int errnum = errno;
-        if (pushed)
-            msg_route_pop (req, NULL, 0);
-        sim_respond_error (b, req, errnum, "overlay could not route");
-        msg_destroy (&req);
-    }
+    msg_destroy (&req);
 }
 
 void sim_route_response (struct sbroker *b, msg_t *rsp)
 {
-    uint32_t rank;
+    struct routing_hop hop = routing_response (rsp, b->rank);
 
-    while (msg_route_count (rsp) > 0) {
-        const char *top = msg_route_first (rsp);
-        if (!msg_route_id_rank (top, &rank)) {
-            msg_route_pop (rsp, NULL, 0);
-            sim_client_response (b, rsp);
-            msg_destroy (&rsp);
-            return;
-        }
-        if (rank != b->rank) {
-            if (overlay_send (b->ov, &rsp, rank, NULL) < 0)
-                msg_destroy (&rsp);
-            return;
-        }
+    switch (hop.action) {
+    case ROUTING_CLIENT:
         msg_route_pop (rsp, NULL, 0);
+        sim_client_response (b, rsp);
+        break;
+    case ROUTING_FORWARD:
+        if (overlay_send (b->ov, &rsp, hop.dest, NULL) == 0)
+            return;
+        break;
+    default:
+        /* the stack ran out: a request of the core's own */
+        if (!strncmp (msg_get_topic (rsp), "overlay.", 8))
+            overlay_service (b->ov, rsp, NULL);
+        break;
     }
-    /* the stack ran out: a request of the core's own */
-    if (!strncmp (msg_get_topic (rsp), "overlay.", 8))
-        overlay_service (b->ov, rsp, NULL);
     msg_destroy (&rsp);
 }
-
