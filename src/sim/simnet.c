@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "src/modules/overlay/fence.h"
+#include "src/common/libbgn/bgn.h"
 #include "simnet_int.h"
 
 #define WALL_EPOCH 1.7e9          /* the simulated wall clock at time 0 */
@@ -109,10 +109,9 @@ static void forget_process (struct simnet *s, struct sbroker *b)
     struct idmap_iter it;
     struct smsg *m;
 
-    for (struct fence_entry *f = idmap_first (b->ov->fence.map, &it); f;
-         f = idmap_next (&it))
-        if (f->fenced)
-            sim_fenced_count (s, (uint32_t)it.id, -1);
+    for (uint32_t r = 0; r < s->n; r++)
+        if (overlay_is_fenced (b->ov, r))
+            sim_fenced_count (s, r, -1);
     for (struct link *l = idmap_first (b->links, &it); l;
          l = idmap_next (&it)) {
         if (l->connected)
@@ -204,12 +203,10 @@ static void sample (struct simnet *s)
         struct sbroker *b = &s->b[r];
         if (!sim_running (b))
             continue;
-        for (int i = 0; i < b->ov->peers->n; i++) {
-            uint32_t q = (uint32_t)b->ov->peers->v[i]->backlog.count;
-            sim_note_queue (s, q);
-            if (q > s->st.deepest_backlog)
-                s->st.deepest_backlog = q;
-        }
+        uint32_t q = (uint32_t)overlay_backlog_deepest (b->ov);
+        sim_note_queue (s, q);
+        if (q > s->st.deepest_backlog)
+            s->st.deepest_backlog = q;
         sim_note_queue (s, (uint32_t)b->inbound.count);
     }
     if (s->heap_n > 0)

@@ -29,7 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "src/modules/overlay/overlay.h"
+#include "src/modules/overlay/envelope.h"
+#include "src/modules/overlay/ovcore.h"
 
 struct simnet;
 

@@ -11,7 +11,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "src/modules/overlay/route.h"
 #include "simnet_int.h"
 
 /* ---- convergence bookkeeping ------------------------------------------- */
@@ -107,10 +106,13 @@ void simnet_views (struct simnet *s, uint8_t *any, uint8_t *all,
     }
 }
 
-/* Follow each broker's first usable next hop from a to b. */
+#define WALK_HOPS 128           /* next hops asked of a core at most */
+
+/* Follow each broker's first usable next hop from a to b: up in its
+ * view (overlay_next_hops) and really running. */
 static bool walk (struct simnet *s, uint32_t a, uint32_t b)
 {
-    uint32_t cur = a, hops[MAX_HOPS_LIST];
+    uint32_t cur = a, hops[WALK_HOPS];
     struct overlay *ov;
 
     for (int step = 0; step < 64; step++) {
@@ -118,14 +120,11 @@ static bool walk (struct simnet *s, uint32_t a, uint32_t b)
             return true;
         if (!(ov = simnet_core (s, cur)))
             return false;
-        bool live = false;
-        int n = route_next_hops (ov, b, hops, MAX_HOPS_LIST, &live);
+        int n = overlay_next_hops (ov, b, hops, WALK_HOPS);
         uint32_t next = UINT32_MAX;
-        for (int i = 0; i < n && next == UINT32_MAX; i++) {
-            struct peer *p = peers_lookup (ov->peers, hops[i]);
-            if (p && peer_is_up (p) && simnet_alive (s, hops[i]))
+        for (int i = 0; i < n && next == UINT32_MAX; i++)
+            if (simnet_alive (s, hops[i]))
                 next = hops[i];
-        }
         if (next == UINT32_MAX)
             return false;
         cur = next;
