@@ -8,8 +8,10 @@
  * --check makes the exit status say whether the invariants held: every
  * survivor's view converged to the real down set, no survivor stayed
  * fenced, every sampled survivor pair is reachable, no request ran after
- * its client was told it failed, events were delivered exactly once and
- * in order (or reported lost), and no queue went past its limit.
+ * its client was told it failed, no request to a rank that stayed up was
+ * lost in a relay that died (when the core sends requests again), events
+ * were delivered exactly once and in order (or reported lost), and no
+ * queue went past its limit.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -20,12 +22,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "src/common/libutil/fsd.h"
 #include "src/common/libutil/idset.h"
 #include "protosim.h"
 #include "scenario.h"
 #include "simnet.h"
 
 #define REACH_SAMPLES 2000
+#define SETS_MAX 16
 
 struct popts {
     struct scenario_opts sc;
@@ -36,6 +40,8 @@ struct popts {
     bool check;
     bool print_scenario;
     bool status_all;
+    const char *sets[SETS_MAX];   /* --set TABLE.KEY=VALUE */
+    int nsets;
 };
 
 static void usage (FILE *f)
@@ -54,6 +60,11 @@ static void usage (FILE *f)
 "      --count K        ranks the fault hits (kill: min(1000, N/16))\n"
 "      --duration T     length of the fault (hang, partition, churn, ...)\n"
 "      --rate R         requests or events per second of the load\n"
+"      --hang-first T   the ranks kill, rack and churn take hang for T\n"
+"                       (e.g. 100ms) before they die, holding what they\n"
+"                       were sent\n"
+"      --set TABLE.KEY=VALUE  set a [sim] or [overlay] key of the\n"
+"                       scenario, e.g. overlay.retry_bytes=0 (no resend)\n"
 "  -j, --json           print the report as JSON\n"
 "      --host           add wall time and memory to the JSON\n"
 "      --check          exit 2 if an invariant did not hold\n"
@@ -85,6 +96,8 @@ static int parse (int argc, char *argv[], struct popts *o)
         { "count", required_argument, NULL, 'k' },
         { "duration", required_argument, NULL, 'd' },
         { "rate", required_argument, NULL, 'r' },
+        { "hang-first", required_argument, NULL, 'g' },
+        { "set", required_argument, NULL, 'x' },
         { "json", no_argument, NULL, 'j' },
         { "host", no_argument, NULL, 'H' },
         { "check", no_argument, NULL, 'c' },
@@ -138,6 +151,16 @@ static int parse (int argc, char *argv[], struct popts *o)
             if (*end || o->sc.rate < 0)
                 goto bad;
             break;
+        case 'g':
+            if (fsd_parse_duration (optarg, &o->sc.hang_first) < 0
+                || isinf (o->sc.hang_first))
+                goto bad;
+            break;
+        case 'x':
+            if (o->nsets == SETS_MAX)
+                return usage_error ("at most %s --set options%s", "16", "");
+            o->sets[o->nsets++] = optarg;
+            break;
         case 'j': o->json = true; break;
         case 'H': o->host = true; break;
         case 'c': o->check = true; break;
@@ -172,6 +195,41 @@ bad:
     return 0;
 }
 
+/* --set TABLE.KEY=VALUE: a key of the scenario's [sim] or [overlay]
+ * table, as a file would give it: an integer, a number, or a string
+ * (a duration such as "100ms").  scenario_params checks the key. */
+static int set_key (json_t *sc, const char *spec)
+{
+    const char *dot = strchr (spec, '.'), *eq = strchr (spec, '=');
+    char table[16], key[64], *end;
+    json_t *t, *v;
+    long long i;
+    double x;
+
+    if (!dot || !eq || dot > eq || dot == spec || eq == dot + 1
+        || (size_t)(dot - spec) >= sizeof (table)
+        || (size_t)(eq - dot - 1) >= sizeof (key) || !eq[1])
+        return usage_error ("--set '%s': not TABLE.KEY=VALUE%s", spec, "");
+    snprintf (table, sizeof (table), "%.*s", (int)(dot - spec), spec);
+    snprintf (key, sizeof (key), "%.*s", (int)(eq - dot - 1), dot + 1);
+    if (strcmp (table, "sim") && strcmp (table, "overlay"))
+        return usage_error ("--set '%s': the table is sim or overlay%s",
+                            spec, "");
+    errno = 0;
+    i = strtoll (eq + 1, &end, 10);
+    if (!*end && !errno)
+        v = json_integer (i);
+    else if ((x = strtod (eq + 1, &end)), !*end)
+        v = json_real (x);
+    else
+        v = json_string (eq + 1);
+    if (!(t = json_object_get (sc, table))) {
+        t = json_object ();
+        json_object_set_new (sc, table, t);
+    }
+    return json_object_set_new (t, key, v);
+}
+
 /* Peak resident memory of this process, KiB (VmHWM), 0 if unknown. */
 static long peak_rss_kib (void)
 {
@@ -204,6 +262,7 @@ struct result {
     uint32_t n_any, n_all, n_down;
     uint64_t events_missing;
     int backlog_max;
+    bool retry;                   /* the core sends requests again */
     int reachable, tried;
     double wall;
     long rss_kib;
@@ -279,7 +338,7 @@ static json_t *loads_json (const struct result *r)
             continue;
         json_array_append_new (
             a, json_pack ("{s:s s:f s:f s:f s:s s:s s:I s:I s:I s:I s:I s:I"
-                          " s:I}",
+                          " s:I s:I}",
                           "name", l->name, "at", l->at, "for", l->length,
                           "rate", l->rate, "from", l->from, "to", l->to,
                           "sent", (json_int_t)c->sent,
@@ -287,6 +346,7 @@ static json_t *loads_json (const struct result *r)
                           "failed_fast", (json_int_t)c->unreachable,
                           "other_errors", (json_int_t)c->other_error,
                           "timed_out", (json_int_t)c->timed_out,
+                          "lost_in_relay", (json_int_t)c->lost_in_relay,
                           "pending", (json_int_t)c->pending,
                           "ran_after_failure",
                           (json_int_t)c->ran_after_failure));
@@ -316,7 +376,7 @@ static json_t *report_json (const struct result *r, bool host)
         " s:{s:I s:f s:f}"
         " s:{s:b s:o s:i s:f}"
         " s:{s:i s:i}"
-        " s:{s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:i s:I s:I s:I s:I s:I}"
         " s:{s:i s:i s:i s:i}"
@@ -347,6 +407,7 @@ static json_t *report_json (const struct result *r, bool host)
         "failed_fast", (json_int_t)st->rpc.unreachable,
         "other_errors", (json_int_t)st->rpc.other_error,
         "timed_out", (json_int_t)st->rpc.timed_out,
+        "lost_in_relay", (json_int_t)st->rpc.lost_in_relay,
         "pending", (json_int_t)st->rpc.pending,
         "ran_after_failure", (json_int_t)st->rpc.ran_after_failure,
         "events",
@@ -410,12 +471,14 @@ static json_t *report_json (const struct result *r, bool host)
 static void print_rpc (const char *what, const struct sim_rpc_counts *c)
 {
     printf ("%s: %llu sent, %llu answered, %llu failed fast, %llu other "
-            "errors, %llu timed out, %llu pending, %llu ran after failure\n",
+            "errors, %llu timed out (%llu lost in a relay), %llu pending, "
+            "%llu ran after failure\n",
             what, (unsigned long long)c->sent,
             (unsigned long long)c->answered,
             (unsigned long long)c->unreachable,
             (unsigned long long)c->other_error,
             (unsigned long long)c->timed_out,
+            (unsigned long long)c->lost_in_relay,
             (unsigned long long)c->pending,
             (unsigned long long)c->ran_after_failure);
 }
@@ -524,6 +587,10 @@ static int check (const struct result *r)
     BROKEN (st->rpc.ran_after_failure > 0, "%llu requests ran after their "
             "client was told they failed",
             (unsigned long long)st->rpc.ran_after_failure);
+    BROKEN (r->retry && st->rpc.lost_in_relay > 0, "%llu requests to ranks "
+            "that stayed up were lost in relays that died (never answered, "
+            "although overlay.retry_bytes is on)",
+            (unsigned long long)st->rpc.lost_in_relay);
     BROKEN (st->ev_duplicates > 0 || st->ev_out_of_order > 0,
             "events: %llu duplicates, %llu out of order",
             (unsigned long long)st->ev_duplicates,
@@ -609,6 +676,11 @@ int protosim_main (int argc, char *argv[])
         fprintf (stderr, "bgn-sim: %s\n", err);
         return 1;
     }
+    for (int i = 0; i < o.nsets; i++)
+        if (set_key (sc, o.sets[i]) < 0) {
+            json_decref (sc);
+            return 1;
+        }
     if (o.print_scenario) {
         json_dumpf (sc, stdout, JSON_INDENT (2));
         putchar ('\n');
@@ -645,6 +717,7 @@ int protosim_main (int argc, char *argv[])
     simnet_reachability (s, REACH_SAMPLES, &r.reachable, &r.tried);
     r.events_missing = simnet_events_missing (s);
     r.backlog_max = p.cfg.backlog_max;
+    r.retry = p.cfg.retry_bytes > 0;
     for (int i = 0; i < r.plan.nloads; i++) {
         const struct sim_rpc_counts *c =
             simnet_load_rpc (s, r.plan.loads[i].index);

@@ -94,6 +94,16 @@ void sim_mlist_free (struct simnet *s, struct mlist *l)
         sim_smsg_free (s, &m);
 }
 
+void sim_mlist_drop (struct simnet *s, struct mlist *l)
+{
+    struct smsg *m;
+
+    while ((m = sim_mlist_pop (l))) {
+        sim_rpc_dropped (s, m);
+        sim_smsg_free (s, &m);
+    }
+}
+
 bool sim_running (const struct sbroker *b)
 {
     return b->state == SB_UP || b->state == SB_HUNG;
@@ -185,6 +195,7 @@ void sim_on_deliver (struct simnet *s, struct simev *ev)
     if (to->gen != m->to_gen || !sim_running (to)) {
         sim_delivered (s, m);
         s->st.lost_msgs++;
+        sim_rpc_dropped (s, m);
         sim_smsg_free (s, &m);
         return;
     }
@@ -315,8 +326,8 @@ static void io_disconnect (void *ctx, uint32_t rank, const char *endpoint)
         idmap_delete (b->s->b[rank].connected_by, b->rank);
     if (l) {
         l->connected = false;
-        /* what libzmq still queued is gone */
-        sim_mlist_free (b->s, &l->held);
+        /* what libzmq still queued for the dead peer is gone */
+        sim_mlist_drop (b->s, &l->held);
     }
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <jansson.h>
 
+#include "src/modules/overlay/body.h"
 #include "simnet_int.h"
 
 /* ---- clients ----------------------------------------------------------- */
@@ -86,8 +87,10 @@ void sim_rpc_tick (struct simnet *s, int load)
                                      NULL);
         if (rpc && e) {
             rpc->dest = dest;
+            rpc->dest_gen = s->b[dest].gen;
             rpc->sent_at = s->now;
             rpc->load = load;
+            rpc->relay_died = false;
             e->failed_at = -1;
             e->ran = false;
             e->load = load;
@@ -116,7 +119,37 @@ void sim_rpc_deadline (struct simnet *s, struct simev *ev)
     s->st.rpc.timed_out++;
     s->loads[rpc->load].rpc.pending--;
     s->loads[rpc->load].rpc.timed_out++;
+    /* never answered although its destination stayed up (this broker, its
+     * origin, did too: its requests die with it), and a relay died
+     * holding it or its response */
+    if (rpc->relay_died && sim_running (&s->b[rpc->dest])
+        && s->b[rpc->dest].gen == rpc->dest_gen) {
+        s->st.rpc.lost_in_relay++;
+        s->loads[rpc->load].rpc.lost_in_relay++;
+    }
     idmap_delete (b->rpcs, ev->a);
+}
+
+void sim_rpc_dropped (struct simnet *s, const struct smsg *m)
+{
+    const uint8_t *env;
+    uint32_t origin;
+    struct rpc *rpc;
+    msg_t *msg;
+
+    if (m->sock_event >= 0 || m->n < 1 || frame_size (m->frames[0]) < 3)
+        return;
+    env = frame_data (m->frames[0]);
+    if (env[2] != ENV_DATA || !(msg = body_decode (m->frames[0], NULL, 0)))
+        return;
+    /* its stack: [client id, origin rank], the origin on top until the
+     * response is back there */
+    if (msg_route_count (msg) == 2
+        && msg_route_id_rank (msg_route_first (msg), &origin)
+        && origin < s->n && !strcmp (msg_get_topic (msg), "sim.ping")
+        && (rpc = idmap_get (s->b[origin].rpcs, msg_get_matchtag (msg))))
+        rpc->relay_died = true;
+    msg_destroy (&msg);
 }
 
 /* The status-all summary arrived at rank 0's client: its size and how

@@ -116,13 +116,15 @@ static void forget_process (struct simnet *s, struct sbroker *b)
          l = idmap_next (&it)) {
         if (l->connected)
             idmap_delete (s->b[it.id].connected_by, b->rank);
-        sim_mlist_free (s, &l->held);
+        sim_mlist_drop (s, &l->held);
     }
     idmap_clear (b->links);
+    /* what it had not read yet (it hung) dies with it */
     while ((m = sim_mlist_pop (&b->inbound))) {
         if (m->sock_event < 0) {
             sim_delivered (s, m);
             s->st.lost_msgs++;
+            sim_rpc_dropped (s, m);
         }
         sim_smsg_free (s, &m);
     }

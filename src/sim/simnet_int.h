@@ -71,8 +71,10 @@ enum { SB_NEVER, SB_UP, SB_HUNG, SB_DOWN };
 
 struct rpc {
     uint32_t dest;
+    uint32_t dest_gen;            /* the destination's process at send */
     double sent_at;
     int load;                     /* the load that sent it */
+    bool relay_died;              /* a copy died with a broker holding it */
 };
 
 struct sbroker {
@@ -164,6 +166,8 @@ char *sim_endpoint (uint32_t rank, char *buf, size_t len);
 void sim_note_queue (struct simnet *s, uint32_t depth);
 struct smsg *sim_mlist_pop (struct mlist *l);
 void sim_mlist_free (struct simnet *s, struct mlist *l);
+/* Free l's messages as lost with a dying broker (sim_rpc_dropped). */
+void sim_mlist_drop (struct simnet *s, struct mlist *l);
 void sim_smsg_free (struct simnet *s, struct smsg **mp);
 /* Put m on the wire from 'from' over link l toward its receiver. */
 void sim_transmit (struct simnet *s, struct sbroker *from, struct link *l,
@@ -193,6 +197,9 @@ void sim_rpc_tick (struct simnet *s, int load);
 void sim_rpc_deadline (struct simnet *s, struct simev *ev);
 void sim_pub_tick (struct simnet *s, int load);
 void sim_status_all_ask (struct simnet *s);
+/* Message m dies with the process holding it (or receiving it): if it
+ * is a sim.ping request or response, its RPC is marked (lost_in_relay). */
+void sim_rpc_dropped (struct simnet *s, const struct smsg *m);
 /* A response (borrowed) reached b's client; an event b's subscriber. */
 void sim_client_response (struct sbroker *b, msg_t *rsp);
 void sim_subscriber_event (struct sbroker *b, const msg_t *ev);

@@ -143,8 +143,8 @@ for comp in (ovl, os.path.join(src, "broker")):
             seen.setdefault(name, path)
 
 # 6. the simulator reads the core through its public headers only
-core_public = {"ovcore.h", "io.h", "envelope.h", "events.h", "frame.h",
-               "ovconf.h"}
+core_public = {"ovcore.h", "io.h", "envelope.h", "body.h", "events.h",
+               "frame.h", "ovconf.h"}
 for path in sorted(sources(os.path.join(src, "sim"))):
     for inc in INCLUDE.findall(text(path)):
         if (inc.startswith("src/modules/overlay/")
