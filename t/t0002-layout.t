@@ -39,6 +39,14 @@ test_expect_success 'the checker catches a part that calls upward' '
 	grep "fence.c: the protocol core calls gettimeofday()" bad.out
 '
 
+test_expect_success 'the checker catches the simulator reading the core'"'"'s insides' '
+	mkdir -p sim/src/sim &&
+	cp "$BGN_TOP_SRCDIR"/src/sim/*.[ch] sim/src/sim/ &&
+	echo "#include \"src/modules/overlay/fence.h\"" >>sim/src/sim/simview.c &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" sim >sim.out &&
+	grep "src/sim/simview.c: includes src/modules/overlay/fence.h, a header private to the overlay core" sim.out
+'
+
 test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
 	core_test="$BGN_TOP_BUILDDIR/src/modules/overlay/test_route.t" &&
 	if ! test -x "$core_test"; then

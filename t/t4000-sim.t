@@ -110,7 +110,8 @@ test_expect_success PYTHON3 'partition shorter than the peer timeout: nobody fen
 	$SIMCHECK part5.json \
 		"o[\"views\"][\"down_count\"] == 0" \
 		"o[\"convergence\"][\"wrongly_fenced_max\"] == 0" \
-		"o[\"rpc\"][\"timed_out\"] > 0"
+		"o[\"rpc\"][\"timed_out\"] > 0" \
+		"o[\"rpc\"][\"lost_in_relay\"] == 0"
 '
 
 # A partition detected by both halves costs about N^2 log N fence-view
@@ -130,6 +131,81 @@ test_expect_success PYTHON3 'events: a publish load through churn; every survivo
 		"o[\"events\"][\"publish_errors\"] == 0" \
 		"o[\"events\"][\"lost_notices\"] == 0" \
 		"o[\"brokers\"][\"dead\"] == 0"
+'
+
+# Relays that hang 300 ms before they die hold what their peers send them
+# meanwhile: requests between ranks that stay up are lost with them
+# unless the origin sends them again when it learns of the death
+# (overlay.retry_bytes > 0, the default).
+test_expect_success PYTHON3 'relays dying with requests: lost without the retry, none with it' '
+	cat >relay.toml <<-\EOF &&
+	[sim]
+	size = 64
+	seed = 4
+	duration = "40s"
+	[overlay]
+	retry_bytes = 0
+	[[event]]
+	op = "boot"
+	window = "1s"
+	[[event]]
+	at = "5s"
+	op = "churn"
+	for = "20s"
+	max_down = 6
+	every = "500ms"
+	hang_first = "300ms"
+	[[event]]
+	at = "2s"
+	op = "rpc"
+	rate = 400
+	for = "30s"
+	EOF
+	bgn-sim --protocol --scenario=relay.toml --check --json >relay-off.json &&
+	$SIMCHECK relay-off.json \
+		"o[\"rpc\"][\"lost_in_relay\"] > 0" \
+		"o[\"rpc\"][\"lost_in_relay\"] == o[\"rpc\"][\"timed_out\"]" \
+		"o[\"rpc\"][\"loads\"][0][\"lost_in_relay\"] == o[\"rpc\"][\"lost_in_relay\"]" &&
+	bgn-sim --protocol --scenario=relay.toml --set overlay.retry_bytes=16777216 \
+		--check --json >relay-on.json &&
+	$SIMCHECK relay-on.json \
+		"o[\"rpc\"][\"lost_in_relay\"] == 0" \
+		"o[\"rpc\"][\"timed_out\"] == 0" \
+		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] == o[\"rpc\"][\"sent\"]" &&
+	bgn-sim --protocol --scenario=relay.toml --set overlay.retry_bytes=0 \
+		--json >relay-again.json &&
+	test_cmp relay-off.json relay-again.json &&
+	# a deadline shorter than the fence and the resend: --check says so
+	test_expect_code 2 bgn-sim --protocol --scenario=relay.toml \
+		--set overlay.retry_bytes=16777216 --set sim.rpc_timeout=310ms \
+		--check --json >relay-late.json 2>relay-late.err &&
+	grep "check: [0-9]* requests to ranks that stayed up were lost in relays that died" relay-late.err
+'
+
+test_expect_success '--set and --hang-first: bad values are one clear line' '
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=kill \
+		--set overlay.retry_bytes 2>s1.err &&
+	grep "^bgn-sim: --set .overlay.retry_bytes.: not TABLE.KEY=VALUE" s1.err &&
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=kill \
+		--set event.x=1 2>s2.err &&
+	grep "the table is sim or overlay" s2.err &&
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=kill \
+		--set overlay.retry_byte=0 2>s3.err &&
+	grep "\[overlay\]: unknown key .retry_byte." s3.err &&
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=kill \
+		--set overlay.retry_bytes=-1 2>s4.err &&
+	grep "retry_bytes >= 0" s4.err &&
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=churn \
+		--hang-first=2s 2>s5.err &&
+	grep "0 <= hang_first < every" s5.err &&
+	test_expect_code 1 bgn-sim --protocol --size=16 --scenario=kill \
+		--hang-first=soon 2>s6.err &&
+	grep "invalid value .soon. for --hang-first" s6.err &&
+	test $(cat s1.err s2.err s3.err s4.err s5.err s6.err | wc -l) -eq 6 &&
+	bgn-sim --protocol --size=16 --scenario=churn --hang-first=100ms \
+		--set overlay.retry_bytes=0 --print-scenario >hf.sc &&
+	grep "\"hang_first\": 0.1" hf.sc &&
+	grep "\"retry_bytes\": 0" hf.sc
 '
 
 test_expect_success PYTHON3 'a broken invariant fails the check (and simcheck.py sees it)' '

@@ -6,12 +6,12 @@
  * service), goes to a local client, or leaves through the overlay.  The
  * local connector is the ROUTER socket clients talk to.
  *
- * Route stack rules (those of Flux's brokers): a request from a local client
- * gets the client's id pushed when it arrives; when a request leaves this
- * broker for the overlay, the broker pushes its own rank once.  Brokers in
- * between never touch the stack.  A response goes toward the top of its
- * route stack: a rank (through the overlay, or popped if it is ours) or a
- * local client id (popped, then sent to that client).
+ * The routing rules themselves (which requests are served here, which go
+ * toward a rank or toward rank 0, how a response finds its next hop from
+ * its route stack) are libmsg's routing.h, which the protocol simulator
+ * follows too; here they meet the services, the clients and the overlay.
+ * A request from a local client gets the client's id pushed when it
+ * arrives.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -26,6 +26,7 @@
 
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
+#include "src/common/libmsg/routing.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "access.h"
 #include "broker.h"
@@ -311,109 +312,77 @@ static int call_service (struct bgn_broker *b, msg_t *msg,
     return 0;
 }
 
-/* Send a request out through the overlay toward dest.  A request that
- * starts here gets this broker's rank pushed once; one that arrived over
- * the overlay goes on with its delivery info (hops left, source). */
+/* Send a request out through the overlay toward dest (routing.h: a
+ * request that starts here gets this broker's rank pushed once; one that
+ * arrived over the overlay goes on with its delivery info). */
 static int request_forward (struct bgn_broker *b, msg_t *msg,
                             const struct bgn_msg_info *info, uint32_t dest)
 {
-    char rankstr[16], why[160];
+    char why[160];
     int errnum;
 
-    if (!b->ovl || b->size == 1)
-        return request_fail (b, msg, EHOSTUNREACH,
-                             dest < b->size || dest >= NODEID_UPSTREAM
-                                 ? "no overlay to reach that rank"
-                                 : "no such rank");
-    if (!info->from_overlay) {
-        snprintf (rankstr, sizeof (rankstr), "%u", (unsigned)b->rank);
-        if (msg_route_push (msg, rankstr) < 0)
-            return request_fail (b, msg, errno, "route stack is full");
-    }
+    if (routing_outbound (msg, b->rank, info->from_overlay) < 0)
+        return request_fail (b, msg, errno, "route stack is full");
     if (to_overlay (b, &msg, dest, info) == 0)
         return 0;
-    /* Not sent: answer it here (our own rank off the stack first), and
-     * say it did not run: a rank that restarted moments ago is still
-     * down here until the news of its rejoin arrives. */
+    /* Not sent: answer it here (our own rank off the stack first). */
     errnum = errno;
-    if (!info->from_overlay)
-        msg_route_pop (msg, NULL, 0);
-    snprintf (why, sizeof (why), errnum == EHOSTUNREACH
-              ? "overlay could not route to rank %u (down, or restarting, "
-                "as far as rank %u knows): the request did not run"
-              : "overlay could not route to rank %u (rank %u): the request "
-                "did not run", (unsigned)dest, (unsigned)b->rank);
-    return request_fail (b, msg, errnum, why);
+    routing_outbound_undo (msg, info->from_overlay);
+    return request_fail (b, msg, errnum,
+                         routing_unsent_reason (why, sizeof (why), errnum,
+                                                dest, b->rank));
 }
 
 static int route_request (struct bgn_broker *b, msg_t *msg,
                           const struct bgn_msg_info *info)
 {
-    uint32_t nodeid;
-    uint8_t flags = msg_get_flags (msg);
+    struct routing_self self = { .rank = b->rank, .size = b->size,
+                                 .overlay = b->ovl != NULL };
     bgn_service_f fn;
     void *arg;
     int have = service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0;
+    struct routing_hop hop = routing_request (&self, msg, have);
 
-    msg_get_nodeid (msg, &nodeid);
-    if (flags & MSGFLAG_UPSTREAM) {
-        /* nodeid is the sender: never handled there. */
-        if (nodeid != b->rank && have)
-            return call_service (b, msg, info, fn, arg);
-        if (b->rank == 0)
-            return request_fail (b, msg, ENOSYS, "no service upstream");
-        return request_forward (b, msg, info, NODEID_UPSTREAM);
+    switch (hop.action) {
+    case ROUTING_LOCAL:
+        return call_service (b, msg, info, fn, arg);
+    case ROUTING_FORWARD:
+        return request_forward (b, msg, info, hop.dest);
+    default:
+        return request_fail (b, msg, hop.errnum, hop.errstr);
     }
-    if (nodeid == NODEID_ANY) {
-        if (have)
-            return call_service (b, msg, info, fn, arg);
-        if (b->rank == 0 || !b->ovl)
-            return request_fail (b, msg, ENOSYS, NULL);
-        return request_forward (b, msg, info, NODEID_ANY);
-    }
-    if (nodeid == b->rank) {
-        if (have)
-            return call_service (b, msg, info, fn, arg);
-        return request_fail (b, msg, ENOSYS, NULL);
-    }
-    if (nodeid >= b->size)
-        return request_fail (b, msg, EHOSTUNREACH, "no such rank");
-    return request_forward (b, msg, info, nodeid);
 }
 
 static int route_response (struct bgn_broker *b, msg_t *msg,
                            const struct bgn_msg_info *info)
 {
-    const char *top;
-    uint32_t rank;
+    struct routing_hop hop = routing_response (msg, b->rank);
+    char client[MSG_MAX_ROUTEID + 1];
+    bgn_service_f fn;
+    void *arg;
 
-    while (msg_route_count (msg) > 0) {
-        top = msg_route_first (msg);
-        if (!msg_route_id_rank (top, &rank)) {
-            char client[MSG_MAX_ROUTEID + 1];
-            msg_route_pop (msg, client, sizeof (client));
-            local_send (b, client, msg);
+    switch (hop.action) {
+    case ROUTING_CLIENT:
+        msg_route_pop (msg, client, sizeof (client));
+        local_send (b, client, msg);
+        msg_destroy (&msg);
+        return 0;
+    case ROUTING_FORWARD:
+        if (to_overlay (b, &msg, hop.dest, NULL) < 0) {
+            b->route_drops++;
+            logger_log (b->log, LOG_DEBUG,
+                        "response %s to rank %u dropped: %s",
+                        msg_get_topic (msg) ?: "", (unsigned)hop.dest,
+                        strerror (errno));
             msg_destroy (&msg);
-            return 0;
+            return -1;
         }
-        if (rank != b->rank) {
-            if (to_overlay (b, &msg, rank, NULL) < 0) {
-                b->route_drops++;
-                logger_log (b->log, LOG_DEBUG,
-                            "response %s to rank %u dropped: %s",
-                            msg_get_topic (msg) ?: "", (unsigned)rank,
-                            strerror (errno));
-                msg_destroy (&msg);
-                return -1;
-            }
-            return 0;
-        }
-        msg_route_pop (msg, NULL, 0);
+        return 0;
+    default:
+        break;
     }
     /* The stack ran out here: the request came from this broker itself
      * (a module or built-in), so its service gets the response. */
-    bgn_service_f fn;
-    void *arg;
     if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
         return call_service (b, msg, info, fn, arg);
     b->route_drops++;

@@ -110,6 +110,20 @@ static json_t *with_boot (const struct scenario_opts *o, double end,
                       "for", end - 2.0);
 }
 
+/* --hang-first: the ranks the scenario kills hang this long first. */
+static void set_hang_first (json_t *sc, double t)
+{
+    size_t i;
+    json_t *ev;
+
+    json_array_foreach (json_object_get (sc, "event"), i, ev) {
+        const char *op = json_string_value (json_object_get (ev, "op"));
+        if (op && (!strcmp (op, "kill") || !strcmp (op, "rack")
+                   || !strcmp (op, "churn")))
+            json_object_set_new (ev, "hang_first", json_real (t));
+    }
+}
+
 json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
                           char *errbuf, size_t errlen)
 {
@@ -202,6 +216,8 @@ json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
     }
     if (sc)
         json_object_set_new (sc, "name", json_string (name));
+    if (sc && o->hang_first > 0)
+        set_hang_first (sc, o->hang_first);
     return sc;
 }
 
@@ -250,7 +266,8 @@ static const struct key sim_keys[] = { { "size", 'i' }, { "topology", 's' },
 static const struct key overlay_keys[] = { { "keepalive_interval", 't' },
     { "peer_timeout", 't' }, { "event_buffer", 'i' },
     { "heal_threshold", 'i' }, { "backlog", 'i' }, { "ttl", 'i' },
-    { "join_timeout", 't' }, { "fence_window", 't' }, { NULL, 0 } };
+    { "join_timeout", 't' }, { "fence_window", 't' }, { "retry_bytes", 'i' },
+    { NULL, 0 } };
 
 static bool has_type (json_t *v, char type)
 {
@@ -379,8 +396,10 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
                                           c->heal_threshold);
         c->backlog_max = (int)opt_int (ovl, "backlog", c->backlog_max);
         c->ttl = (int)opt_int (ovl, "ttl", c->ttl);
-        if (c->event_buffer < 16) {
-            snprintf (errbuf, errlen, "[overlay]: event_buffer >= 16");
+        c->retry_bytes = opt_int (ovl, "retry_bytes", (long)c->retry_bytes);
+        if (c->event_buffer < 16 || c->retry_bytes < 0) {
+            snprintf (errbuf, errlen, "[overlay]: event_buffer >= 16, "
+                      "retry_bytes >= 0");
             errno = EINVAL;
             return -1;
         }
@@ -477,9 +496,19 @@ static void note_fault (struct ctx *c, double at, int hits)
     c->plan->failures += hits;
 }
 
+/* Kill rank r at t; with hang_first > 0 it stops reading that long
+ * before: what its peers send it meanwhile waits unread and dies with it
+ * (a relay that dies holding requests). */
+static void kill_at (struct ctx *c, double t, uint32_t r, double hang_first)
+{
+    if (hang_first > 0)
+        simnet_hang (c->s, t, r);
+    simnet_crash (c->s, t + hang_first, r);
+}
+
 static int churn (struct ctx *c, json_t *ev, double at, int i)
 {
-    double length, every;
+    double length, every, hang_first;
     long max_down = opt_int (ev, "max_down", 1);
     uint8_t *down = calloc (c->n, 1);
     int ndown = 0, hits = 0;
@@ -487,9 +516,12 @@ static int churn (struct ctx *c, json_t *ev, double at, int i)
     if (!down)
         return -1;
     if (opt_time (ev, "for", 10, &length) < 0
-        || opt_time (ev, "every", 1, &every) < 0 || every <= 0) {
+        || opt_time (ev, "every", 1, &every) < 0 || every <= 0
+        || opt_time (ev, "hang_first", 0, &hang_first) < 0 || hang_first < 0
+        || hang_first >= every) {
         free (down);
-        return fail (c, i, "churn needs 'for' and 'every' durations%s", "");
+        return fail (c, i, "churn needs 'for' and 'every' durations, and "
+                     "0 <= hang_first < every%s", "");
     }
     for (double t = at; t < at + length; t += every) {
         uint32_t r = 1 + (uint32_t)(rnd (c) % (c->n > 1 ? c->n - 1 : 1));
@@ -503,16 +535,16 @@ static int churn (struct ctx *c, json_t *ev, double at, int i)
             ndown--;
         }
         else if (ndown < max_down) {
-            simnet_crash (c->s, t, r);
+            kill_at (c, t, r, hang_first);
             down[r] = 1;
             ndown++;
             hits++;
         }
     }
-    /* everyone comes back at the end */
+    /* everyone comes back at the end (after the last kill's hang) */
     for (uint32_t r = 1; r < c->n; r++)
         if (down[r])
-            simnet_restart (c->s, at + length, r, 0);
+            simnet_restart (c->s, at + length + hang_first, r, 0);
     free (down);
     note_fault (c, at, hits);
     return 0;
@@ -524,13 +556,14 @@ static const struct {
     struct key keys[8];
 } op_keys[] = {
     { "boot", { { "window", 't' }, { "never", 'n' } } },
-    { "kill", { { "count", 'i' }, { "ranks", 's' } } },
-    { "rack", { { "count", 'i' }, { "ranks", 's' } } },
+    { "kill", { { "count", 'i' }, { "ranks", 's' }, { "hang_first", 't' } } },
+    { "rack", { { "count", 'i' }, { "ranks", 's' }, { "hang_first", 't' } } },
     { "hang", { { "count", 'i' }, { "ranks", 's' }, { "for", 't' } } },
     { "restart", { { "count", 'i' }, { "ranks", 's' }, { "after", 't' },
                    { "skew", 't' } } },
     { "partition", { { "for", 't' }, { "split", 'i' } } },
-    { "churn", { { "for", 't' }, { "max_down", 'i' }, { "every", 't' } } },
+    { "churn", { { "for", 't' }, { "max_down", 'i' }, { "every", 't' },
+                 { "hang_first", 't' } } },
     { "rpc", { { "rate", 'n' }, { "for", 't' }, { "from", 's' },
                { "to", 's' }, { "name", 's' } } },
     { "publish", { { "rate", 'n' }, { "for", 't' }, { "publishers", 'i' },
@@ -632,7 +665,7 @@ static int load (struct ctx *c, json_t *ev, const char *op, double at, int i)
 static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
 {
     const char *op = NULL;
-    double at, length, after, skew;
+    double at, length, after, skew, hang_first;
     int n;
 
     if (!json_is_object (ev) || json_unpack (ev, "{s:s}", "op", &op) < 0
@@ -673,7 +706,8 @@ static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
         return -1;
     if (opt_time (ev, "for", 3, &length) < 0
         || opt_time (ev, "after", 0, &after) < 0
-        || opt_time (ev, "skew", 0, &skew) < 0)
+        || opt_time (ev, "skew", 0, &skew) < 0
+        || opt_time (ev, "hang_first", 0, &hang_first) < 0 || hang_first < 0)
         return fail (c, i, "%s: bad duration", op);
     for (int k = 0; k < n; k++) {
         if (op[0] == 'h') {
@@ -685,7 +719,7 @@ static int apply_one (struct ctx *c, json_t *ev, int i, uint32_t *ranks)
             simnet_restart (c->s, at + after, ranks[k], skew);
         }
         else
-            simnet_crash (c->s, at, ranks[k]);
+            kill_at (c, at, ranks[k], hang_first);
     }
     note_fault (c, at, n);
     return 0;

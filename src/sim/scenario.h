@@ -7,25 +7,30 @@
  *   [sim]      size, topology, seed, duration, latency, jitter, loss, hwm,
  *              notice, rpc_timeout
  *   [overlay]  keepalive_interval, peer_timeout, event_buffer,
- *              heal_threshold, backlog, ttl, join_timeout, fence_window
- *              (as in bgn.toml(5))
+ *              heal_threshold, backlog, ttl, join_timeout, fence_window,
+ *              retry_bytes (0: requests are not sent again when a rank on
+ *              their way dies) (as in bgn.toml(5))
  *   [[event]]  at = TIME, op = OP, and the op's own keys:
  *     boot       window (start times spread over it), never (fraction
  *                that never start; rank 0 always starts)
- *     kill       count (random ranks but 0) or ranks ("3,5-9")
- *     rack       count: that many consecutive ranks
+ *     kill       count (random ranks but 0) or ranks ("3,5-9"),
+ *                hang_first (each hangs this long before it dies: what
+ *                its peers send it meanwhile dies with it)
+ *     rack       count: that many consecutive ranks; hang_first
  *     hang       count or ranks, for (then they resume)
  *     restart    count or ranks, after (down this long), skew (their
  *                clock is this far off, e.g. "-2h")
  *     partition  for, split (ranks below it against the rest; N/2)
- *     churn      for, max_down, every (a kill or restart each period)
+ *     churn      for, max_down, every (a kill or restart each period),
+ *                hang_first (below every)
  *     rpc        rate (requests/s in all), for, from and to (ranks that
  *                send and ranks they send to; default any), name
  *     publish    rate (events/s), for, publishers (how many ranks) or
  *                from (which ranks), name
  *
  * Built-in names: boot, kill, rack, hang, restart-root, partition, churn,
- * skew, events.  Options (count, duration, rate) adjust them.
+ * skew, events.  Options (count, duration, rate, hang_first) adjust
+ * them.
  */
 #ifndef BGN_SIM_SCENARIO_H
 #define BGN_SIM_SCENARIO_H
@@ -43,6 +48,7 @@ struct scenario_opts {
     long count;                 /* -1: the scenario's default */
     double duration;            /* -1: default (the fault's length) */
     double rate;                /* -1: default */
+    double hang_first;          /* > 0: killed ranks hang this long first */
 };
 
 /* The built-in scenario 'name' as JSON, or NULL with EINVAL (an unknown

@@ -29,7 +29,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "src/modules/overlay/overlay.h"
+#include "src/modules/overlay/envelope.h"
+#include "src/modules/overlay/ovcore.h"
 
 struct simnet;
 
@@ -90,10 +91,15 @@ double simnet_now (const struct simnet *s);
 
 enum { SIM_KINDS = ENV_KIND_MAX + 1 };
 
-/* What became of sim.ping requests (all of them, or one load's). */
+/* What became of sim.ping requests (all of them, or one load's).
+ * lost_in_relay: of those timed out, the ones whose origin and
+ * destination processes stayed up throughout while a copy of the
+ * request or of its response died with a broker holding it (read but
+ * not passed on, queued toward a peer, or on the wire to it): lost in a
+ * relay, not to a cut link or random loss. */
 struct sim_rpc_counts {
     uint64_t sent, answered, unreachable, other_error, timed_out, pending,
-        ran_after_failure;
+        ran_after_failure, lost_in_relay;
 };
 
 struct sim_stats {

@@ -10,6 +10,8 @@
 4. The overlay's parts include only the headers of parts below them
    (overlay.h's layering), so calls go downward.
 5. No two functions of the overlay module or of the broker share a name.
+6. The simulator (src/sim) includes only the core's public headers
+   (ovcore.h and the io, wire format, event and settings headers).
 
 Prints one line per violation and exits 1 if there is any.
 """
@@ -82,7 +84,7 @@ transport = {"sock.c", "sock.h", "curve.c", "curve.h"}
 # module-side (files, libsodium), beside module.c
 glue = {"module.c", "evkey.c", "evkey.h"}
 layers = [
-    ["overlay"], ["moved"], ["hello"], ["live", "status"],
+    ["overlay", "ovcore"], ["moved"], ["hello"], ["live", "status"],
     ["heal", "evglue", "health"], ["fence"], ["tracker"], ["dedup"],
     ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
@@ -139,6 +141,16 @@ for comp in (ovl, os.path.join(src, "broker")):
                                 f"{os.path.relpath(seen[name], top)} and "
                                 f"{os.path.relpath(path, top)}")
             seen.setdefault(name, path)
+
+# 6. the simulator reads the core through its public headers only
+core_public = {"ovcore.h", "io.h", "envelope.h", "body.h", "events.h",
+               "frame.h", "ovconf.h"}
+for path in sorted(sources(os.path.join(src, "sim"))):
+    for inc in INCLUDE.findall(text(path)):
+        if (inc.startswith("src/modules/overlay/")
+                and os.path.basename(inc) not in core_public):
+            problems.append(f"{os.path.relpath(path, top)}: includes {inc}, "
+                            "a header private to the overlay core")
 
 for p in problems:
     print(p)

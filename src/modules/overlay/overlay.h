@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* overlay.h: the overlay's protocol core: the hub and its entry points.
+/* overlay.h: the overlay's protocol core: the hub, the parts' states.
  *
  * The hub (struct overlay) owns every part of the core; each part keeps
  * its state in its own struct below and borrows what else it needs
@@ -7,6 +7,7 @@
  * call any part listed after it):
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
+ *   ovcore.c    read-only observers for the core's users
  *   moved.c     telling the peers that dial us where we listen now
  *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
  *   live.c      keepalives, RTT, suspect and lost, peer state changes
@@ -26,6 +27,10 @@
  *
  * evkey.c (rank 0's signing key in its run directory) is the module's,
  * beside module.c: it touches files.
+ *
+ * The entry points and the read-only observers are in ovcore.h, the
+ * header for the core's users: the simulator sees only that one, with
+ * struct overlay opaque (module.c still includes this one).
  *
  * The core touches the world only through struct ovl_io (io.h): no
  * sockets, files, wall clock or reactor, so the module (module.c, with
@@ -52,6 +57,7 @@
 #include "frame.h"
 #include "io.h"
 #include "ovconf.h"
+#include "ovcore.h"
 #include "peer.h"
 #include "timer.h"
 
@@ -63,18 +69,6 @@ struct idmap;
 struct trace;
 struct gather;
 
-/* What the module tells the core about this broker. */
-struct ovl_identity {
-    uint32_t rank;
-    uint32_t size;
-    uint64_t incarnation;       /* greater than any earlier process's */
-    const char *hostname;
-    const char *instance;       /* same on every broker */
-    const char *pubkey;         /* CURVE public key (Z85), "" without */
-    const char *endpoint;       /* where peers reach this broker */
-    double wall_offset;         /* wall clock - monotonic clock, for the
-                                   timestamps of overlay.trace */
-};
 
 struct ovl_counters {
     uint64_t ttl_drops;
@@ -231,82 +225,5 @@ static inline double ovl_now (struct overlay *ov)
 {
     return ov->io->now (ov->ctx);
 }
-
-/* ---- entry points (overlay.c) ---------------------------------------- */
-
-/* A core for broker id->rank of id->size on the topology cfg->topology.
- * Strings in id are copied.  NULL with errno (EINVAL: bad topology, with
- * a log line; ENOMEM). */
-struct overlay *overlay_create (const struct ovl_config *cfg,
-                                const struct ovl_identity *id,
-                                const struct ovl_io *io, void *ctx);
-void overlay_destroy (struct overlay **ovp);
-
-/* The instance id, once the bootstrap has it (before overlay_start). */
-void overlay_set_instance (struct overlay *ov, const char *instance);
-
-/* Rank 0's event signing key (evlayer_set_keys): rank 0 its secret key,
- * the others rank 0's public key (before overlay_start). */
-void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
-                             const unsigned char *root_pk);
-
-/* Neighbours from the topology: how many, and the i-th one's rank. */
-int overlay_peer_count (const struct overlay *ov);
-uint32_t overlay_peer_rank (const struct overlay *ov, int i);
-
-/* Where peer 'rank' listens and its CURVE key (from the bootstrap).
- * The key of a peer that connects to us is authorized (io->authorize).
- * -1 with ENOENT (not a peer), EINVAL (bad key), or the io's errno. */
-int overlay_set_peer (struct overlay *ov, uint32_t rank,
-                      const char *endpoint, const char *pubkey);
-
-/* Connect to the peers this broker is responsible for, say hello, start
- * the timers. */
-int overlay_start (struct overlay *ov);
-
-/* Orderly leave: tell every live peer goodbye. */
-void overlay_leave (struct overlay *ov);
-
-/* One message from the socket: routing id, then [envelope][body...]
- * frames (taken).  user_id: the CURVE key the transport authenticated
- * the connection with, or NULL (connections this broker made carry none).
- */
-void overlay_recv (struct overlay *ov, const void *id, size_t idlen,
-                   struct frame **frames, int n, const char *user_id);
-
-/* What the transport saw happen to a connection. */
-enum ovl_sock_event {
-    OVL_SOCK_CONNECTED,     /* handshake done on a connection we made */
-    OVL_SOCK_DISCONNECTED,  /* a connection we made closed */
-    OVL_SOCK_AUTH_FAILED,   /* a CURVE key was refused */
-    OVL_SOCK_HANDSHAKE_FAILED,  /* ... and given up (libzmq will not
-                                   retry it: we dial again) */
-    OVL_SOCK_HANDSHAKE_LOST,    /* the connection broke in its handshake
-                                   (libzmq retries by itself) */
-};
-/* detail: the transport's own words for a failure (may be NULL). */
-void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
-                         const char *endpoint, const char *detail);
-
-/* The io's wakeup time has come: run the timers due. */
-void overlay_run_timers (struct overlay *ov);
-
-/* The broker's overlay ops (bgn/module.h). */
-int overlay_send (struct overlay *ov, msg_t **msg, uint32_t dest,
-                  const struct bgn_msg_info *info);
-int64_t overlay_publish (struct overlay *ov, msg_t *event);
-/* Rank 0: publish events[0..n-1] and answer 'req' once they have left
- * (see evglue_publish). */
-int overlay_publish_req (struct overlay *ov, msg_t **events, int n,
-                         const msg_t *req);
-const char *overlay_health (struct overlay *ov);
-const char *overlay_topology (struct overlay *ov);
-
-/* Requests and responses for the "overlay" service. */
-void overlay_service (struct overlay *ov, const msg_t *req,
-                      const struct bgn_msg_info *info);
-
-/* Counters and state as overlay.status reports them (caller decrefs). */
-json_t *overlay_status (struct overlay *ov);
 
 #endif
