@@ -235,6 +235,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
         if (ov->rank == 0)
             mark (ov->fence.members, rank);
         tracker_fail_dest (ov, rank);
+        route_purge_requests (ov, rank);
         /* rank 0's readiness count (data the health part keeps): it must
          * report ready again when it is back */
         if (ov->health.ready)

@@ -353,7 +353,7 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
                          "rank %u: %s", (unsigned)env->source, reason);
         return;
     }
-    if (tracker_response (ov, msg)
+    if (tracker_response (ov, msg, env->source)
         || (msg_get_type (msg) == MSGTYPE_REQUEST
             && dedup_request (ov, env, msg))) {
         msg_destroy (&msg);

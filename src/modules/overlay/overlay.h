@@ -120,6 +120,8 @@ struct tracker_state {
     struct ovtimer *sweep;
     uint64_t failed;
     uint64_t dup_drops;
+    uint64_t copy_errors;       /* a relay's error for one copy, not told:
+                                   another copy was still on its way */
     size_t bytes;               /* heap of the copies kept to send again */
     uint64_t retries;           /* requests sent again (a relay died) */
     uint64_t unkept;            /* not kept: past overlay.retry_bytes */

@@ -555,6 +555,39 @@ void route_flush (struct overlay *ov)
     }
 }
 
+/* Does pd carry a request for rank?  (Decoded only for that rank.) */
+static bool request_for (struct pending *pd, uint32_t rank)
+{
+    return pd->env.kind == ENV_DATA && pd->env.dest == rank
+           && !carries_response (pd->frames, pd->nframes);
+}
+
+void route_purge_requests (struct overlay *ov, uint32_t rank)
+{
+    int dropped = 0;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct backlog keep = { 0 };
+        struct backlog *b = &ov->peers->v[i]->backlog;
+        struct pending *pd;
+        while ((pd = backlog_pop (b))) {
+            if (!request_for (pd, rank)) {
+                backlog_push (&keep, pd);
+                continue;
+            }
+            dropped++;
+            pending_destroy (&pd);
+        }
+        *b = keep;
+    }
+    if (dropped == 0)
+        return;
+    ov->c.no_route_drops += dropped;
+    ovl_log_limited (ov, LOG_INFO, "dropped %d request(s) for rank %u that "
+                     "waited here: it was fenced, and their origins report "
+                     "them failed", dropped, (unsigned)rank);
+}
+
 void route_requeue (struct overlay *ov, struct peer *p)
 {
     struct pending *pd;

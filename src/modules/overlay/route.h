@@ -125,6 +125,13 @@ int route_hold (struct overlay *ov, const struct envelope *env,
 /* rank was unfenced: send what was held for it. */
 void route_release (struct overlay *ov, uint32_t rank);
 
+/* rank was fenced: drop the requests for it that wait in backlogs (a
+ * link still connecting, a full queue), counted in no_route_drops.  Their
+ * origins report them failed on the same news (the tracker), so sent on
+ * later, after a heal or a rejoin, they would run after their client was
+ * told they failed.  Nothing is answered from here. */
+void route_purge_requests (struct overlay *ov, uint32_t rank);
+
 /* p is leaving the table: route what waits for it another way. */
 void route_requeue (struct overlay *ov, struct peer *p);
 

@@ -239,7 +239,7 @@ json_t *status_json (struct overlay *ov)
     down_json (ov, now, down, info);
     return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
                       " s:s s:s s:s s:s s:I s:o s:i s:i"
-                      " s:I s:I s:I s:I s:I s:I s:I s:I s:o s:o s:o s:i s:i}",
+                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:o s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
                       "size", (int)ov->size,
                       "topology", ov->topo_spec,
@@ -260,6 +260,8 @@ json_t *status_json (struct overlay *ov)
                       "tracker", tracker_count (ov),
                       "tracker_failed", (json_int_t)ov->tracker.failed,
                       "tracker_dup_drops", (json_int_t)ov->tracker.dup_drops,
+                      "tracker_copy_errors",
+                      (json_int_t)ov->tracker.copy_errors,
                       "tracker_retries", (json_int_t)ov->tracker.retries,
                       "tracker_unkept", (json_int_t)ov->tracker.unkept,
                       "dedup_copies", (json_int_t)ov->dedup.copies,

@@ -31,6 +31,7 @@ struct tracked {
     int failed;              /* an error went back: drop a late response */
     int answered;            /* sent again and answered: drop the others */
     int retries;
+    int out;                 /* copies sent and not reported undelivered */
     struct frame *wire;      /* the request as sent, to send it again */
     size_t cost;             /* wire's heap */
     char key[MSG_MAX_ROUTEID + 16];
@@ -116,6 +117,7 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
     t->failed = 0;
     t->answered = 0;
     t->retries = 0;
+    t->out = 1;
     t->expires = ovl_now (ov) + ov->cfg.rpc_timeout * 2 + 5;
     snprintf (t->key, sizeof (t->key), "%s", key);
     if (!ovtimer_armed (ov->tracker.sweep))
@@ -168,7 +170,22 @@ void tracker_forget (struct overlay *ov, uint64_t key)
         delete (ov, key);
 }
 
-int tracker_response (struct overlay *ov, const msg_t *rsp)
+/* An error a broker other than the destination answered for one copy
+ * (a relay could not route it, its TTL ran out, it waited too long): that
+ * copy did not run, but another sent since may still be on its way, held
+ * in a backlog somewhere, and run later.  Told to the client now, it
+ * would be a failure followed by a run; so only the last copy's such
+ * error is told. */
+static bool undelivered_copy (struct tracked *t, const msg_t *rsp,
+                              uint32_t from)
+{
+    int errnum = 0;
+
+    return t->out > 1 && from != t->dest
+           && msg_get_errnum (rsp, &errnum) == 0 && errnum != 0;
+}
+
+int tracker_response (struct overlay *ov, const msg_t *rsp, uint32_t from)
 {
     char key[MSG_MAX_ROUTEID + 16];
     uint64_t hash;
@@ -187,6 +204,11 @@ int tracker_response (struct overlay *ov, const msg_t *rsp)
     if (t->failed) {
         ov->tracker.dup_drops++;
         drop = 1;
+    }
+    else if (undelivered_copy (t, rsp, from)) {
+        t->out--;
+        ov->tracker.copy_errors++;
+        return 1;
     }
     if (t->retries > 0 && !drop) {
         t->answered = 1;
@@ -261,6 +283,7 @@ static void send_again (struct overlay *ov, struct tracked *t)
         frame_decref (&f);
         return;
     }
+    t->out++;
     ov->tracker.retries++;
 }
 

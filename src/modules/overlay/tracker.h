@@ -47,9 +47,11 @@ size_t tracker_bytes (struct overlay *ov);
  * it itself). */
 void tracker_forget (struct overlay *ov, uint64_t key);
 
-/* A response reached its origin broker.  Returns 1 if it must be dropped
- * (its request was already failed here), else 0. */
-int tracker_response (struct overlay *ov, const msg_t *rsp);
+/* A response reached its origin broker, answered by rank 'from'.
+ * Returns 1 if it must be dropped (its request was already failed or
+ * answered here, or it is the error a relay gave for one copy while
+ * another copy may still arrive: copy_errors), else 0. */
+int tracker_response (struct overlay *ov, const msg_t *rsp, uint32_t from);
 
 /* Rank 'dest' was fenced: fail its requests once, send the others that
  * are kept again. */

@@ -447,6 +447,44 @@ static void check_detour_once (void)
     fake_destroy (&f);
 }
 
+/* A request waiting in a backlog for a rank that is then fenced is
+ * dropped here: its origin reports it failed on the same news, and sent
+ * on after a heal it would run after that. */
+static void check_purge (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    uint32_t live[] = { 8, 12, 14 };
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 2,
+                            .source = 9, .dest = 3,
+                            .flags = ENV_FLAG_DETOUR | ENV_FLAG_LIVE };
+    msg_t *req = request (3, 61);
+    int queued = 0;
+
+    fake_start (f);
+    for (int i = 0; i < 3; i++) {
+        struct peer *p = fake_peer (f, live[i]);
+        fake_hello (f, live[i], p->connector ? ENV_HELLO_ACK : ENV_HELLO,
+                    1000 + live[i]);
+    }
+    fake_advance (f, 0.05);
+    fake_clear (f);
+    fake_data (f, 8, &env, req);
+    for (int i = 0; i < f->ov->peers->n; i++)
+        queued += f->ov->peers->v[i]->backlog.count;
+    uint64_t drops = f->ov->c.no_route_drops;
+    fake_fence1 (f, 8, ENV_BATCH, 3, 1003, true);
+    queued = 0;
+    for (int i = 0; i < f->ov->peers->n; i++)
+        queued += f->ov->peers->v[i]->backlog.count;
+    ok (fence_is_fenced (f->ov, 3) && queued == 0
+        && f->ov->c.no_route_drops == drops + 1
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "3 fenced: the request for it that waited here is dropped, "
+        "counted, not answered from here");
+    msg_destroy (&req);
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -457,6 +495,7 @@ int main (void)
     check_unreachable ();
     check_detour ();
     check_detour_once ();
+    check_purge ();
     check_held ();
     check_held_forward ();
     check_no_route ();

@@ -154,12 +154,65 @@ static void test_dedup (void)
     fake_destroy (&f);
 }
 
+/* A relay's error for one copy, from rank 'from' through 'via'. */
+static void relay_error_via (struct fake *f, uint32_t dest, uint32_t from,
+                             uint32_t via, uint32_t tag)
+{
+    msg_t *req = request (dest, tag, 0);
+    msg_t *rsp = msg_error_response_create (req, EHOSTUNREACH,
+                                           "no route to the destination");
+    struct envelope env = { .kind = ENV_DATA, .ttl = 9, .hops = 1,
+                            .source = from, .dest = 0 };
+    fake_data (f, via, &env, rsp);
+    msg_destroy (&rsp);
+    msg_destroy (&req);
+}
+
+/* Two copies out: a relay's error for one says only that this copy did
+ * not run; the other may still arrive and run, so the error is not told
+ * (the client would see a failure, then the request run). */
+static void test_copy_error (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct sent *s;
+    uint32_t hop, other;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    m = request (5, 50, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    hop = s ? s->to : 4;
+    other = hop == 1 ? 4 : 1;
+    fake_clear (f);
+    fake_fence1 (f, other, ENV_REPORT, hop == 4 ? 12 : 13, 1, true);
+    ok (f->ov->tracker.retries == 1, "a rank is fenced: the request goes "
+        "again, two copies out");
+    relay_error_via (f, 5, other, other, 50);
+    ok (f->ndelivered == 0 && f->ov->tracker.copy_errors == 1
+        && tracker_count (f->ov) == 1,
+        "a relay's error for one copy is counted, not told");
+    response_via (f, 5, other, 50);
+    ok (f->ndelivered == 1 && tracker_count (f->ov) == 0,
+        "the other copy's answer is");
+    fake_clear (f);
+    m = request (5, 51, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    relay_error_via (f, 5, other, other, 51);
+    ok (f->ndelivered == 1 && f->ov->tracker.copy_errors == 1,
+        "with one copy out, a relay's error is told at once");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     struct fake *f = fake_create (0, 16, "bgn");
     msg_t *m;
 
     plan (NO_PLAN);
+    test_copy_error ();
     fake_start (f);
     fake_all_up (f);
     fake_clear (f);
