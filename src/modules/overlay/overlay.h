@@ -90,6 +90,7 @@ struct ovl_counters {
     uint64_t redials;
     uint64_t never_joined;
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
+    uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
     uint64_t version_refusals;  /* messages in another protocol version */
 };
 
@@ -130,6 +131,9 @@ struct tracker_state {
     uint64_t retries;           /* requests sent again (a relay died) */
     uint64_t unkept;            /* not kept: past overlay.retry_bytes */
     size_t answered;            /* entries kept only to drop late copies */
+    size_t entry_bytes;         /* heap of the entries' header copies */
+    uint64_t untracked;         /* not tracked: TRACKER_MAX or
+                                   overlay.tracker_bytes reached */
 };
 
 struct seen;

@@ -192,24 +192,29 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
     return 0;
 }
 
-#define HELD_MAX 1024
-
 size_t route_backlog_bytes (struct overlay *ov)
 {
-    size_t total = ov->route.held.bytes;
+    size_t total = 0;
 
     for (int i = 0; i < ov->peers->n; i++)
         total += ov->peers->v[i]->backlog.bytes;
     return total;
 }
 
-/* [env][frames] as a pending message for a backlog, which may keep it a
+size_t route_held_bytes (struct overlay *ov)
+{
+    return ov->route.held.bytes;
+}
+
+/* [env][frames] as a pending message for a store that may keep it a
  * peer timeout: frames that wrap a transport buffer are copied
  * (frame_keep).  NULL with errno, frames left with the caller: ENOMEM,
- * or ENOBUFS when it would take the backlogs past overlay.backlog_bytes. */
+ * or ENOBUFS when it would take the store past 'bound' ('held' bytes
+ * held there now). */
 static struct pending *pending_take (struct overlay *ov,
                                      const struct envelope *env,
-                                     struct frame **frames, int n)
+                                     struct frame **frames, int n,
+                                     size_t held, long long bound)
 {
     struct pending *pd = pending_create (env, n, ovl_now (ov));
     int err = ENOMEM;
@@ -219,8 +224,7 @@ static struct pending *pending_take (struct overlay *ov,
     for (int i = 0; i < n; i++)
         if (!(pd->frames[i] = frame_keep (frames[i])))
             goto fail;
-    if (route_backlog_bytes (ov) + pending_cost (pd)
-        > (size_t)ov->cfg.backlog_bytes) {
+    if (held + pending_cost (pd) > (size_t)bound) {
         err = ENOBUFS;
         goto fail;
     }
@@ -235,14 +239,22 @@ fail:
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n)
 {
-    struct pending *pd;
+    struct pending *pd = pending_take (ov, env, frames, n,
+                                       route_held_bytes (ov),
+                                       ov->cfg.held_bytes);
 
-    if (ov->route.held.count >= HELD_MAX) {
-        errno = ENOBUFS;
+    if (!pd) {
+        if (errno == ENOBUFS) {
+            ov->c.held_drops++;
+            ovl_log_limited (ov, LOG_WARNING, "dropped a response from "
+                             "rank %u for rank %u, fenced here: %zu bytes "
+                             "are held for rejoins already "
+                             "(overlay.held_bytes)", (unsigned)env->source,
+                             (unsigned)env->dest, route_held_bytes (ov));
+            errno = ENOBUFS;
+        }
         return -1;
     }
-    if (!(pd = pending_take (ov, env, frames, n)))
-        return -1;
     backlog_push (&ov->route.held, pd);
     return 0;
 }
@@ -357,7 +369,8 @@ static int enqueue (struct overlay *ov, struct peer *p,
     if (p->backlog.count >= ov->cfg.backlog_max)
         errno = ENOBUFS;
     else
-        pd = pending_take (ov, env, frames, n);
+        pd = pending_take (ov, env, frames, n, route_backlog_bytes (ov),
+                           ov->cfg.backlog_bytes);
     if (!pd) {
         if (errno == ENOBUFS) {
             p->backlog_drops++;

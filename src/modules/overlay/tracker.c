@@ -20,7 +20,7 @@
 #include "route.h"
 #include "tracker.h"
 
-#define TRACKER_MAX 100000
+#define TRACKER_MAX 100000      /* requests tracked at once, at most */
 #define SWEEP_PERIOD 1.0
 #define RETRY_MAX 3              /* times a request is sent again */
 
@@ -33,6 +33,7 @@ struct tracked {
     int retries;
     struct frame *wire;      /* the request as sent, to send it again */
     size_t cost;             /* wire's heap */
+    size_t hcost;            /* req's heap */
     char key[MSG_MAX_ROUTEID + 16];
 };
 
@@ -55,6 +56,13 @@ static void drop_wire (struct overlay *ov, struct tracked *t)
     }
 }
 
+static void drop_header (struct overlay *ov, struct tracked *t)
+{
+    ov->tracker.entry_bytes -= t->hcost;
+    t->hcost = 0;
+    msg_destroy (&t->req);
+}
+
 void tracker_fini (struct overlay *ov)
 {
     struct idmap_iter it;
@@ -62,7 +70,7 @@ void tracker_fini (struct overlay *ov)
     if (ov->tracker.map) {
         for (struct tracked *t = idmap_first (ov->tracker.map, &it); t;
              t = idmap_next (&it)) {
-            msg_destroy (&t->req);
+            drop_header (ov, t);
             drop_wire (ov, t);
         }
     }
@@ -86,32 +94,63 @@ static int tracked_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
     return 0;
 }
 
+size_t tracker_memory (struct overlay *ov)
+{
+    return idmap_memory (ov->tracker.map) + ov->tracker.entry_bytes;
+}
+
+/* Is there room for one more entry (its header copy 'hcost') within
+ * TRACKER_MAX and overlay.tracker_bytes?  If not, say why (counted,
+ * logged: its client is not told at once if its rank dies). */
+static bool room_for_entry (struct overlay *ov, uint32_t dest, size_t hcost)
+{
+    const char *why = NULL;
+
+    if (idmap_size (ov->tracker.map) >= TRACKER_MAX)
+        why = "100000 requests tracked already";
+    else if (tracker_memory (ov) + idmap_growth (ov->tracker.map) + hcost
+             > (size_t)ov->cfg.tracker_bytes)
+        why = "overlay.tracker_bytes reached";
+    if (!why)
+        return true;
+    ov->tracker.untracked++;
+    ovl_log_limited (ov, LOG_WARNING, "a request to rank %u is not tracked "
+                     "(%s): if its rank goes down, its client waits for its "
+                     "deadline", (unsigned)dest, why);
+    return false;
+}
+
 uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
 {
     char key[MSG_MAX_ROUTEID + 16];
     uint64_t hash;
     struct tracked *t;
     msg_t *copy;
+    size_t hcost;
     int created;
 
     if (msg_get_type (req) != MSGTYPE_REQUEST
         || (msg_get_flags (req) & MSGFLAG_NORESPONSE) || dest >= ov->size
-        || idmap_size (ov->tracker.map) >= TRACKER_MAX
         || tracked_key (req, key, sizeof (key), &hash) < 0
         || !(copy = msg_copy (req)))
         return 0;
     msg_set_payload (copy, NULL, 0);
-    if (!(t = idmap_put (ov->tracker.map, hash, &created))) {
+    hcost = msg_footprint (copy);
+    if ((!idmap_get (ov->tracker.map, hash)
+         && !room_for_entry (ov, dest, hcost))
+        || !(t = idmap_put (ov->tracker.map, hash, &created))) {
         msg_destroy (&copy);
         return 0;
     }
     if (!created) {
-        msg_destroy (&t->req);   /* a client reused a matchtag */
+        drop_header (ov, t);     /* a client reused a matchtag */
         drop_wire (ov, t);
         if (t->answered)
             ov->tracker.answered--;
     }
     t->req = copy;
+    t->hcost = hcost;
+    ov->tracker.entry_bytes += hcost;
     t->dest = dest;
     t->failed = 0;
     t->answered = 0;
@@ -154,7 +193,7 @@ static void delete (struct overlay *ov, uint64_t hash)
     struct tracked *t = idmap_get (ov->tracker.map, hash);
 
     if (t) {
-        msg_destroy (&t->req);
+        drop_header (ov, t);
         drop_wire (ov, t);
         if (t->answered)
             ov->tracker.answered--;

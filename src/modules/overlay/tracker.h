@@ -7,7 +7,10 @@
  * failed at once with EHOSTUNREACH instead of leaving the client to time
  * out, and a response that still arrives later is dropped, so the client
  * sees exactly one answer.  Entries expire after twice the RPC timeout
- * (plus 5 s) at the latest.
+ * (plus 5 s) at the latest.  At most TRACKER_MAX entries and
+ * overlay.tracker_bytes of them: past either a request goes untracked
+ * (counted, logged), and its client learns of its rank's death only by
+ * its deadline.
  *
  * A rank that dies may also have held requests for other ranks (or their
  * responses) on their way: when any rank is fenced, every request still
@@ -40,8 +43,14 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
  * under our rank), not streaming ones. */
 void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire);
 
-/* Heap the kept copies hold. */
+/* Heap the kept copies hold (overlay.retry_bytes bounds it). */
 size_t tracker_bytes (struct overlay *ov);
+
+/* Heap the entries hold: the hash table (each entry's key and state) and
+ * the header copies (overlay.tracker_bytes bounds it, with TRACKER_MAX
+ * entries: past either a request is not tracked, counted as untracked
+ * and logged). */
+size_t tracker_memory (struct overlay *ov);
 
 /* Forget the request with this key (its send failed: the broker answers
  * it itself). */

@@ -260,6 +260,31 @@ static void check_held (void)
     fake_destroy (&f);
 }
 
+/* Past overlay.held_bytes a response for a fenced rank is not held:
+ * dropped, counted and logged; what is held stays within the bound. */
+static void check_held_bound (void)
+{
+    struct fake *f = rank0 ();
+    size_t one;
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
+    fake_clear (f);
+    ok (respond_to (f, 5) == 0 && (one = route_held_bytes (f->ov)) > 0,
+        "a held response counts its heap (%zu bytes)",
+        route_held_bytes (f->ov));
+    f->ov->cfg.held_bytes = (long long)(2 * one + one / 2);
+    for (int i = 0; i < 5; i++)
+        respond_to (f, 5);
+    ok (f->ov->route.held.count == 2 && f->ov->c.held_drops == 4
+        && route_held_bytes (f->ov) <= (size_t)f->ov->cfg.held_bytes,
+        "with room for two, two are held and the rest dropped, counted "
+        "(%d held, %llu dropped)", f->ov->route.held.count,
+        (unsigned long long)f->ov->c.held_drops);
+    ok (fake_logged (f, "overlay.held_bytes"),
+        "and the drop is logged, naming the bound");
+    fake_destroy (&f);
+}
+
 /* A response passing through for a rank fenced here: the rank may have
  * rejoined (its neighbours and rank 0 know at once, the news reaches the
  * rest of the instance later), so it waits for the unfence.  A request
@@ -400,6 +425,7 @@ int main (void)
     check_detour ();
     check_held ();
     check_held_forward ();
+    check_held_bound ();
     check_no_route ();
     check_bounce ();
     done_testing ();

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/common/libutil/idmap.h"
 #include "src/modules/overlay/dedup.h"
 #include "src/modules/overlay/tracker.h"
 #include "fakeio.h"
@@ -102,6 +103,40 @@ static void test_retry_bound (void)
     fake_fence1 (f, hop == 1 ? 4 : 1, ENV_REPORT, hop, 1, true);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
         && f->ov->tracker.retries == 0, "so it is not sent again");
+    fake_destroy (&f);
+}
+
+/* The tracker counts its entries (table, header copies), and past
+ * overlay.tracker_bytes a request is not tracked: counted and logged. */
+static void test_tracker_bound (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    size_t empty, one;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    empty = tracker_memory (f->ov);
+    m = request (5, 50, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    one = tracker_memory (f->ov);
+    ok (tracker_count (f->ov) == 1 && one > empty
+        && f->ov->tracker.entry_bytes > 0
+        && one == idmap_memory (f->ov->tracker.map)
+                  + f->ov->tracker.entry_bytes,
+        "an entry counts its table and its header copy (%zu bytes, %zu "
+        "of them the header)", one, f->ov->tracker.entry_bytes);
+    f->ov->cfg.tracker_bytes = (long long)one + 8;
+    m = request (6, 51, 0);
+    ok (overlay_send (f->ov, &m, 6, NULL) == 0 && tracker_count (f->ov) == 1
+        && f->ov->tracker.untracked == 1
+        && tracker_memory (f->ov) <= (size_t)f->ov->cfg.tracker_bytes,
+        "past tracker_bytes a request still goes, untracked and counted");
+    ok (fake_logged (f, "is not tracked"), "and logged");
+    response_arrives (f, 5, 50);
+    ok (tracker_count (f->ov) == 0 && f->ov->tracker.entry_bytes == 0,
+        "an answered request gives its header copy back");
     fake_destroy (&f);
 }
 
@@ -211,6 +246,7 @@ int main (void)
     fake_destroy (&f);
     test_retry ();
     test_retry_bound ();
+    test_tracker_bound ();
     test_dedup ();
     done_testing ();
 }
