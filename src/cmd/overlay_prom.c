@@ -129,6 +129,11 @@ static const struct broker_metric broker_metrics[] = {
       "Responses for a fenced rank not held (overlay.held_bytes)." },
     { "bgn_overlay_held_expired_total", COUNTER, "counters.held_expired",
       "Held responses dropped: their rank stayed down." },
+    { "bgn_overlay_rejoin_waits_total", COUNTER, "counters.rejoin_waits",
+      "Requests to a rank fenced here that waited for its rejoin." },
+    { "bgn_overlay_rejoin_wait_expired_total", COUNTER,
+      "counters.rejoin_wait_expired",
+      "... and failed: the rank did not rejoin within overlay.rejoin_wait." },
     { "bgn_overlay_send_deferred_total", COUNTER,
       "memory.send_queues.deferred",
       "Sends kept in a backlog: the peer's libzmq queue was at "
@@ -436,6 +441,11 @@ static const struct {
       "Held responses dropped: their rank stayed down, summed." },
     { "held_drops", "bgn_overlay_instance_held_drops_total",
       "Responses not held (overlay.held_bytes), summed." },
+    { "rejoin_waits", "bgn_overlay_instance_rejoin_waits_total",
+      "Requests to a fenced rank that waited for its rejoin, summed." },
+    { "rejoin_wait_expired", "bgn_overlay_instance_rejoin_wait_expired_total",
+      "Requests that waited in vain: no rejoin within overlay.rejoin_wait, "
+      "summed." },
 };
 
 /* The summary's "memory": per store [bytes summed over the brokers that

@@ -24,6 +24,9 @@
  *   overlay.join_timeout        duration "0"     a peer silent since the
  *                                                start is fenced after it;
  *                                                0 = 3 * peer_timeout
+ *   overlay.rejoin_wait         duration "500ms" >= 0: a client's request to
+ *                                                a fenced rank waits this
+ *                                                long for its rejoin
  *   overlay.ttl                 integer  0       0 (= derived from the
  *                                                diameter) or 1..255
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024
@@ -37,8 +40,9 @@
  *                                                remembered against copies
  *   overlay.tracker_bytes       integer  16 MiB  65536..2^40: the origin's
  *                                                entries for its requests
- *   overlay.held_bytes          integer  4 MiB   0..2^40: responses held
- *                                                for a rank's rejoin
+ *   overlay.held_bytes          integer  4 MiB   0..2^40: responses and
+ *                                                requests held for a rank's
+ *                                                rejoin
  *   overlay.sndbuf_bytes        integer  4 MiB   65536..2^40: bytes handed
  *                                                to libzmq toward one peer,
  *                                                not yet sent (then backlog)

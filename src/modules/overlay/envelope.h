@@ -55,6 +55,11 @@ enum {
  * live shortest hop on the way, so from there on the message follows
  * live shortest paths (bgn_router_next_hop), which cannot loop. */
 #define ENV_FLAG_LIVE 0x80
+/* ENV_DATA: a request its origin held until it learned that the
+ * destination rejoined (overlay.rejoin_wait): a relay that has not heard
+ * of the rejoin yet holds it for the news too, instead of failing it.
+ * Brokers that do not know the flag ignore it. */
+#define ENV_FLAG_WAITED 0x40
 
 struct envelope {
     uint8_t kind;

@@ -29,6 +29,7 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->event_queue_bytes = 16ll << 20;
     cfg->curve = 1;
     cfg->rpc_timeout = 10.0;
+    cfg->rejoin_wait = 0.5;
     cfg->fence_window = 0.01;
     cfg->join_timeout = 0;
     cfg->test_loop = -1;
@@ -96,6 +97,7 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
                        &cfg->keepalive_interval);
     conf_get_duration (conf, "overlay.peer_timeout", &cfg->peer_timeout);
     conf_get_duration (conf, "broker.rpc_timeout", &cfg->rpc_timeout);
+    conf_get_duration (conf, "overlay.rejoin_wait", &cfg->rejoin_wait);
     conf_get_duration (conf, "overlay.fence_window", &cfg->fence_window);
     conf_get_duration (conf, "overlay.join_timeout", &cfg->join_timeout);
     copy_string (conf, "overlay.bind", cfg->bind, sizeof (cfg->bind));

@@ -122,6 +122,8 @@ struct fence_state {
     bool changed;               /* news since the last settle */
 };
 
+struct waiting;
+
 struct tracker_state {
     struct idmap *map;          /* key hash -> struct tracked */
     struct ovtimer *sweep;
@@ -134,6 +136,12 @@ struct tracker_state {
     size_t entry_bytes;         /* heap of the entries' header copies */
     uint64_t untracked;         /* not tracked: TRACKER_MAX or
                                    overlay.tracker_bytes reached */
+    struct waiting *wait_head, *wait_tail;   /* waiting for a rejoin */
+    int nwaiting;
+    size_t wait_bytes;          /* their heap (overlay.held_bytes) */
+    struct ovtimer *wait_timer;  /* the first waiting request's deadline */
+    uint64_t waits;             /* requests that waited for a rejoin */
+    uint64_t wait_expired;      /* ... and failed: no rejoin in time */
 };
 
 struct seen;

@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "body.h"
@@ -239,8 +241,10 @@ fail:
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n)
 {
+    /* with the requests waiting for a rejoin at their origin (tracker) */
     struct pending *pd = pending_take (ov, env, frames, n,
-                                       route_held_bytes (ov),
+                                       route_held_bytes (ov)
+                                           + ov->tracker.wait_bytes,
                                        ov->cfg.held_bytes);
 
     if (!pd) {
@@ -278,21 +282,45 @@ void route_release (struct overlay *ov, uint32_t rank)
     ov->route.held = keep;
 }
 
-/* Held responses whose rank stayed fenced a peer timeout: it is dead. */
+/* A held request (ENV_FLAG_WAITED) whose rank did not rejoin within
+ * overlay.rejoin_wait: it did not run. */
+static void expire_request (struct overlay *ov, struct pending *pd)
+{
+    char errstr[160];
+
+    ov->c.held_expired++;
+    snprintf (errstr, sizeof (errstr), "rank %u is down or restarting: no "
+              "rejoin within %gs; the request did not run",
+              (unsigned)pd->env.dest, ov->cfg.rejoin_wait);
+    route_fail_request (ov, pd->frames, pd->nframes, EHOSTUNREACH, errstr);
+}
+
+/* Held messages whose rank stayed fenced: a response a peer timeout (the
+ * rank is dead), a request overlay.rejoin_wait. */
 static void expire_held (struct overlay *ov, double now)
 {
+    struct backlog keep = { 0 };
     struct pending *pd;
 
-    while ((pd = backlog_first (&ov->route.held))
-           && now - pd->queued > ov->cfg.peer_timeout) {
-        pd = backlog_pop (&ov->route.held);
-        ov->c.held_expired++;
-        ovl_log_limited (ov, LOG_INFO, "dropped a response from rank %u "
-                         "held for the rejoin of rank %u: it stayed down "
-                         "%.0fs", (unsigned)pd->env.source,
-                         (unsigned)pd->env.dest, now - pd->queued);
+    while ((pd = backlog_pop (&ov->route.held))) {
+        bool request = pd->env.flags & ENV_FLAG_WAITED;
+        if (now - pd->queued <= (request ? ov->cfg.rejoin_wait
+                                         : ov->cfg.peer_timeout)) {
+            backlog_push (&keep, pd);
+            continue;
+        }
+        if (request)
+            expire_request (ov, pd);
+        else {
+            ov->c.held_expired++;
+            ovl_log_limited (ov, LOG_INFO, "dropped a response from rank "
+                             "%u held for the rejoin of rank %u: it stayed "
+                             "down %.0fs", (unsigned)pd->env.source,
+                             (unsigned)pd->env.dest, now - pd->queued);
+        }
         pending_destroy (&pd);
     }
+    ov->route.held = keep;
 }
 
 void route_expire (struct overlay *ov, double now)
@@ -521,7 +549,7 @@ int route_forward (struct overlay *ov, struct envelope *env,
 {
     if (env->kind == ENV_DATA && env->dest < ov->size
         && bgn_router_is_down (ov->router, env->dest)
-        && carries_response (frames, n))
+        && ((env->flags & ENV_FLAG_WAITED) || carries_response (frames, n)))
         return route_hold (ov, env, frames, n);
     return route_out (ov, env, frames, n, from);
 }

@@ -105,10 +105,12 @@ int route_out (struct overlay *ov, struct envelope *env,
  * but the unfence reaches the other brokers later (the fence tree), so
  * the answer to its first requests can reach a broker that still has it
  * fenced; a rank really down stays fenced, and the response expires.  A
- * request is never held: its origin may report it failed meanwhile (the
- * rank's fence reaching it), and it must not run after that; it fails
- * at once (route_out).  Returns as route_out (ENOBUFS also when too much
- * is held). */
+ * request is held only if its origin waited for the rank's rejoin
+ * (ENV_FLAG_WAITED: the origin has it up, so the news is on its way
+ * here), for overlay.rejoin_wait, then answered "did not run"; any other
+ * request fails at once (route_out): its origin may report it failed
+ * meanwhile (the rank's fence reaching it), and it must not run after
+ * that.  Returns as route_out (ENOBUFS also when too much is held). */
 int route_forward (struct overlay *ov, struct envelope *env,
                    struct frame **frames, int n, int from);
 

@@ -196,6 +196,8 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "bad_records", ov->fence.bad_records },
         { "held_expired", ov->c.held_expired },
         { "held_drops", ov->c.held_drops },
+        { "rejoin_waits", ov->tracker.waits },
+        { "rejoin_wait_expired", ov->tracker.wait_expired },
         { "version_refusals", ov->c.version_refusals },
         { "false_claims", ov->fence.false_claims },
     };
@@ -226,8 +228,9 @@ static json_t *memory_json (struct overlay *ov)
         return json_object ();
     json_object_set_new (o, "backlogs", memory_entry (route_backlog_bytes (ov),
                                                     ov->cfg.backlog_bytes));
-    json_object_set_new (o, "held", memory_entry (route_held_bytes (ov),
-                                                ov->cfg.held_bytes));
+    json_object_set_new (o, "held", memory_entry (route_held_bytes (ov)
+                                                  + tracker_wait_bytes (ov),
+                                                  ov->cfg.held_bytes));
     json_object_set_new (o, "tracker", memory_entry (tracker_memory (ov),
                                                    ov->cfg.tracker_bytes));
     json_object_set_new (o, "retry_copies", memory_entry (tracker_bytes (ov),

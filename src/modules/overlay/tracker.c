@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <malloc.h>
+
 #include "src/common/libutil/idmap.h"
+#include "body.h"
 #include "overlay.h"
 #include "route.h"
 #include "tracker.h"
@@ -23,6 +26,17 @@
 #define TRACKER_MAX 100000      /* requests tracked at once, at most */
 #define SWEEP_PERIOD 1.0
 #define RETRY_MAX 3              /* times a request is sent again */
+#define WAIT_MAX 1024            /* requests waiting for a rejoin, at most */
+
+/* A request waiting for its rank's rejoin (tracker_wait), in a FIFO:
+ * every one waits as long, so the first is the first due. */
+struct waiting {
+    struct waiting *next;
+    msg_t *req;
+    uint32_t dest;
+    double deadline;
+    size_t cost;                 /* the entry's and the request's heap */
+};
 
 struct tracked {
     msg_t *req;              /* header copy (no payload), for the error */
@@ -38,13 +52,24 @@ struct tracked {
 };
 
 static void sweep_cb (void *arg);
+static void wait_cb (void *arg);
 
 int tracker_init (struct overlay *ov)
 {
     if (!(ov->tracker.map = idmap_create (sizeof (struct tracked)))
-        || !(ov->tracker.sweep = ovtimer_create (ov->timers, sweep_cb, ov)))
+        || !(ov->tracker.sweep = ovtimer_create (ov->timers, sweep_cb, ov))
+        || !(ov->tracker.wait_timer = ovtimer_create (ov->timers, wait_cb,
+                                                      ov)))
         return -1;
     return 0;
+}
+
+static void waiting_free (struct overlay *ov, struct waiting *w)
+{
+    ov->tracker.wait_bytes -= w->cost;
+    ov->tracker.nwaiting--;
+    msg_destroy (&w->req);
+    free (w);
 }
 
 static void drop_wire (struct overlay *ov, struct tracked *t)
@@ -76,6 +101,13 @@ void tracker_fini (struct overlay *ov)
     }
     idmap_destroy (&ov->tracker.map);
     ovtimer_destroy (&ov->tracker.sweep);
+    while (ov->tracker.wait_head) {
+        struct waiting *w = ov->tracker.wait_head;
+        ov->tracker.wait_head = w->next;
+        waiting_free (ov, w);
+    }
+    ov->tracker.wait_tail = NULL;
+    ovtimer_destroy (&ov->tracker.wait_timer);
 }
 
 static int tracked_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
@@ -370,4 +402,127 @@ static void sweep_cb (void *arg)
     free (old);
     if (idmap_size (ov->tracker.map) > 0)
         ovtimer_arm (ov->tracker.sweep, now + SWEEP_PERIOD);
+}
+
+/* ---- requests waiting for a rejoin -------------------------------------- */
+
+int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest)
+{
+    struct waiting *w;
+    size_t cost;
+
+    if (ov->cfg.rejoin_wait <= 0 || dest >= ov->size
+        || msg_get_type (*req) != MSGTYPE_REQUEST
+        || (msg_get_flags (*req) & MSGFLAG_NORESPONSE)
+        || ov->tracker.nwaiting >= WAIT_MAX
+        || !(w = calloc (1, sizeof (*w))))
+        return -1;
+    cost = malloc_usable_size (w) + msg_footprint (*req);
+    /* with the responses held for a rejoin (route_hold) */
+    if (route_held_bytes (ov) + ov->tracker.wait_bytes + cost
+        > (size_t)ov->cfg.held_bytes) {
+        free (w);
+        ovl_log_limited (ov, LOG_WARNING, "a request to rank %u, fenced "
+                         "here, fails at once: %zu bytes wait for rejoins "
+                         "already (overlay.held_bytes)", (unsigned)dest,
+                         route_held_bytes (ov) + ov->tracker.wait_bytes);
+        return -1;
+    }
+    w->req = *req;
+    *req = NULL;
+    w->dest = dest;
+    w->deadline = ovl_now (ov) + ov->cfg.rejoin_wait;
+    w->cost = cost;
+    if (ov->tracker.wait_tail)
+        ov->tracker.wait_tail->next = w;
+    else
+        ov->tracker.wait_head = w;
+    ov->tracker.wait_tail = w;
+    ov->tracker.nwaiting++;
+    ov->tracker.wait_bytes += cost;
+    ov->tracker.waits++;
+    if (!ovtimer_armed (ov->tracker.wait_timer))
+        ovtimer_arm (ov->tracker.wait_timer, w->deadline);
+    return 0;
+}
+
+/* Take w out of the FIFO (prev: the one before it, or NULL). */
+static void unlink_waiting (struct overlay *ov, struct waiting *prev,
+                            struct waiting *w)
+{
+    if (prev)
+        prev->next = w->next;
+    else
+        ov->tracker.wait_head = w->next;
+    if (ov->tracker.wait_tail == w)
+        ov->tracker.wait_tail = prev;
+    w->next = NULL;
+}
+
+/* The rank is up here now: send the request on, as overlay_send would
+ * have (tracked, a copy kept); if it cannot go, its client is told. */
+static void send_waited (struct overlay *ov, struct waiting *w)
+{
+    struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
+                            .flags = ENV_FLAG_WAITED, .source = ov->rank,
+                            .dest = w->dest };
+    struct frame *f = NULL;
+    uint64_t key = 0;
+
+    if (route_ttl_step (&env) == 0 && (f = body_encode (w->req))) {
+        if ((key = tracker_add (ov, w->req, w->dest)))
+            tracker_keep (ov, key, f);
+        if (route_out (ov, &env, &f, 1, -1) == 0)
+            return;
+        tracker_forget (ov, key);
+    }
+    frame_decref (&f);
+    ov->c.no_route_drops++;
+    ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, "rank came back "
+                           "but the request could not be routed to it: it "
+                           "did not run");
+}
+
+void tracker_release (struct overlay *ov, uint32_t rank)
+{
+    struct waiting *prev = NULL, *w = ov->tracker.wait_head, *next;
+
+    while (w) {
+        next = w->next;
+        if (w->dest != rank) {
+            prev = w;
+            w = next;
+            continue;
+        }
+        unlink_waiting (ov, prev, w);
+        send_waited (ov, w);
+        waiting_free (ov, w);
+        w = next;
+    }
+}
+
+/* The first waiting requests' time is up: their rank did not rejoin. */
+static void wait_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    double now = ovl_now (ov);
+    struct waiting *w;
+    char errstr[160];
+
+    while ((w = ov->tracker.wait_head) && w->deadline <= now) {
+        unlink_waiting (ov, NULL, w);
+        ov->tracker.wait_expired++;
+        snprintf (errstr, sizeof (errstr), "rank %u is down or restarting: "
+                  "no rejoin within %gs; the request did not run",
+                  (unsigned)w->dest, ov->cfg.rejoin_wait);
+        ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, errstr);
+        waiting_free (ov, w);
+    }
+    if ((w = ov->tracker.wait_head))
+        ovtimer_arm (ov->tracker.wait_timer, w->deadline);
+}
+
+size_t tracker_wait_bytes (struct overlay *ov)
+{
+    return ov->tracker.wait_bytes;
 }

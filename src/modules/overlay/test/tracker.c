@@ -140,6 +140,73 @@ static void test_tracker_bound (void)
     fake_destroy (&f);
 }
 
+/* A request to a rank fenced here waits overlay.rejoin_wait for its
+ * rejoin: sent to the new incarnation when it is unfenced, answered
+ * "did not run" when not. */
+static void test_rejoin_wait (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct answer *a;
+    struct sent *s;
+    int delivered;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    f->ov->cfg.rejoin_wait = 0.5;
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1, true);
+    fake_fence1 (f, 1, ENV_REPORT, 6, 1, true);
+    fake_clear (f);
+
+    m = request (5, 60, 0);
+    ok (overlay_send (f->ov, &m, 5, NULL) == 0 && m == NULL
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0 && f->nanswers == 0
+        && f->ov->tracker.waits == 1 && tracker_wait_bytes (f->ov) > 0,
+        "a request to 5, fenced here, is taken and waits (%zu bytes)",
+        tracker_wait_bytes (f->ov));
+    fake_advance (f, 0.2);
+    fake_fence1 (f, 1, ENV_REPORT, 5, 2, false);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->msg && msg_get_matchtag (s->msg) == 60
+        && tracker_count (f->ov) == 1 && f->ov->tracker.nwaiting == 0
+        && tracker_wait_bytes (f->ov) == 0 && f->nanswers == 0,
+        "5 rejoins within rejoin_wait: the request goes to it, tracked");
+    delivered = f->ndelivered;
+    response_arrives (f, 5, 60);
+    ok (f->ndelivered == delivered + 1 && tracker_count (f->ov) == 0,
+        "and its answer reaches the client");
+
+    m = request (6, 61, 0);
+    overlay_send (f->ov, &m, 6, NULL);
+    fake_advance (f, 0.4);
+    ok (f->nanswers == 0 && f->ov->tracker.nwaiting == 1,
+        "a request to 6 waits");
+    fake_advance (f, 0.2);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && a->text
+        && !strcmp (a->text, "rank 6 is down or restarting: no rejoin "
+                             "within 0.5s; the request did not run")
+        && msg_get_matchtag (a->req) == 61
+        && f->ov->tracker.wait_expired == 1 && f->ov->tracker.nwaiting == 0
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 1,
+        "6 does not rejoin in time: the client is told the request did not "
+        "run (%s)", a && a->text ? a->text : "");
+
+    f->ov->cfg.held_bytes = 16;
+    m = request (6, 62, 0);
+    errno = 0;
+    ok (overlay_send (f->ov, &m, 6, NULL) < 0 && errno == EHOSTUNREACH
+        && m != NULL && fake_logged (f, "overlay.held_bytes"),
+        "past overlay.held_bytes a request fails at once (logged)");
+    msg_destroy (&m);
+    f->ov->cfg.held_bytes = 4 << 20;
+    m = request (6, 63, MSGFLAG_NORESPONSE);
+    ok (overlay_send (f->ov, &m, 6, NULL) < 0 && m != NULL,
+        "a request without a response does not wait");
+    msg_destroy (&m);
+    fake_destroy (&f);
+}
+
 /* A request and its copy meet at the destination. */
 static void test_dedup (void)
 {
@@ -231,6 +298,7 @@ int main (void)
 
     m = request (5, 10, 0);
     errno = 0;
+    f->ov->cfg.rejoin_wait = 0;     /* no waiting for a rejoin (below) */
     ok (overlay_send (f->ov, &m, 5, NULL) < 0 && errno == EHOSTUNREACH
         && m != NULL && tracker_count (f->ov) == 0,
         "a request to a rank known down fails at once, message left to us");
@@ -247,6 +315,7 @@ int main (void)
     test_retry ();
     test_retry_bound ();
     test_tracker_bound ();
+    test_rejoin_wait ();
     test_dedup ();
     done_testing ();
 }
