@@ -288,17 +288,21 @@ void clientq_forget (struct clientq *q, const char *client)
 
 json_t *clientq_memory (struct clientq *q)
 {
-    size_t bytes = 0;
+    size_t bytes = 0, entries = 0;
 
-    /* each entry: its queue, itself, its name and its share of the hash */
+    /* each entry: its queue, and itself, its name and its share of the
+     * hash (which the bound allows for on top of the queue's) */
     for (struct centry *e = zhashx_first (q->clients); e;
-         e = zhashx_next (q->clients))
-        bytes += __atomic_load_n (&e->bytes, __ATOMIC_RELAXED)
-                 + malloc_usable_size (e)
-                 + strlen (zhashx_cursor (q->clients)) + 1 + ENTRY_COST;
+         e = zhashx_next (q->clients)) {
+        size_t own = malloc_usable_size (e)
+                     + strlen (zhashx_cursor (q->clients)) + 1 + ENTRY_COST;
+        bytes += __atomic_load_n (&e->bytes, __ATOMIC_RELAXED) + own;
+        entries += own;
+    }
     return json_pack ("{s:I s:I s:I s:I}", "bytes", (json_int_t)bytes,
                       "bound", (json_int_t)(q->bound
-                                            * zhashx_size (q->clients)),
+                                            * zhashx_size (q->clients)
+                                            + entries),
                       "clients", (json_int_t)zhashx_size (q->clients),
                       "drops", (json_int_t)q->drops);
 }

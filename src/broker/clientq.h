@@ -67,8 +67,9 @@ void clientq_prune (struct clientq *q);
 void clientq_forget (struct clientq *q, const char *client);
 
 /* {"bytes", "bound", "clients", "drops"}: the bytes queued toward every
- * client, the bound (per client times the clients with an entry), and
- * the messages dropped at it.  NULL on ENOMEM. */
+ * client and the table's entries, the bound (per client times the
+ * clients with an entry, plus the entries), and the messages dropped at
+ * it.  NULL on ENOMEM. */
 json_t *clientq_memory (struct clientq *q);
 
 /* Messages dropped at the bound so far. */

@@ -606,15 +606,18 @@ static void send_frame (struct sock *s, struct sndq *q, struct frame **fp)
         zmq_msg_close (&z);     /* release_sent runs now */
 }
 
-/* Is this frame's kind held back at the byte bound?  Everything but what
- * keeps a link alive (hello, keepalive, goodbye): those are few and small,
- * and holding them would let a busy link look dead. */
-static int bounded_kind (const struct frame *f)
+/* How much may be queued toward a peer before this frame is held back:
+ * the bulk (broker messages, events) up to three quarters of the bound,
+ * so that the protocol's own messages (fence news, event control, links:
+ * few and small, and news that must not wait behind the bulk) keep a
+ * quarter to themselves; what keeps a link alive (hello, keepalive,
+ * goodbye) always goes (0: no limit), or a busy link would look dead. */
+static size_t limit_for (const struct sock *s, const struct frame *f)
 {
     const uint8_t *env = frame_data (f);
 
     if (frame_size (f) < ENV_SIZE)
-        return 1;
+        return s->sndbuf_bytes;
     switch (env[2]) {
     case ENV_HELLO:
     case ENV_HELLO_ACK:
@@ -622,8 +625,11 @@ static int bounded_kind (const struct frame *f)
     case ENV_KEEPALIVE:
     case ENV_GOODBYE:
         return 0;
+    case ENV_DATA:
+    case ENV_EVENT:
+        return s->sndbuf_bytes / 4 * 3;
     default:
-        return 1;
+        return s->sndbuf_bytes;
     }
 }
 
@@ -647,7 +653,7 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
     const char *hex = route_id (s, rank);
     const uint8_t *env = frame_data (*wire);
     struct sndq *q;
-    size_t len, queued;
+    size_t len, queued, limit;
 
     if (!hex) {
         errno = EHOSTUNREACH;
@@ -660,9 +666,8 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
     /* past the byte bound the core keeps the message in its backlog (an
      * empty queue takes any message, so none is held back for ever) */
     queued = __atomic_load_n (&q->bytes, __ATOMIC_RELAXED);
-    if (s->sndbuf_bytes && queued > 0
-        && queued + send_cost (*wire) > s->sndbuf_bytes
-        && bounded_kind (*wire)) {
+    limit = s->sndbuf_bytes ? limit_for (s, *wire) : 0;
+    if (limit && queued > 0 && queued + send_cost (*wire) > limit) {
         s->deferred++;
         errno = EAGAIN;
         return -1;

@@ -39,8 +39,10 @@
  * until libzmq's I/O thread has written it out.  Those bytes are counted
  * per peer until libzmq frees the message, and past sndbuf_bytes a send
  * fails with EAGAIN (as at the high-water mark, in messages), so the
- * core keeps what follows in its own bounded backlog; hellos, keepalives
- * and goodbyes always go.
+ * core keeps what follows in its own bounded backlog: broker messages and
+ * events past three quarters of it, so that the protocol's own messages
+ * (fence news first) are not held behind them; hellos, keepalives and
+ * goodbyes always go.
  */
 #ifndef BGN_OVERLAY_SOCK_H
 #define BGN_OVERLAY_SOCK_H
