@@ -24,9 +24,10 @@
  *   overlay.join_timeout        duration "0"     a peer silent since the
  *                                                start is fenced after it;
  *                                                0 = 3 * peer_timeout
- *   overlay.rejoin_wait         duration "500ms" >= 0: a client's request to
- *                                                a fenced rank waits this
- *                                                long for its rejoin
+ *   overlay.rejoin_wait         duration "500ms" >= 0, < broker.rpc_timeout:
+ *                                                a request to a fenced rank
+ *                                                waits this long for its
+ *                                                rejoin
  *   overlay.ttl                 integer  0       0 (= derived from the
  *                                                diameter) or 1..255
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024

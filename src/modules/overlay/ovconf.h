@@ -42,9 +42,9 @@ struct ovl_config {
     char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
     char curve_keys[512];       /* bootstrap.curve_keys: per-host keys */
     double rpc_timeout;         /* broker.rpc_timeout, s */
-    double rejoin_wait;         /* overlay.rejoin_wait: a client's request
-                                   to a fenced rank waits this long for
-                                   news of its rejoin, s; 0: fails at once */
+    double rejoin_wait;         /* overlay.rejoin_wait: a request to a
+                                   fenced rank waits this long for news of
+                                   its rejoin, s; 0: fails at once */
     double fence_window;        /* fence reports and batches gather this
                                    long before they go, s */
     double join_timeout;        /* a peer that never says hello is fenced
