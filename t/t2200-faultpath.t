@@ -263,6 +263,64 @@ test_expect_success 'a restarted broker asks through the overlay at once: answer
 	grep "registered with rank 0 (attempt 1)$" first.dmesg21
 '
 
+# ---- a request to a rank that is restarting --------------------------------
+# A restarted rank is admitted by its neighbours at once; a broker far
+# from it (rank 7 at N=32 is no neighbour of 21) learns of the rejoin
+# later, through the fence tree.  A request it sends to the rank meanwhile
+# waits there for the news (overlay.rejoin_wait) and goes to the new
+# incarnation, instead of failing at once.  The request is sent while 21
+# is still down and the restart waits until rank 7 holds it, so the
+# outcome does not depend on timing; the wait is long (8 s) so that a
+# loaded machine restarts 21 well within it.
+
+test_expect_success PYTHON3 'a request to a restarting rank waits for its rejoin and is answered by the new incarnation' '
+	cat >rejoin.sh <<-\EOT &&
+	stat7 () {
+		bgn overlay-status -r 7 --json | tr -d " \n"
+	}
+	bgn fault kill 21 || exit 1
+	i=0
+	until stat7 | grep -q "\"down_ranks\":\[21\]"; do
+		i=$((i+1)); test $i -lt 200 || exit 1; sleep 0.05
+	done
+	( bgn --rank 7 rpc -r 21 broker.ping >rejoin.ping 2>rejoin.err
+	  echo rc=$? >rejoin.rc ) &
+	i=0
+	until stat7 | grep -q "\"rejoin_waits\":1"; do
+		i=$((i+1)); test $i -lt 200 || exit 1; sleep 0.05
+	done
+	bgn fault restart 21 || exit 1
+	wait
+	bgn overlay-status -r 7 --json >rejoin.status7
+	EOT
+	bgn start --size=32 --keep-going $FAST -o overlay.rejoin_wait=8s \
+		sh ./rejoin.sh >rejoin.out 2>rejoin.start.err &&
+	cat rejoin.rc rejoin.ping rejoin.err &&
+	grep "^rc=0$" rejoin.rc &&
+	grep "\"rank\":21" rejoin.ping &&
+	jq_py rejoin.status7 "o[\"counters\"][\"rejoin_waits\"] == 1 and o[\"counters\"][\"rejoin_wait_expired\"] == 0"
+'
+
+test_expect_success PYTHON3 'a request to a rank that does not come back fails: it did not run' '
+	cat >norejoin.sh <<-\EOT &&
+	bgn fault kill 3 || exit 1
+	i=0
+	until bgn overlay-status -r 1 --json | tr -d " \n" \
+		| grep -q "\"down_ranks\":\[3\]"; do
+		i=$((i+1)); test $i -lt 200 || exit 1; sleep 0.05
+	done
+	bgn --rank 1 rpc -r 3 broker.ping >norejoin.ping 2>norejoin.err
+	echo rc=$? >norejoin.rc
+	bgn overlay-status -r 1 --json >norejoin.status1
+	EOT
+	bgn start --size=4 --keep-going $FAST -o overlay.rejoin_wait=300ms \
+		sh ./norejoin.sh >norejoin.out 2>norejoin.start.err &&
+	cat norejoin.rc norejoin.err &&
+	grep "^rc=1$" norejoin.rc &&
+	grep "rank 3 is down or restarting: no rejoin within 0.3s; the request did not run" norejoin.err &&
+	jq_py norejoin.status1 "o[\"counters\"][\"rejoin_wait_expired\"] == 1"
+'
+
 # A start-up cut short (--wait-timeout) stops every broker mid-way; the
 # overlay, unloaded after the broker's builtins, fails their pending
 # requests on the way out.  That crashed a broker (SIGSEGV in hosts.c)

@@ -40,7 +40,7 @@ test_expect_success PYTHON3 'kill: 64 random crashes (N/16) at once' '
 		"o[\"convergence\"][\"seconds\"] < 5" \
 		"o[\"convergence\"][\"wrongly_fenced_max\"] == 0" \
 		"o[\"rpc\"][\"failed_fast\"] > 0" \
-		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] + o[\"rpc\"][\"timed_out\"] == o[\"rpc\"][\"sent\"]" \
+		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] + o[\"rpc\"][\"timed_out\"] + o[\"rpc\"][\"pending\"] + o[\"rpc\"][\"origin_died\"] == o[\"rpc\"][\"sent\"]" \
 		"o[\"control_by_kind\"][\"fence_report\"][\"messages\"] > 0"
 '
 
@@ -171,7 +171,7 @@ test_expect_success PYTHON3 'relays dying with requests: lost without the retry,
 	$SIMCHECK relay-on.json \
 		"o[\"rpc\"][\"lost_in_relay\"] == 0" \
 		"o[\"rpc\"][\"timed_out\"] == 0" \
-		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] == o[\"rpc\"][\"sent\"]" &&
+		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] + o[\"rpc\"][\"pending\"] + o[\"rpc\"][\"origin_died\"] == o[\"rpc\"][\"sent\"]" &&
 	bgn-sim --protocol --scenario=relay.toml --set overlay.retry_bytes=0 \
 		--json >relay-again.json &&
 	test_cmp relay-off.json relay-again.json &&

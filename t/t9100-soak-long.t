@@ -7,8 +7,9 @@ seconds (default 1800): a kill or restart every second, at most 8 down.
 Ranks 0, 9, 22, 37, 50 and 63 are never touched: clients on them ping
 each other every 100 ms, rank 9 and rank 37 publish 20 events a second
 each (one by one), 22, 50 and 63 subscribe.  Every spared broker resident
-set and the stores its overlay-status counts are recorded each minute in
-rss.series (copied to BGN_SOAK_OUT if set).  After the first
+set and the stores its overlay-status counts (each store, the broker's
+own and the transport's send queues included) are recorded each minute
+in rss.series (copied to BGN_SOAK_OUT if set).  After the first
 BGN_SOAK_WARMUP seconds (default 300) the RSS of a broker may grow only as
 much as its stores did, plus 8 MiB, and never past the sum of its
 bounds plus 8 MiB.  The event buffers are bounded at BGN_SOAK_EVENT_BYTES
@@ -28,7 +29,8 @@ SPARE="0,9,22,37,50,63"
 MARGIN_MB=8
 
 cat >sample.sh <<'EOT'
-# one line per spared broker: seconds rank rss stores sum_of_bounds
+# one line per spared broker: seconds rank rss stores sum_of_bounds, and
+# each store's bytes (name=bytes/bound,...)
 t=$1
 for r in 0 9 22 37 50 63; do
 	pid=$(awk -v r=$r '$1 == r { print $2 }' "$BGN_RUNDIR/brokers")
@@ -37,7 +39,9 @@ for r in 0 9 22 37 50 63; do
 import json, sys
 m = json.load (sys.stdin)['memory']
 b = sum (v['bound'] for v in m.values () if isinstance (v, dict))
-print ($t, $r, $rss, m['stores_bytes'], b)"
+s = ','.join ('%s=%d/%d' % (k, v['bytes'], v['bound'])
+              for k, v in sorted (m.items ()) if isinstance (v, dict))
+print ($t, $r, $rss, m['stores_bytes'], b, s)"
 done
 EOT
 
@@ -95,13 +99,21 @@ test_expect_success PYTHON3 'after the warm-up every spared broker stays flat wi
 	import sys
 	warmup, margin = int(sys.argv[1]), int(sys.argv[2]) << 20
 	series = {}
+	last = {}
 	for line in open("rss.series"):
-	    t, r, rss, stores, bounds = map(int, line.split())
+	    f = line.split()
+	    t, r, rss, stores, bounds = map(int, f[:5])
 	    series.setdefault(r, []).append((t, rss, stores, bounds))
+	    if len(f) > 5:
+	        last[r] = f[5]
 	bad = 0
 	for r, s in sorted(series.items()):
 	    print("rank %d: RSS MiB by minute: %s" % (r, " ".join(
 	        "%.1f" % (x[1] / 2**20) for x in s)))
+	    print("rank %d: stores MiB by minute: %s" % (r, " ".join(
+	        "%.2f" % (x[2] / 2**20) for x in s)))
+	    if r in last:
+	        print("rank %d at the end, bytes/bound per store: %s" % (r, last[r]))
 	    base = [x for x in s if x[0] >= warmup]
 	    if not base:
 	        print("rank %d: no sample after the warm-up" % r); bad = 1; continue

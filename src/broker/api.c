@@ -316,5 +316,6 @@ const struct bgn_broker_api broker_api = {
     .timer_start = api_timer_start,
     .timer_stop = api_timer_stop,
     .deliver_events = broker_deliver_batch,
+    .memory = broker_memory,
 };
 

@@ -528,6 +528,7 @@ static void broker_cleanup (struct bgn_broker *b)
         zmq_close (b->local);
         unlink (b->local_path);
     }
+    clientq_destroy (&b->clientq);
     if (b->rundir_temporary)
         remove_own_rundir (b);
     else if (b->rundir_created)
@@ -547,12 +548,13 @@ static void broker_cleanup (struct bgn_broker *b)
 }
 
 /* The logger: stderr gets broker.log_level (moved by -v and -q), the
- * ring for 'bgn dmesg' keeps broker.log_ring_size lines at
- * broker.log_ring_level and below, whatever stderr shows.
+ * ring for 'bgn dmesg' keeps broker.log_ring_size lines (and at most
+ * broker.log_ring_bytes of heap) at broker.log_ring_level and below,
+ * whatever stderr shows.
  */
 static struct logger *create_logger (json_t *conf, const struct options *o)
 {
-    long long level, size;
+    long long level, size, bytes;
     const char *ring_level;
     struct logger *l;
 
@@ -570,6 +572,8 @@ static struct logger *create_logger (json_t *conf, const struct options *o)
         size = LOGGER_RING_SIZE;
     if (logger_set_ring (l, loglevel_parse (ring_level), (size_t)size) < 0)
         logger_destroy (&l);
+    if (l && conf_get_int (conf, "broker.log_ring_bytes", &bytes) == 0)
+        logger_set_ring_bytes (l, (size_t)bytes);
     return l;
 }
 
@@ -607,6 +611,9 @@ static int broker_main (int argc, char **argv)
         goto done;
     zhashx_set_destructor (b->subscriptions,
                            (zhashx_destructor_fn *)zlistx_destroy);
+    if (conf_get_int (b->conf, "broker.client_queue_bytes",
+                      &b->client_queue_bytes) < 0)
+        b->client_queue_bytes = 8ll << 20;
     if (gethostname (b->hostname, sizeof (b->hostname) - 1) < 0)
         snprintf (b->hostname, sizeof (b->hostname), "localhost");
     if (setup_signals (b) < 0) {

@@ -16,6 +16,7 @@
 #include <jansson.h>
 
 #include "src/include/bgn/module.h"
+#include "clientq.h"
 #include "log.h"
 #include "service.h"
 #include "boot.h"
@@ -39,6 +40,8 @@ struct bgn_broker {
 
     zloop_t *loop;
     void *local;                 /* ROUTER for local clients (raw zmq) */
+    struct clientq *clientq;     /* what is queued toward each (clientq.h) */
+    long long client_queue_bytes;    /* broker.client_queue_bytes */
     int sigfd;
     struct service_registry *services;
 
@@ -85,6 +88,12 @@ int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
 void broker_deliver_event (struct bgn_broker *b, const msg_t *event);
 /* Bind the local connector (b->local_uri) and read it on the reactor. */
 int dispatch_setup_local (struct bgn_broker *b);
+/* A send to a local client failed with errno (ENOBUFS: it falls behind,
+ * EHOSTUNREACH: it is gone, ...): count it, forget a client gone, log
+ * (rate-limited); 'what' names the message ("response", "event
+ * batch").  errno is kept. */
+void dispatch_send_failed (struct bgn_broker *b, const char *client,
+                           const char *what);
 
 /* api.c: the table modules get, and stop */
 int api_init (struct bgn_broker *b);
@@ -101,5 +110,13 @@ void builtins_destroy (struct bgn_broker *b);
  * batch at all. */
 int broker_deliver_batch (struct bgn_broker *b, const void *batch,
                           size_t len);
+/* Events were dropped for 'client' (its queue was full): tell it, with
+ * an event.lost notice of its own, once its queue takes messages again.
+ * 0 if told (or nothing to tell), -1 if it still cannot take one (the
+ * range stays noted). */
+int broker_tell_lost (struct bgn_broker *b, const char *client);
+/* The broker's stores for overlay.status's "memory" (bgn/module.h's
+ * api->memory). */
+json_t *broker_memory (struct bgn_broker *b);
 
 #endif

@@ -31,6 +31,7 @@
 #include "config.h"
 #endif
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,6 +48,11 @@
 #include "src/common/libutil/monotime.h"
 
 #define TICK_MS 1000
+#define SUBS_MAX 256            /* prefixes per client */
+/* The subscriptions table's heap: per client its list, key and hash
+ * item, per prefix its node and copy. */
+#define SUB_CLIENT_COST 160
+#define SUB_PREFIX_COST 48
 
 /* Respond with a jansson object (stolen).  Reals are written with 15
  * significant digits, so a value rounded to milliseconds prints as such. */
@@ -313,6 +319,11 @@ static void subscribe_cb (bgn_broker_t *b, const msg_t *req,
         broker_respond_error (b, req, EPROTO, "missing topic");
         goto done;
     }
+    if (strlen (topic) > MSG_MAX_TOPIC) {
+        broker_respond_error (b, req, EINVAL, "topic prefix longer than "
+                              "any topic (255 bytes)");
+        goto done;
+    }
     if (!(client = local_client (b, req)))
         goto done;
     zlistx_t *subs = zhashx_lookup (b->subscriptions, client);
@@ -334,7 +345,7 @@ static void subscribe_cb (bgn_broker_t *b, const msg_t *req,
             zlistx_set_duplicator (subs, (zlistx_duplicator_fn *)strdup);
             zhashx_insert (b->subscriptions, client, subs);
         }
-        if (zlistx_size (subs) >= 256) {
+        if (zlistx_size (subs) >= SUBS_MAX) {
             broker_respond_error (b, req, ENOSPC, "too many subscriptions");
             goto done;
         }
@@ -482,19 +493,48 @@ static int wants (zlistx_t *subs, const char *topic, size_t len)
     return 0;
 }
 
-/* Send a batch as one message to a local client (dropped and counted when
- * its queue is full; a client that went away loses its subscriptions). */
-static void send_batch (struct bgn_broker *b, const char *client,
-                        const void *data, size_t len)
+#define LOST_REASON "dropped for this client: it fell behind " \
+                    "(broker.client_queue_bytes)"
+
+int broker_tell_lost (struct bgn_broker *b, const char *client)
 {
-    if (zmq_send (b->local, client, strlen (client),
-                  ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0
-        || zmq_send (b->local, data, len, ZMQ_DONTWAIT) < 0) {
-        if (errno == EHOSTUNREACH)
-            zhashx_delete (b->subscriptions, client);
+    uint32_t first, last;
+    char payload[192];
+    msg_t *ev;
+
+    if (!clientq_take_lost (b->clientq, client, &first, &last))
+        return 0;
+    snprintf (payload, sizeof (payload), "{\"from\":%u,\"to\":%u,"
+              "\"reason\":\"%s\"}", (unsigned)first, (unsigned)last,
+              LOST_REASON);
+    if (!(ev = msg_event_create ("event.lost", payload))
+        || clientq_send_msg (b->clientq, client, ev) < 0) {
+        clientq_note_lost (b->clientq, client, first, last);
+        msg_destroy (&ev);
+        return -1;
+    }
+    msg_destroy (&ev);
+    b->client_tx++;
+    return 0;
+}
+
+/* Send a batch (seqs first..last) as one message to a local client,
+ * after telling it of events dropped for it before.  A batch the client
+ * cannot take now (its queue full) is dropped, counted, and noted to be
+ * told; a client that went away loses its subscriptions. */
+static void send_batch (struct bgn_broker *b, const char *client,
+                        const void *data, size_t len, uint32_t first,
+                        uint32_t last)
+{
+    if (broker_tell_lost (b, client) < 0) {
+        clientq_note_lost (b->clientq, client, first, last);
         b->client_send_drops++;
-        logger_log (b->log, LOG_DEBUG, "dropped an event batch for client "
-                    "%.8s: %s", client, zmq_strerror (errno));
+        return;
+    }
+    if (clientq_send_data (b->clientq, client, data, len) < 0) {
+        if (errno == ENOBUFS)
+            clientq_note_lost (b->clientq, client, first, last);
+        dispatch_send_failed (b, client, "an event batch");
         return;
     }
     b->client_tx++;
@@ -513,7 +553,7 @@ static void deliver_to (struct bgn_broker *b, const char *client,
     while (evbatch_next (data, len, &off, &rec))
         n += wants (subs, rec.topic, rec.topic_len);
     if (n == h->count) {
-        send_batch (b, client, data, len);
+        send_batch (b, client, data, len, h->first, h->last);
         return;
     }
     if (n == 0)
@@ -525,7 +565,7 @@ static void deliver_to (struct bgn_broker *b, const char *client,
             && evbatch_add_rec (&w, &rec) < 0)
             break;
     if (w.count == n && evbatch_seal (&w) == 0)
-        send_batch (b, client, w.buf, w.len);
+        send_batch (b, client, w.buf, w.len, w.first, w.last);
     evbatch_writer_free (&w);
 }
 
@@ -681,7 +721,50 @@ static int tick_cb (zloop_t *loop, int timer_id, void *arg)
 
     hosts_tick (b->hosts);
     logger_flush (b->log);
+    clientq_prune (b->clientq);
     return 0;
+}
+
+
+static size_t subscriptions_bytes (struct bgn_broker *b)
+{
+    size_t n = 0;
+
+    for (zlistx_t *subs = zhashx_first (b->subscriptions); subs;
+         subs = zhashx_next (b->subscriptions)) {
+        n += SUB_CLIENT_COST + strlen (zhashx_cursor (b->subscriptions));
+        for (const char *p = zlistx_first (subs); p; p = zlistx_next (subs))
+            n += SUB_PREFIX_COST + malloc_usable_size ((void *)p);
+    }
+    return n;
+}
+
+json_t *broker_memory (struct bgn_broker *b)
+{
+    size_t nclients = zhashx_size (b->subscriptions);
+    size_t sub_bound = nclients * (SUB_CLIENT_COST + MSG_MAX_ROUTEID + 1
+                                   + SUBS_MAX * (SUB_PREFIX_COST
+                                                 + MSG_MAX_TOPIC + 9));
+    json_t *o = json_object ();
+
+    if (!o)
+        return NULL;
+    json_object_set_new (o, "client_queues", clientq_memory (b->clientq));
+    json_object_set_new (o, "subscriptions",
+                         json_pack ("{s:I s:I s:I}", "bytes",
+                                    (json_int_t)subscriptions_bytes (b),
+                                    "bound", (json_int_t)sub_bound,
+                                    "clients", (json_int_t)nclients));
+    json_object_set_new (o, "log_ring",
+                         json_pack ("{s:I s:I s:I}", "bytes",
+                                    (json_int_t)logger_ring_bytes (b->log),
+                                    "bound",
+                                    (json_int_t)logger_ring_bound (b->log),
+                                    "evicted",
+                                    (json_int_t)logger_ring_evicted (b->log)));
+    if (b->hosts)
+        json_object_set_new (o, "hosts", hosts_memory (b->hosts));
+    return o;
 }
 
 /* Once, as soon as the reactor runs: register this broker's host. */

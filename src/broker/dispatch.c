@@ -76,56 +76,45 @@ static int client_id_encode (const unsigned char *id, size_t len, char *out)
     return 0;
 }
 
-/* Back to the bytes of the routing id; *len set.  -1 if malformed. */
-static int client_id_decode (const char *s, unsigned char *out, size_t *len)
-{
-    size_t n = strlen (s);
-
-    if (s[0] != '~') {
-        memcpy (out, s, n);
-        *len = n;
-        return 0;
-    }
-    if (n < 3 || (n - 1) % 2 || (n - 1) / 2 > CLIENT_HEX_MAX)
-        return -1;
-    for (size_t i = 0; i < (n - 1) / 2; i++) {
-        unsigned v;
-        if (sscanf (s + 1 + 2 * i, "%2x", &v) != 1)
-            return -1;
-        out[i] = (unsigned char)v;
-    }
-    *len = (n - 1) / 2;
-    return 0;
-}
-
 static void subscriptions_drop (struct bgn_broker *b, const char *client)
 {
     zhashx_delete (b->subscriptions, client);
 }
 
-/* Send 'msg' to local client 'client'.  Drops (and counts) on failure:
- * a client that went away (EHOSTUNREACH) also loses its subscriptions.
- */
+/* A message to a local client was not sent (errno says why): counted;
+ * a client that went away (EHOSTUNREACH) loses its subscriptions; one
+ * that falls behind (its queue at broker.client_queue_bytes) is logged,
+ * the logger limiting the rate. */
+void dispatch_send_failed (struct bgn_broker *b, const char *client,
+                           const char *what)
+{
+    int errnum = errno;
+
+    if (errnum == EHOSTUNREACH) {
+        subscriptions_drop (b, client);
+        clientq_forget (b->clientq, client);
+    }
+    b->client_send_drops++;
+    if (errnum == ENOBUFS)
+        logger_log (b->log, LOG_WARNING, "dropped %s for client %.8s: it "
+                    "falls behind (its queue is at broker.client_queue_bytes, "
+                    "%llu dropped so far)", what, client,
+                    (unsigned long long)clientq_drops (b->clientq));
+    else
+        logger_log (b->log, LOG_DEBUG, "dropped %s for client %.8s: %s",
+                    what, client, zmq_strerror (errnum));
+    errno = errnum;
+}
+
+/* Send 'msg' to local client 'client'.  Drops (and counts) on failure. */
 static int local_send (struct bgn_broker *b, const char *client, msg_t *msg)
 {
-    unsigned char id[MSG_MAX_ROUTEID];
-    size_t idlen;
-
-    if (client_id_decode (client, id, &idlen) < 0) {
-        errno = EINVAL;
-        goto drop;
+    if (clientq_send_msg (b->clientq, client, msg) < 0) {
+        dispatch_send_failed (b, client, msg_typestr (msg_get_type (msg)));
+        return -1;
     }
-    if (zmqutil_send_msg_to (b->local, id, idlen, msg, ZMQ_DONTWAIT) < 0)
-        goto drop;
     b->client_tx++;
     return 0;
-drop:
-    if (errno == EHOSTUNREACH)
-        subscriptions_drop (b, client);
-    b->client_send_drops++;
-    logger_log (b->log, LOG_DEBUG, "dropped %s for client %.8s: %s",
-                msg_typestr (msg_get_type (msg)), client, strerror (errno));
-    return -1;
 }
 
 static void local_malformed (struct bgn_broker *b, const char *client,
@@ -467,7 +456,11 @@ void broker_deliver_event (struct bgn_broker *b, const msg_t *event)
         snprintf (client, sizeof (client), "%s", c);
         if (copy) {
             msg_route_disable (copy);
-            local_send (b, client, copy);
+            uint32_t seq = 0;
+            msg_get_seq (copy, &seq);
+            if (broker_tell_lost (b, client) < 0
+                || (local_send (b, client, copy) < 0 && errno == ENOBUFS))
+                clientq_note_lost (b->clientq, client, seq, seq);
             msg_destroy (&copy);
         }
     }
@@ -487,6 +480,9 @@ int dispatch_setup_local (struct bgn_broker *b)
     zmq_setsockopt (b->local, ZMQ_LINGER, &linger, sizeof (linger));
     int64_t maxmsg = ZMQUTIL_MAX_MSG_SIZE;
     zmq_setsockopt (b->local, ZMQ_MAXMSGSIZE, &maxmsg, sizeof (maxmsg));
+    if (!(b->clientq = clientq_create (b->local,
+                                       (size_t)b->client_queue_bytes)))
+        return -1;
     unlink (b->local_path);
     if (zmq_bind (b->local, b->local_uri) < 0) {
         logger_log (b->log, LOG_ERR, "bind %s: %s", b->local_uri,

@@ -7,9 +7,13 @@
  * each is matched to its pending record by matchtag and topic.  Tags
  * start at a value of this process's own (its pid), so a late answer
  * meant for an earlier process of the same rank is not taken for one of
- * ours.
+ * ours.  The pending list is bounded by deadline (HOSTS_DEADLINE), and in
+ * count and bytes (PENDING_MAX, PENDING_BYTES): past either a question is
+ * refused (EAGAIN) and a pull or registration waits for its next round,
+ * counted and logged.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
@@ -26,6 +30,10 @@
 
 #define PULL_INTERVAL 10.0       /* seconds between rank 0's pull rounds */
 #define PULL_MAX 256             /* requests per round */
+#define PENDING_MAX 256          /* requests of ours waiting, at most */
+#define PENDING_BYTES (256u << 10) /* ... and their heap */
+/* A pending record's share of the list: its node (zlistx's). */
+#define NODE_COST 48
 
 enum pending_kind { P_REGISTER, P_FORWARD, P_PULL };
 
@@ -36,6 +44,7 @@ struct pending {
     uint32_t rank;               /* P_PULL: who was asked */
     msg_t *req;                  /* P_FORWARD: the client's request */
     double deadline;
+    size_t cost;                 /* heap: the record, its node, req */
 };
 
 struct hosts {
@@ -48,6 +57,8 @@ struct hosts {
     double last_pull;
     uint32_t next_tag;
     zlistx_t *pending;
+    size_t pending_bytes;        /* their cost */
+    uint64_t refused;            /* not sent: the list was full */
 };
 
 static void pending_destroy (void **item)
@@ -58,6 +69,16 @@ static void pending_destroy (void **item)
         free (p);
         *item = NULL;
     }
+}
+
+/* Take the record under the list's cursor out. */
+static void pending_delete (struct hosts *h)
+{
+    struct pending *p = zlistx_handle_item (zlistx_cursor (h->pending));
+
+    if (p)
+        h->pending_bytes -= p->cost;
+    zlistx_delete (h->pending, zlistx_cursor (h->pending));
 }
 
 /* The static bootstrap's table, from the config (hosts.h). */
@@ -135,8 +156,23 @@ const char *hosts_lookup (struct hosts *h, uint32_t rank)
     return h ? hostmap_host (h->map, rank) : NULL;
 }
 
+/* Is there room for one more record costing 'cost'?  If not, it is
+ * counted and logged (the logger limits the rate). */
+static bool pending_room (struct hosts *h, const char *topic, size_t cost)
+{
+    if (zlistx_size (h->pending) < PENDING_MAX
+        && h->pending_bytes + cost <= PENDING_BYTES)
+        return true;
+    h->refused++;
+    logger_log (h->b->log, LOG_WARNING, "host table: %s not sent: %zu "
+                "requests of ours wait already (%zu bytes)", topic,
+                zlistx_size (h->pending), h->pending_bytes);
+    return false;
+}
+
 /* Send a request of our own to 'rank' and remember it.  -1 if it could
- * not be built (a routing failure comes back as an error response). */
+ * not be built, or with EAGAIN if too much waits already (a routing
+ * failure comes back as an error response).  'req' is taken. */
 static int send_own (struct hosts *h, const char *topic, uint32_t rank,
                      json_t *payload, enum pending_kind kind, msg_t *req)
 {
@@ -153,6 +189,17 @@ static int send_own (struct hosts *h, const char *topic, uint32_t rank,
         msg_destroy (&req);
         return -1;
     }
+    /* only its route stack and matchtag are needed to answer it */
+    if (req)
+        msg_set_payload (req, NULL, 0);
+    p->cost = malloc_usable_size (p) + NODE_COST + msg_footprint (req);
+    if (!pending_room (h, topic, p->cost)) {
+        free (p);
+        msg_destroy (&msg);
+        msg_destroy (&req);
+        errno = EAGAIN;
+        return -1;
+    }
     p->tag = h->next_tag++;
     if (h->next_tag == 0)   /* 0 is no tag */
         h->next_tag = 1;
@@ -162,6 +209,7 @@ static int send_own (struct hosts *h, const char *topic, uint32_t rank,
     p->req = req;
     p->deadline = monotime_now () + HOSTS_DEADLINE;
     zlistx_add_end (h->pending, p);
+    h->pending_bytes += p->cost;
     msg_set_matchtag (msg, p->tag);
     msg_route_enable (msg);
     access_stamp_self (h->b->access, msg);   /* the broker's own: owner */
@@ -189,7 +237,9 @@ static void pull_missing (struct hosts *h)
     h->last_pull = now;
     for (uint32_t r = 0; r < h->b->size && n < PULL_MAX; r++) {
         if (!hostmap_host (h->map, r)) {
-            send_own (h, "broker.info", r, NULL, P_PULL, NULL);
+            if (send_own (h, "broker.info", r, NULL, P_PULL, NULL) < 0
+                && errno == EAGAIN)
+                break;          /* the next round asks the rest */
             n++;
         }
     }
@@ -215,7 +265,7 @@ void hosts_tick (struct hosts *h)
         if (p->kind == P_FORWARD)
             broker_respond_error (h->b, p->req, ETIMEDOUT, "rank 0 did not "
                                   "answer for the host table");
-        zlistx_delete (h->pending, zlistx_cursor (h->pending));
+        pending_delete (h);
     }
     if (!h->registered && now >= h->next_register)
         send_register (h);
@@ -246,7 +296,12 @@ void hosts_request (struct hosts *h, const msg_t *req)
         msg_t *copy = msg_copy (req);
         if (!copy || send_own (h, "broker.hosts", 0, NULL, P_FORWARD,
                                copy) < 0)
-            broker_respond_error (h->b, req, ENOMEM, NULL);
+            broker_respond_error (h->b, req, errno == EAGAIN ? EAGAIN
+                                                             : ENOMEM,
+                                  errno == EAGAIN
+                                      ? "too many host-table questions "
+                                        "wait for rank 0; retry"
+                                      : NULL);
         return;
     }
     if (!(o = table_json (h)) || !(s = json_dumps (o, JSON_COMPACT))) {
@@ -359,6 +414,17 @@ int hosts_response (struct hosts *h, const msg_t *rsp)
             pulled (h, p, rsp);
         break;
     }
-    zlistx_delete (h->pending, zlistx_cursor (h->pending));
+    pending_delete (h);
     return 0;
+}
+
+json_t *hosts_memory (struct hosts *h)
+{
+    return json_pack ("{s:I s:I s:I s:I}",
+                      "bytes", (json_int_t)(hostmap_memory (h->map)
+                                            + h->pending_bytes),
+                      "bound", (json_int_t)(hostmap_memory_bound (h->map)
+                                            + PENDING_BYTES),
+                      "pending", (json_int_t)zlistx_size (h->pending),
+                      "refused", (json_int_t)h->refused);
 }

@@ -35,6 +35,8 @@
 #ifndef BGN_BROKER_HOSTS_H
 #define BGN_BROKER_HOSTS_H
 
+#include <jansson.h>
+
 #include "src/common/libmsg/message.h"
 
 #define HOSTS_RETRY 2.0
@@ -61,5 +63,11 @@ int hosts_response (struct hosts *h, const msg_t *rsp);
 
 /* rank's host, or NULL if not known here. */
 const char *hosts_lookup (struct hosts *h, uint32_t rank);
+
+/* {"bytes", "bound", "pending", "refused"}: the heap of the table and of
+ * the requests of ours waiting for an answer, the most they can hold,
+ * how many wait, and how many were not sent because too many waited.
+ * NULL on ENOMEM. */
+json_t *hosts_memory (struct hosts *h);
 
 #endif

@@ -9,9 +9,13 @@
  * reused (its pending count reported first).
  *
  * The ring is an array of ring_size slots; line number seq lives in slot
- * seq % ring_size.
+ * seq % ring_size.  Its heap (the array and each line's copy, as the
+ * allocator counts them) is kept within ring_bound by dropping the
+ * oldest lines first, so 'first' (the oldest line kept) may run ahead of
+ * seq - ring_size + 1.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +54,10 @@ struct logger {
     int ring_level;
     size_t ring_size;
     struct ring_slot *ring;   /* [ring_size] */
+    size_t ring_bound;        /* heap of the ring, at most */
+    size_t text_bytes;        /* heap of the lines' copies */
+    uint64_t evicted;         /* lines dropped early for the bound */
+    uint64_t first;           /* oldest line possibly kept */
     uint64_t seq;             /* last assigned */
     double (*now) (void *arg);
     void *now_arg;
@@ -81,6 +89,8 @@ struct logger *logger_create (const char *prog, int level)
     l->level = level;
     l->ring_level = LOG_DEBUG;
     l->ring_size = LOGGER_RING_SIZE;
+    l->ring_bound = LOGGER_RING_BYTES;
+    l->first = 1;
     l->now = default_clock;
     return l;
 }
@@ -135,7 +145,45 @@ int logger_set_ring (struct logger *l, int level, size_t size)
     l->ring = ring;
     l->ring_size = size;
     l->ring_level = level;
+    l->text_bytes = 0;
+    l->first = l->seq + 1;
     return 0;
+}
+
+int logger_set_ring_bytes (struct logger *l, size_t bytes)
+{
+    if (bytes < 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    l->ring_bound = bytes;
+    return 0;
+}
+
+size_t logger_ring_bytes (struct logger *l)
+{
+    return malloc_usable_size (l->ring) + l->text_bytes;
+}
+
+size_t logger_ring_bound (struct logger *l)
+{
+    return l->ring_bound;
+}
+
+uint64_t logger_ring_evicted (struct logger *l)
+{
+    return l->evicted;
+}
+
+/* Forget the line in slot s (if any). */
+static void slot_clear (struct logger *l, struct ring_slot *s)
+{
+    if (s->text) {
+        l->text_bytes -= malloc_usable_size (s->text);
+        free (s->text);
+        s->text = NULL;
+    }
+    s->seq = 0;
 }
 
 int logger_get_ring_level (struct logger *l)
@@ -169,11 +217,23 @@ static void ring_add (struct logger *l, int level, const char *text)
         return;
     l->seq++;
     s = &l->ring[l->seq % l->ring_size];
-    free (s->text);
+    slot_clear (l, s);
     s->text = copy;
     s->seq = l->seq;
     s->time = wallclock ();
     s->level = level;
+    l->text_bytes += malloc_usable_size (copy);
+    if (l->seq >= l->ring_size && l->first <= l->seq - l->ring_size)
+        l->first = l->seq - l->ring_size + 1;
+    /* past the byte bound the oldest lines go (the newest always stays) */
+    while (logger_ring_bytes (l) > l->ring_bound && l->first < l->seq) {
+        struct ring_slot *old = &l->ring[l->first % l->ring_size];
+        if (old->seq == l->first && old->text) {
+            slot_clear (l, old);
+            l->evicted++;
+        }
+        l->first++;
+    }
 }
 
 /* Print one line if its level is printed, keep it in the ring if its
@@ -291,6 +351,8 @@ void logger_ring_foreach (struct logger *l, uint64_t after,
 
     if (after + 1 > first)
         first = after + 1;
+    if (l->first > first)
+        first = l->first;
     for (uint64_t seq = first; seq <= l->seq; seq++) {
         struct ring_slot *s = &l->ring[seq % l->ring_size];
         struct log_entry e;
@@ -306,11 +368,9 @@ void logger_ring_foreach (struct logger *l, uint64_t after,
 
 void logger_ring_clear (struct logger *l)
 {
-    for (size_t i = 0; i < l->ring_size; i++) {
-        free (l->ring[i].text);
-        l->ring[i].text = NULL;
-        l->ring[i].seq = 0;
-    }
+    for (size_t i = 0; i < l->ring_size; i++)
+        slot_clear (l, &l->ring[i]);
+    l->first = l->seq + 1;
 }
 
 uint64_t logger_suppressed (struct logger *l)

@@ -23,7 +23,10 @@
  * LOGGER_RING_SIZE lines unless logger_set_ring says otherwise), after
  * flood control, are kept with a sequence number, the wall-clock time and
  * the level, for 'bgn dmesg' (broker.dmesg): so a broker that prints only
- * its warnings still shows how it booted.
+ * its warnings still shows how it booted.  The ring's heap (its array and
+ * each line's copy, as the allocator counts them) stays within
+ * LOGGER_RING_BYTES, or logger_set_ring_bytes: past it the oldest lines
+ * are dropped (counted), the newest always kept.
  */
 #ifndef BGN_BROKER_LOG_H
 #define BGN_BROKER_LOG_H
@@ -36,6 +39,7 @@
 #define LOGGER_BURST 10
 #define LOGGER_INTERVAL 60.0
 #define LOGGER_RING_SIZE 1024
+#define LOGGER_RING_BYTES (1u << 20)
 
 struct logger;
 
@@ -59,6 +63,14 @@ int logger_get_level (struct logger *l);
 int logger_set_ring (struct logger *l, int level, size_t size);
 int logger_get_ring_level (struct logger *l);
 size_t logger_get_ring_size (struct logger *l);
+
+/* Bound the ring's heap to 'bytes' (at least 1; -1 + EINVAL); lines
+ * past it are dropped at the next line kept. */
+int logger_set_ring_bytes (struct logger *l, size_t bytes);
+/* The ring's heap now, its bound, and the lines dropped for the bound. */
+size_t logger_ring_bytes (struct logger *l);
+size_t logger_ring_bound (struct logger *l);
+uint64_t logger_ring_evicted (struct logger *l);
 
 void logger_vlog (struct logger *l, int level, const char *fmt, va_list ap);
 void logger_log (struct logger *l, int level, const char *fmt, ...)

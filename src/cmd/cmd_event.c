@@ -39,7 +39,8 @@ static void usage (FILE *f)
 "  seq=12 topic=job.start from=3 {\"id\":7}\n"
 "or, with --json, one object per line with seq, topic, payload and\n"
 "publisher.  A gap no broker could repair is printed as a lost-events\n"
-"line (JSON: {\"lost\":{\"from\":A,\"to\":B}}).\n"
+"line (JSON: {\"lost\":{\"from\":A,\"to\":B}}), and so are events the\n"
+"broker dropped because this subscriber fell behind (with a \"reason\").\n"
 "\n"
 "  -c, --count=N      pub: publish N events; sub: exit after N events\n"
 "  -j, --json         sub: JSON output\n"
@@ -378,14 +379,25 @@ static void print_event (const struct bgn_event *ev, int json)
     if (!strcmp (ev->topic, "event.lost")) {
         json_t *o = ev->payload ? json_loads (ev->payload, 0, NULL) : NULL;
         json_int_t a = 0, b = 0;
+        const char *why = NULL;
         if (o)
-            json_unpack (o, "{s:I s:I}", "from", &a, "to", &b);
-        if (json)
+            json_unpack (o, "{s:I s:I s?s}", "from", &a, "to", &b,
+                         "reason", &why);
+        if (json && why) {
+            json_t *r = json_pack ("{s:{s:I s:I s:s}}", "lost", "from", a,
+                                   "to", b, "reason", why);
+            char *txt = r ? json_dumps (r, JSON_COMPACT) : NULL;
+            if (txt)
+                printf ("%s\n", txt);
+            free (txt);
+            json_decref (r);
+        }
+        else if (json)
             printf ("{\"lost\":{\"from\":%lld,\"to\":%lld}}\n", (long long)a,
                     (long long)b);
         else
-            printf ("lost events %lld..%lld (no broker still had them)\n",
-                    (long long)a, (long long)b);
+            printf ("lost events %lld..%lld (%s)\n", (long long)a,
+                    (long long)b, why ? why : "no broker still had them");
         json_decref (o);
         return;
     }

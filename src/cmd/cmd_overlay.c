@@ -172,6 +172,22 @@ static void normalize_summary (json_t *all, const hostmap_t *hm)
     }
 }
 
+/* Brokers leave the counters that are 0 out of the summary (it stays
+ * small): put them back as 0, by the names rank 0's own status has. */
+static void fill_zero_counters (json_t *all, json_t *root)
+{
+    json_t *c = json_object_get (all, "counters"), *v;
+    const char *key;
+
+    if (!json_is_object (c)) {
+        if (!(c = json_object ()) || json_object_set_new (all, "counters", c))
+            return;
+    }
+    json_object_foreach (json_object_get (root, "counters"), key, v)
+        if (json_is_integer (v) && !json_object_get (c, key))
+            json_object_set_new (c, key, json_integer (0));
+}
+
 static void usage (FILE *f)
 {
     fprintf (f,
@@ -375,6 +391,7 @@ static json_t *gather_all (bgn_t *h, struct opts *o, const hostmap_t *hm,
         return NULL;
     }
     normalize (*root, hm);
+    fill_zero_counters (all, *root);
     return all;
 }
 

@@ -87,8 +87,64 @@ static const struct broker_metric broker_metrics[] = {
       "Heap the copies of requests kept to send again hold." },
     { "bgn_overlay_memory_dedup_bytes", GAUGE, "memory.dedup.bytes",
       "Heap the requests run here for other ranks, remembered, hold." },
+    { "bgn_overlay_memory_held_bytes", GAUGE, "memory.held.bytes",
+      "Heap the responses held for a rank's rejoin hold." },
+    { "bgn_overlay_memory_tracker_bytes", GAUGE, "memory.tracker.bytes",
+      "Heap the origin's entries for the requests it tracks hold." },
+    { "bgn_overlay_memory_send_queues_bytes", GAUGE,
+      "memory.send_queues.bytes",
+      "Bytes handed to libzmq toward the peers, not yet sent." },
+    { "bgn_overlay_memory_client_queues_bytes", GAUGE,
+      "memory.client_queues.bytes",
+      "Bytes queued toward the broker's local clients, not yet sent." },
+    { "bgn_overlay_memory_subscriptions_bytes", GAUGE,
+      "memory.subscriptions.bytes",
+      "Heap the local clients' event subscriptions hold." },
+    { "bgn_overlay_memory_log_ring_bytes", GAUGE, "memory.log_ring.bytes",
+      "Heap the broker's log ring (bgn dmesg) holds." },
+    { "bgn_overlay_memory_hosts_bytes", GAUGE, "memory.hosts.bytes",
+      "Heap the rank to host table and its requests waiting hold." },
     { "bgn_overlay_memory_stores_bytes", GAUGE, "memory.stores_bytes",
-      "Heap all the overlay's traffic stores hold, summed." },
+      "Heap all the broker's traffic stores hold, summed." },
+    { "bgn_overlay_memory_bounds_bytes", GAUGE, "memory.bounds_bytes",
+      "The stores' bounds, summed: what they may hold at most." },
+    { "bgn_overlay_tracker_retries_total", COUNTER,
+      "counters.tracker_retries",
+      "Requests sent again because a rank on their way was fenced." },
+    { "bgn_overlay_tracker_unkept_total", COUNTER, "counters.tracker_unkept",
+      "Requests not kept to be sent again (overlay.retry_bytes)." },
+    { "bgn_overlay_tracker_untracked_total", COUNTER,
+      "counters.tracker_untracked",
+      "Requests not tracked (overlay.tracker_bytes or 100000 in flight)." },
+    { "bgn_overlay_tracker_dup_drops_total", COUNTER,
+      "counters.tracker_dup_drops",
+      "Second answers to one request dropped at its origin." },
+    { "bgn_overlay_tracker_copy_errors_total", COUNTER,
+      "counters.tracker_copy_errors",
+      "Relays' errors for one copy of a request not told (another was out)." },
+    { "bgn_overlay_dedup_copies_total", COUNTER, "counters.dedup_copies",
+      "Copies of a request already run here, not run again." },
+    { "bgn_overlay_dedup_answered_total", COUNTER, "counters.dedup_answered",
+      "Copies answered again from the cached response." },
+    { "bgn_overlay_dedup_evicted_total", COUNTER, "counters.dedup_evicted",
+      "Requests forgotten early (overlay.dedup_bytes)." },
+    { "bgn_overlay_held_drops_total", COUNTER, "counters.held_drops",
+      "Responses for a fenced rank not held (overlay.held_bytes)." },
+    { "bgn_overlay_held_expired_total", COUNTER, "counters.held_expired",
+      "Held responses dropped: their rank stayed down." },
+    { "bgn_overlay_rejoin_waits_total", COUNTER, "counters.rejoin_waits",
+      "Requests to a rank fenced here that waited for its rejoin." },
+    { "bgn_overlay_rejoin_wait_expired_total", COUNTER,
+      "counters.rejoin_wait_expired",
+      "... and failed: the rank did not rejoin within overlay.rejoin_wait." },
+    { "bgn_overlay_send_deferred_total", COUNTER,
+      "memory.send_queues.deferred",
+      "Sends kept in a backlog: the peer's libzmq queue was at "
+      "overlay.sndbuf_bytes." },
+    { "bgn_overlay_client_queue_drops_total", COUNTER,
+      "memory.client_queues.drops",
+      "Messages dropped for local clients that fall behind "
+      "(broker.client_queue_bytes)." },
     { "bgn_overlay_resident_bytes", GAUGE, "memory.rss_bytes",
       "Resident set of the broker process." },
 };
@@ -241,6 +297,31 @@ static void print_broker_family (const struct broker_metric *m, json_t *objs,
     }
 }
 
+/* Every store's bound, labelled by store (the stores differ by broker:
+ * rank 0's event queue, the broker's own). */
+static void print_bounds (json_t *objs, const hostmap_t *hm)
+{
+    size_t i;
+    json_t *o, *v;
+    const char *store;
+
+    family ("bgn_overlay_memory_bound_bytes", GAUGE, "What each store may "
+            "hold at most, in bytes of heap (its configured bound).");
+    json_array_foreach (objs, i, o) {
+        json_object_foreach (json_object_get (o, "memory"), store, v) {
+            json_t *bound = json_object_get (v, "bound");
+            if (!json_is_integer (bound))
+                continue;
+            printf ("bgn_overlay_memory_bound_bytes{");
+            broker_labels (o, hm);
+            putchar (',');
+            print_label ("store", store);
+            printf ("}");
+            print_value ((double)json_integer_value (bound));
+        }
+    }
+}
+
 static void print_health (json_t *objs, const hostmap_t *hm)
 {
     size_t i;
@@ -300,6 +381,7 @@ void overlay_prom_print (json_t *objs, const hostmap_t *hm)
     for (size_t k = 0; k < sizeof (broker_metrics) / sizeof (broker_metrics[0]);
          k++)
         print_broker_family (&broker_metrics[k], objs, hm);
+    print_bounds (objs, hm);
     for (size_t k = 0; k < sizeof (peer_metrics) / sizeof (peer_metrics[0]);
          k++)
         print_peer_family (&peer_metrics[k], objs, hm);
@@ -343,7 +425,73 @@ static const struct {
       "Links torn down and dialled again, summed." },
     { "tracker_failed", "bgn_overlay_instance_requests_failed_total",
       "Requests failed because a rank on their path went down, summed." },
+    { "tracker_retries", "bgn_overlay_instance_tracker_retries_total",
+      "Requests sent again because a rank on their way was fenced, "
+      "summed." },
+    { "tracker_unkept", "bgn_overlay_instance_tracker_unkept_total",
+      "Requests not kept to be sent again (overlay.retry_bytes), summed." },
+    { "tracker_untracked", "bgn_overlay_instance_tracker_untracked_total",
+      "Requests not tracked (overlay.tracker_bytes), summed." },
+    { "tracker_dup_drops", "bgn_overlay_instance_tracker_dup_drops_total",
+      "Second answers to one request dropped at its origin, summed." },
+    { "tracker_copy_errors",
+      "bgn_overlay_instance_tracker_copy_errors_total",
+      "Relays' errors for one copy of a request not told, summed." },
+    { "dedup_copies", "bgn_overlay_instance_dedup_copies_total",
+      "Copies of a request already run, not run again, summed." },
+    { "dedup_answered", "bgn_overlay_instance_dedup_answered_total",
+      "Copies answered again from the cached response, summed." },
+    { "dedup_evicted", "bgn_overlay_instance_dedup_evicted_total",
+      "Requests forgotten early (overlay.dedup_bytes), summed." },
+    { "held_expired", "bgn_overlay_instance_held_expired_total",
+      "Held responses dropped: their rank stayed down, summed." },
+    { "held_drops", "bgn_overlay_instance_held_drops_total",
+      "Responses not held (overlay.held_bytes), summed." },
+    { "rejoin_waits", "bgn_overlay_instance_rejoin_waits_total",
+      "Requests to a fenced rank that waited for its rejoin, summed." },
+    { "rejoin_wait_expired", "bgn_overlay_instance_rejoin_wait_expired_total",
+      "Requests that waited in vain: no rejoin within overlay.rejoin_wait, "
+      "summed." },
 };
+
+/* The summary's "memory": per store [bytes summed over the brokers that
+ * answered, the largest, bounds summed, the largest]; "rss": [resident
+ * sets summed, the largest]. */
+static void print_memory_summary (json_t *mem)
+{
+    const struct {
+        const char *name, *help;
+        size_t at;
+    } fams[] = {
+        { "bgn_overlay_instance_memory_bytes",
+          "Heap each store holds: summed over the brokers that answered "
+          "(stat=\"sum\") and the largest (stat=\"max\"); store=\"rss\" "
+          "is the brokers' resident set.", 0 },
+        { "bgn_overlay_instance_memory_bound_bytes",
+          "Each store's bound: summed over the brokers that answered "
+          "(stat=\"sum\") and the largest (stat=\"max\").", 2 },
+    };
+    const char *store;
+    json_t *v;
+
+    for (size_t k = 0; k < 2; k++) {
+        family (fams[k].name, GAUGE, fams[k].help);
+        json_object_foreach (mem, store, v) {
+            json_t *sum = json_array_get (v, fams[k].at);
+            json_t *top = json_array_get (v, fams[k].at + 1);
+            if (!json_is_integer (sum) || !json_is_integer (top))
+                continue;
+            printf ("%s{", fams[k].name);
+            print_label ("store", store);
+            printf (",stat=\"sum\"} %lld\n",
+                    (long long)json_integer_value (sum));
+            printf ("%s{", fams[k].name);
+            print_label ("store", store);
+            printf (",stat=\"max\"} %lld\n",
+                    (long long)json_integer_value (top));
+        }
+    }
+}
 
 static void print_count (const char *name, const char *label,
                          const char *value, json_int_t v)
@@ -399,15 +547,18 @@ void overlay_prom_print_summary (json_t *all)
     printf ("bgn_overlay_instance_problem_brokers %zu\n",
             json_array_size (json_object_get (all, "problems"))
             + (size_t)omitted);
+    /* a counter absent from the summary is 0 on every broker that
+     * answered (brokers leave out their zeros), unless none answered */
     for (size_t k = 0; k < sizeof (instance_counters)
                            / sizeof (instance_counters[0]); k++) {
         json_t *x = json_object_get (c, instance_counters[k].field);
-        if (!json_is_integer (x))
+        if (!json_is_object (c) || (x && !json_is_integer (x)))
             continue;
         family (instance_counters[k].name, COUNTER, instance_counters[k].help);
         printf ("%s %lld\n", instance_counters[k].name,
                 (long long)json_integer_value (x));
     }
+    print_memory_summary (json_object_get (all, "memory"));
     family ("bgn_overlay_instance_peer_not_up", GAUGE, "A live peer link "
             "that is not up, as its broker reports it (1 per link listed).");
     json_array_foreach (json_object_get (all, "problems"), i, p) {

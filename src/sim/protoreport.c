@@ -76,7 +76,7 @@ static json_t *loads_json (const struct sim_result *r)
             continue;
         json_array_append_new (
             a, json_pack ("{s:s s:f s:f s:f s:s s:s s:I s:I s:I s:I s:I s:I"
-                          " s:I s:I}",
+                          " s:I s:I s:I}",
                           "name", l->name, "at", l->at, "for", l->length,
                           "rate", l->rate, "from", l->from, "to", l->to,
                           "sent", (json_int_t)c->sent,
@@ -86,6 +86,7 @@ static json_t *loads_json (const struct sim_result *r)
                           "timed_out", (json_int_t)c->timed_out,
                           "lost_in_relay", (json_int_t)c->lost_in_relay,
                           "pending", (json_int_t)c->pending,
+                          "origin_died", (json_int_t)c->origin_died,
                           "ran_after_failure",
                           (json_int_t)c->ran_after_failure));
     }
@@ -114,7 +115,7 @@ json_t *protoreport_json (const struct sim_result *r, bool host)
         " s:{s:I s:f s:f}"
         " s:{s:b s:o s:i s:f}"
         " s:{s:i s:i}"
-        " s:{s:I s:I s:I s:I s:I s:I s:I s:I}"
+        " s:{s:I s:I s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:I s:I s:I s:I s:I s:I s:I}"
         " s:{s:i s:I s:I s:I s:I s:I}"
         " s:{s:i s:i s:i s:i}"
@@ -147,6 +148,7 @@ json_t *protoreport_json (const struct sim_result *r, bool host)
         "timed_out", (json_int_t)st->rpc.timed_out,
         "lost_in_relay", (json_int_t)st->rpc.lost_in_relay,
         "pending", (json_int_t)st->rpc.pending,
+        "origin_died", (json_int_t)st->rpc.origin_died,
         "ran_after_failure", (json_int_t)st->rpc.ran_after_failure,
         "events",
         "published", (json_int_t)st->ev_published,
@@ -210,7 +212,7 @@ static void print_rpc (const char *what, const struct sim_rpc_counts *c)
 {
     printf ("%s: %llu sent, %llu answered, %llu failed fast, %llu other "
             "errors, %llu timed out (%llu lost in a relay), %llu pending, "
-            "%llu ran after failure\n",
+            "%llu gone with their origin, %llu ran after failure\n",
             what, (unsigned long long)c->sent,
             (unsigned long long)c->answered,
             (unsigned long long)c->unreachable,
@@ -218,6 +220,7 @@ static void print_rpc (const char *what, const struct sim_rpc_counts *c)
             (unsigned long long)c->timed_out,
             (unsigned long long)c->lost_in_relay,
             (unsigned long long)c->pending,
+            (unsigned long long)c->origin_died,
             (unsigned long long)c->ran_after_failure);
 }
 

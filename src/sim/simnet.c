@@ -132,7 +132,9 @@ static void forget_process (struct simnet *s, struct sbroker *b)
     for (struct rpc *rpc = idmap_first (b->rpcs, &it); rpc;
          rpc = idmap_next (&it)) {
         s->st.rpc.pending--;
+        s->st.rpc.origin_died++;
         s->loads[rpc->load].rpc.pending--;
+        s->loads[rpc->load].rpc.origin_died++;
     }
     idmap_clear (b->rpcs);
 }

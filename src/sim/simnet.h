@@ -99,7 +99,8 @@ enum { SIM_KINDS = ENV_KIND_MAX + 1 };
  * relay, not to a cut link or random loss. */
 struct sim_rpc_counts {
     uint64_t sent, answered, unreachable, other_error, timed_out, pending,
-        ran_after_failure, lost_in_relay;
+        ran_after_failure, lost_in_relay,
+        origin_died;                  /* their client's broker died first */
 };
 
 struct sim_stats {

@@ -89,6 +89,43 @@ static int in_ring (struct logger *l, const char *needle)
     return m.n;
 }
 
+/* The ring's heap stays within its byte bound: the oldest lines go. */
+static void test_ring_bytes (void)
+{
+    struct logger *l = logger_create ("bgn-broker", LOG_ERR);
+    struct ring_count rc = { 0 };
+    char pad[301];
+    size_t most = 0;
+
+    memset (pad, 'x', sizeof (pad) - 1);
+    pad[sizeof (pad) - 1] = '\0';
+    ok (l && logger_ring_bound (l) == LOGGER_RING_BYTES,
+        "a new ring is bounded at %u bytes", LOGGER_RING_BYTES);
+    ok (logger_set_ring (l, LOG_DEBUG, 16) == 0
+        && logger_set_ring_bytes (l, 4096) == 0
+        && logger_set_ring_bytes (l, 0) < 0 && errno == EINVAL,
+        "16 lines and 4096 bytes (0 refused with EINVAL)");
+    for (int i = 0; i < 40; i++) {
+        logger_log (l, LOG_DEBUG, "line %d %s", i, pad);
+        if (logger_ring_bytes (l) > most)
+            most = logger_ring_bytes (l);
+    }
+    ok (most <= 4096, "the ring's heap never passed its bound (%zu bytes "
+        "at most)", most);
+    logger_ring_foreach (l, 0, count_entry, &rc);
+    ok (rc.n >= 1 && rc.n < 16 && rc.last == 40
+        && rc.last - rc.first + 1 == (uint64_t)rc.n
+        && !strncmp (rc.text, "line 39 ", 8),
+        "the newest %d lines stay, in order, the oldest dropped", rc.n);
+    ok (logger_ring_evicted (l) == (uint64_t)(40 - rc.n),
+        "dropped lines counted (%llu)",
+        (unsigned long long)logger_ring_evicted (l));
+    logger_ring_clear (l);
+    ok (logger_ring_bytes (l) < 4096 && in_ring (l, "line") == 0,
+        "clear gives the lines' heap back");
+    logger_destroy (&l);
+}
+
 static void test_ring_level (void)
 {
     struct logger *l = logger_create ("bgn-broker", LOG_NOTICE);
@@ -209,6 +246,7 @@ int main (void)
 
     logger_destroy (&l);
     test_ring_level ();
+    test_ring_bytes ();
     unlink (path);
     return done_testing ();
 }

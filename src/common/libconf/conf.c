@@ -57,6 +57,7 @@ static const struct keydef schema[] = {
     { "overlay", "peer_timeout", K_DURATION, "10s", 0, 0, 0, NULL, 1, NULL },
     { "overlay", "fence_window", K_DURATION, "10ms", 0, 0, 0, NULL, 1, NULL },
     { "overlay", "join_timeout", K_DURATION, "0", 0, 0, 0, NULL, 0, NULL },
+    { "overlay", "rejoin_wait", K_DURATION, "500ms", 0, 0, 0, NULL, 0, NULL },
     { "overlay", "ttl", K_INT, NULL, 0, 0, 255,
       "must be 0 (derived from the diameter) or 1..255", 0, NULL },
     { "overlay", "heal_threshold", K_INT, NULL, -1, -1, 1024,
@@ -71,6 +72,12 @@ static const struct keydef schema[] = {
       "must be 0..2^40 (bytes)", 0, NULL },
     { "overlay", "dedup_bytes", K_INT, NULL, 16ll << 20, 0, 1ll << 40,
       "must be 0..2^40 (bytes)", 0, NULL },
+    { "overlay", "tracker_bytes", K_INT, NULL, 16ll << 20, 65536, 1ll << 40,
+      "must be 65536..2^40 (bytes)", 0, NULL },
+    { "overlay", "held_bytes", K_INT, NULL, 4ll << 20, 0, 1ll << 40,
+      "must be 0..2^40 (bytes)", 0, NULL },
+    { "overlay", "sndbuf_bytes", K_INT, NULL, 4ll << 20, 65536, 1ll << 40,
+      "must be 65536..2^40 (bytes)", 0, NULL },
     { "overlay", "event_buffer", K_INT, NULL, 100000, 16, 100000000,
       "must be 16..100000000", 0, NULL },
     { "overlay", "event_buffer_bytes", K_INT, NULL, 64ll << 20, 65536,
@@ -90,6 +97,10 @@ static const struct keydef schema[] = {
       check_log_level },
     { "broker", "log_ring_size", K_INT, NULL, 1024, 1, 1 << 20,
       "must be 1..1048576 (lines)", 0, NULL },
+    { "broker", "log_ring_bytes", K_INT, NULL, 1ll << 20, 4096, 1ll << 40,
+      "must be 4096..2^40 (bytes)", 0, NULL },
+    { "broker", "client_queue_bytes", K_INT, NULL, 8ll << 20, 65536,
+      1ll << 40, "must be 65536..2^40 (bytes)", 0, NULL },
     { "broker", "module_path", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "rundir", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "broker", "modules", K_STRLIST, NULL, 0, 0, 0, NULL, 0, NULL },
@@ -779,6 +790,30 @@ static int set_default (json_t *t, const struct keydef *d)
     return json_object_set_new (t, d->name, v);
 }
 
+/* A request waiting for a rank's rejoin must still be answered before its
+ * client gives up: overlay.rejoin_wait below broker.rpc_timeout. */
+static int check_rejoin_wait (json_t *conf, char *errbuf, size_t errlen)
+{
+    double wait, rpc;
+    const char *who;
+    char rpcbuf[64];
+
+    if (conf_get_duration (conf, "overlay.rejoin_wait", &wait) < 0
+        || conf_get_duration (conf, "broker.rpc_timeout", &rpc) < 0)
+        return errbuf_fail (errbuf, errlen, EINVAL, "config: invalid "
+                            "overlay.rejoin_wait or broker.rpc_timeout");
+    if (wait < rpc)
+        return 0;
+    if (!(who = origin_of (conf, "overlay.rejoin_wait")))
+        who = origin_of (conf, "broker.rpc_timeout");
+    if (fsd_format_duration (rpcbuf, sizeof (rpcbuf), rpc) < 0)
+        snprintf (rpcbuf, sizeof (rpcbuf), "%g", rpc);
+    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                        "'overlay.rejoin_wait': must be less than "
+                        "broker.rpc_timeout (%s)", who ? who : "config",
+                        rpcbuf);
+}
+
 int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
 {
     double ka, pt;
@@ -813,6 +848,8 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
                             "overlay.keepalive_interval (%s)",
                             who ? who : "config", kabuf);
     }
+    if (check_rejoin_wait (conf, errbuf, errlen) < 0)
+        return -1;
     boot = json_object_get (conf, "bootstrap");
     hosts = json_object_get (boot, "hosts");
     json_array_foreach (hosts, i, h) {

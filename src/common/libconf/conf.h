@@ -24,6 +24,10 @@
  *   overlay.join_timeout        duration "0"     a peer silent since the
  *                                                start is fenced after it;
  *                                                0 = 3 * peer_timeout
+ *   overlay.rejoin_wait         duration "500ms" >= 0, < broker.rpc_timeout:
+ *                                                a request to a fenced rank
+ *                                                waits this long for its
+ *                                                rejoin
  *   overlay.ttl                 integer  0       0 (= derived from the
  *                                                diameter) or 1..255
  *   overlay.heal_threshold      integer  -1      -1 (= derived) or 0..1024
@@ -35,17 +39,31 @@
  *                                                kept to send again (0: off)
  *   overlay.dedup_bytes         integer  16 MiB  0..2^40: requests run here
  *                                                remembered against copies
+ *   overlay.tracker_bytes       integer  16 MiB  65536..2^40: the origin's
+ *                                                entries for its requests
+ *   overlay.held_bytes          integer  4 MiB   0..2^40: responses and
+ *                                                requests held for a rank's
+ *                                                rejoin
+ *   overlay.sndbuf_bytes        integer  4 MiB   65536..2^40: bytes handed
+ *                                                to libzmq toward one peer,
+ *                                                not yet sent (then backlog)
  *   overlay.event_buffer        integer  100000  16..100000000: events kept
  *                                                for repairs (and held early)
  *   overlay.event_buffer_bytes  integer  64 MiB  65536..2^40: the same in bytes
  *   overlay.event_batch_window  duration "0.2ms" >= 0: rank 0 batches events
  *                                                published this close together
  *   overlay.event_batch_bytes   integer  64 KiB  256..64 MiB: bytes per batch
- *   overlay.event_queue_bytes   integer  16 MiB  1024..2^40: rank 0's events
- *                                                not yet sent (EAGAIN past it)
+ *   overlay.event_queue_bytes   integer  16 MiB  1024..2^40: heap of rank 0's
+ *                                                events not yet sent (EAGAIN
+ *                                                past it)
  *   overlay.bind                string   ""      endpoint override
  *   overlay.curve               boolean  true    encrypt overlay links
  *   broker.log_level            integer  5       0..7 (syslog levels)
+ *   broker.log_ring_bytes       integer  1 MiB   4096..2^40: heap of the
+ *                                                log ring (oldest lines go)
+ *   broker.client_queue_bytes   integer  8 MiB   65536..2^40: bytes queued
+ *                                                toward one local client
+ *                                                (dropped past it)
  *   broker.module_path          string   ""      colon-separated dirs
  *   broker.rundir               string   ""      "" = mkdtemp under TMPDIR
  *   broker.rpc_timeout          duration "10s"   > 0, default RPC deadline

@@ -22,6 +22,7 @@
  * parses it with jansson once, when someone asks.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +375,22 @@ msg_t *msg_copy (const msg_t *msg)
     cpy->flags = msg->flags;
     cpy->aux1 = msg->aux1;
     return cpy;
+}
+
+size_t msg_footprint (const msg_t *msg)
+{
+    size_t n;
+
+    if (!msg)
+        return 0;
+    n = malloc_usable_size ((void *)msg);
+    if (msg->own & OWN_TOPIC)
+        n += malloc_usable_size (msg->topic);
+    if (msg->own & OWN_ROUTES)
+        n += malloc_usable_size (msg->rbuf);
+    if (msg->payload)
+        n += malloc_usable_size (msg->payload);
+    return n;
 }
 
 static uint32_t get32 (const uint8_t *p)

@@ -116,6 +116,12 @@ void msg_destroy (msg_t **msg);
 /* Deep copy.  ENOMEM. */
 msg_t *msg_copy (const msg_t *msg);
 
+/* Heap the message holds, as the allocator counts it (usable sizes):
+ * its block, a topic or route stack in blocks of their own, and its
+ * payload buffer, whole even when copies share it.  A JSON parse made by
+ * msg_get_json is not counted.  0 for NULL. */
+size_t msg_footprint (const msg_t *msg);
+
 /* Decode and validate a multipart message.  On failure returns NULL with
  * errno EPROTO (or ENOMEM) and, if errbuf is non-NULL, a one-line reason
  * ("proto frame is 7 bytes, expected 20", "topic is not NUL-free text",

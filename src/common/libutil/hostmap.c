@@ -6,6 +6,7 @@
  * array alone).
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 struct hostmap {
     uint32_t size;
     uint32_t known;
+    size_t names;               /* heap of the names */
     char **host;
 };
 
@@ -55,7 +57,7 @@ uint32_t hostmap_size (const hostmap_t *hm)
 
 static bool good_name (const char *s)
 {
-    if (!s || !*s)
+    if (!s || !*s || strlen (s) > HOSTMAP_NAME_MAX)
         return false;
     for (; *s; s++)
         if (*s <= 0x20 || *s >= 0x7f || strchr (",[]", *s))
@@ -75,8 +77,11 @@ int hostmap_set (hostmap_t *hm, uint32_t rank, const char *host)
         return -1;
     if (!hm->host[rank])
         hm->known++;
+    else
+        hm->names -= malloc_usable_size (hm->host[rank]);
     free (hm->host[rank]);
     hm->host[rank] = copy;
+    hm->names += malloc_usable_size (copy);
     return 0;
 }
 
@@ -88,6 +93,23 @@ const char *hostmap_host (const hostmap_t *hm, uint32_t rank)
 uint32_t hostmap_known (const hostmap_t *hm)
 {
     return hm ? hm->known : 0;
+}
+
+size_t hostmap_memory (const hostmap_t *hm)
+{
+    if (!hm)
+        return 0;
+    return malloc_usable_size ((void *)hm) + malloc_usable_size (hm->host)
+           + hm->names;
+}
+
+size_t hostmap_memory_bound (const hostmap_t *hm)
+{
+    if (!hm)
+        return 0;
+    /* a name's block: its bytes and NUL, rounded up as malloc does */
+    return malloc_usable_size ((void *)hm) + malloc_usable_size (hm->host)
+           + (size_t)hm->size * ((HOSTMAP_NAME_MAX + 1 + 8 + 15) & ~15u);
 }
 
 /* Add ranks whose name satisfies match(); returns the count. */

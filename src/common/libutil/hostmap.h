@@ -8,7 +8,8 @@
  * beside ranks.  Several ranks may run on one host (bgn start runs them
  * all on this one), so a host maps to a set of ranks.
  *
- * Host names follow hostlist.h: printable, no whitespace, no ",[]".  A
+ * Host names follow hostlist.h: printable, no whitespace, no ",[]", at
+ * most HOSTMAP_NAME_MAX bytes (a DNS name is at most 253).  A
  * lookup matches a name exactly, or else matches the first label of a
  * fully qualified name in the table ("node3" finds "node3.cluster").
  *
@@ -18,11 +19,14 @@
 #ifndef BGN_HOSTMAP_H
 #define BGN_HOSTMAP_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "idset.h"
 
 typedef struct hostmap hostmap_t;
+
+#define HOSTMAP_NAME_MAX 255
 
 /* A table for ranks 0..size-1, every host unknown.  NULL + EINVAL if
  * size > IDSET_ID_MAX + 1, ENOMEM. */
@@ -40,6 +44,12 @@ const char *hostmap_host (const hostmap_t *hm, uint32_t rank);
 
 /* Number of ranks whose host is known. */
 uint32_t hostmap_known (const hostmap_t *hm);
+
+/* Heap the table holds (its arrays and names, as the allocator counts
+ * them), and the most it can hold: every rank with a name of
+ * HOSTMAP_NAME_MAX bytes. */
+size_t hostmap_memory (const hostmap_t *hm);
+size_t hostmap_memory_bound (const hostmap_t *hm);
 
 /* Add the ranks running on 'host' to ids; returns how many (0 if the
  * host is not in the table), -1 + ENOMEM. */

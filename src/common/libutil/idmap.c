@@ -178,6 +178,18 @@ void idmap_clear (struct idmap *m)
     m->count = 0;
 }
 
+size_t idmap_memory (const struct idmap *m)
+{
+    return sizeof (*m) + m->cap * m->slotsize;
+}
+
+size_t idmap_growth (const struct idmap *m)
+{
+    if ((m->count + 1) * 2 <= m->cap)
+        return 0;
+    return (m->cap ? m->cap : 16) * m->slotsize;
+}
+
 static void *scan (struct idmap_iter *it, size_t from)
 {
     const struct idmap *m = it->m;

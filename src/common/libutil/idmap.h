@@ -42,6 +42,13 @@ int idmap_delete (struct idmap *m, uint64_t id);
 /* Remove everything. */
 void idmap_clear (struct idmap *m);
 
+/* Heap the map holds: its table (which grows by doubling, kept at most
+ * half full, and never shrinks) and itself. */
+size_t idmap_memory (const struct idmap *m);
+/* Bytes the table would grow by if a new id were put now (0 if it has
+ * room). */
+size_t idmap_growth (const struct idmap *m);
+
 /*   struct idmap_iter it;
  *   for (void *v = idmap_first (m, &it); v; v = idmap_next (&it))
  *       ... it.id is v's id ...

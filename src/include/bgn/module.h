@@ -44,7 +44,7 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 3
+#define BGN_MODULE_ABI_VERSION 4
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
@@ -188,6 +188,13 @@ struct bgn_broker_api {
      * which passes to each subscribed client the events it asked for, a
      * batch at a time.  'batch' is borrowed. */
     int (*deliver_events) (bgn_broker_t *b, const void *batch, size_t len);
+
+    /* The broker's own stores that grow with traffic (its clients'
+     * queues, subscriptions, log ring, host table), for the "memory" of
+     * overlay.status: {"name": {"bytes": B, "bound": N, ...}, ...}, heap
+     * counted as the allocator does, a new reference.  May be NULL (a
+     * host that keeps no such stores). */
+    json_t *(*memory) (bgn_broker_t *b);
 };
 
 struct bgn_module {

@@ -60,7 +60,12 @@ enum {
  * there was still connecting.  It takes no second such detour: it waits
  * for a connecting link instead, so detours cannot chain into a loop
  * while links form (at start-up every link is connecting). */
-#define ENV_FLAG_DETOUR 0x40
+#define ENV_FLAG_DETOUR 0x20
+/* ENV_DATA: a request its origin held until it learned that the
+ * destination rejoined (overlay.rejoin_wait): a relay that has not heard
+ * of the rejoin yet holds it for the news too, instead of failing it.
+ * Brokers that do not know the flag ignore it. */
+#define ENV_FLAG_WAITED 0x40
 
 struct envelope {
     uint8_t kind;

@@ -561,18 +561,6 @@ json_t *evlayer_stats (const struct evlayer *ev)
     return o;
 }
 
-/* Rank 0's queue: the closed batches, their tokens, the open batch. */
-static size_t queue_memory (const struct evlayer *ev)
-{
-    size_t m = (size_t)ev->capout * sizeof (struct outbatch)
-               + (size_t)ev->capwtok * sizeof (struct token) + ev->w.cap;
-
-    for (int i = 0; i < ev->nout; i++)
-        m += frame_footprint (ev->outq[i].f)
-             + (size_t)ev->outq[i].ntok * sizeof (struct token);
-    return m;
-}
-
 static json_t *store_json (size_t bytes, size_t bound)
 {
     return json_pack ("{s:I s:I}", "bytes", (json_int_t)bytes, "bound",
@@ -590,7 +578,8 @@ json_t *evlayer_memory (const struct evlayer *ev)
 
     if (o && ev->rank == 0)
         json_object_set_new (o, "event_queue",
-                             store_json (queue_memory (ev),
-                                         ev->cfg.queue_bytes));
+                             store_json (evroot_queue_memory (ev),
+                                         ev->cfg.queue_bytes
+                                             + evroot_writer_reserve (ev)));
     return o;
 }

@@ -36,8 +36,10 @@
  * out (logged).
  *
  * Back-pressure: rank 0 holds batches while the way to a live tree child
- * is congested (its transport queue full), accepts at most 'queue_bytes'
- * of events not yet sent (EAGAIN beyond), and tells each publisher its
+ * is congested (its transport queue full), holds at most 'queue_bytes' of
+ * heap for events not yet sent (their batches' allocations, counted as
+ * overlay-status shows them, besides the open batch's reused buffer;
+ * EAGAIN beyond), and tells each publisher its
  * seq once the batch has left, so a publisher that waits for its answers
  * is slowed to what the tree drains.
  *
@@ -116,7 +118,8 @@ struct evlayer_config {
     double sync_period;         /* rank 0: SYNC interval, s */
     double batch_window;        /* rank 0: batching window, s */
     size_t batch_bytes;         /* rank 0: bytes per batch at most */
-    size_t queue_bytes;         /* rank 0: events accepted, not yet sent */
+    size_t queue_bytes;         /* rank 0: heap of the events accepted,
+                                   not yet sent (evlayer_memory) */
     double learn_timeout;       /* rank 0: wait for silent children, s */
 };
 
@@ -141,8 +144,12 @@ void evlayer_destroy (struct evlayer **evp);
  * called then). */
 int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token);
 
-/* Rank 0: could 'bytes' of events (evbatch_rec_size) be published now?
- * 0, or -1 with errno as evlayer_publish (EAGAIN counted as refused). */
+/* Rank 0: could 'bytes' of events (evbatch_rec_size) be published now,
+ * the queue's heap staying within 'queue_bytes'?  0, and the next
+ * evlayer_publish calls for up to 'bytes' are not refused for room; or
+ * -1 with errno as evlayer_publish (EAGAIN counted as refused).
+ * evlayer_publish alone takes one event into an empty queue whatever its
+ * size. */
 int evlayer_room (struct evlayer *ev, size_t bytes);
 
 /* The flush timer (ops->arm): close the open batch if its time has come
@@ -192,8 +199,10 @@ json_t *evlayer_stats (const struct evlayer *ev);
 
 /* The heap the event layer's stores hold, each with its bound in bytes:
  * {"event_ring": {"bytes", "bound"}, "event_early": {...}} and on rank 0
- * "event_queue" too (the batches waiting for the tree and the open one).
- * Bytes are allocations (frame_footprint and entries), not payload. */
+ * "event_queue" too (the batches waiting for the tree and the open one;
+ * its bound is queue_bytes plus the open batch's buffer, which is reused
+ * and at most a batch's size, doubled from 4096).  Bytes are allocations
+ * (frame_footprint and entries), not payload. */
 json_t *evlayer_memory (const struct evlayer *ev);
 
 #endif

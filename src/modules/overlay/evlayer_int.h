@@ -55,7 +55,7 @@ struct outbatch {
     uint32_t first, last, count;
     size_t bytes;
     struct token *tok;
-    int ntok;
+    int ntok, captok;
 };
 
 struct ask {
@@ -96,7 +96,9 @@ struct evlayer {
     double w_opened;
     struct outbatch *outq;
     int nout, capout;
-    size_t queued_bytes, queued_max;
+    size_t queued_bytes, queued_max;    /* records accepted, not sent */
+    size_t granted;             /* room evlayer_room gave a group of
+                                   events, not yet published */
     double last_flush, last_sync, armed;
 
     /* repair */
@@ -210,5 +212,11 @@ int evrepair_asked_for (const struct evlayer *ev, uint32_t peer,
 void evroot_learn_check (struct evlayer *ev, int query);
 /* A child told rank 0 its highest seq. */
 void evroot_learn_report (struct evlayer *ev, uint32_t rank, uint32_t seq);
+/* Heap rank 0's queue holds: the closed batches (their frames and
+ * tokens), the open batch's buffer and the arrays (what
+ * overlay.event_queue_bytes bounds). */
+size_t evroot_queue_memory (const struct evlayer *ev);
+/* The most the open batch's buffer takes (not charged to the bound). */
+size_t evroot_writer_reserve (const struct evlayer *ev);
 
 #endif

@@ -130,7 +130,7 @@ static int seal_open (struct evlayer *ev)
     if (ev->w.count == 0)
         return 0;
     if (ev->nout == ev->capout) {
-        int cap = ev->capout ? ev->capout * 2 : 16;
+        int cap = ev->capout ? ev->capout * 2 : 4;
         struct outbatch *q = realloc (ev->outq, cap * sizeof (*q));
         if (!q)
             return -1;
@@ -148,6 +148,7 @@ static int seal_open (struct evlayer *ev)
     ob->bytes = ev->w.len;
     ob->tok = ev->wtok;
     ob->ntok = ev->nwtok;
+    ob->captok = ev->capwtok;
     ev->wtok = NULL;
     ev->nwtok = ev->capwtok = 0;
     ev->nout++;
@@ -240,8 +241,70 @@ void evlayer_flush (struct evlayer *ev, double now)
         arm (ev, next);
 }
 
-int evlayer_room (struct evlayer *ev, size_t bytes)
+size_t evroot_queue_memory (const struct evlayer *ev)
 {
+    size_t m = (size_t)ev->capout * sizeof (struct outbatch)
+               + (size_t)ev->capwtok * sizeof (struct token) + ev->w.cap;
+
+    for (int i = 0; i < ev->nout; i++)
+        m += frame_footprint (ev->outq[i].f)
+             + (size_t)ev->outq[i].captok * sizeof (struct token);
+    return m;
+}
+
+/* Heap a sealed batch costs beyond its records: its header, signature
+ * and frame, and its slot in the queue. */
+#define BATCH_COST (EVBATCH_HDR_SIZE + 64 + 64 + sizeof (struct outbatch))
+
+/* The open batch's buffer, reused from batch to batch: it grows by
+ * doubling from 4096 bytes to hold a batch of event_batch_bytes (or one
+ * larger event), and is not charged to the queue's bound: it comes on
+ * top of it (evlayer_memory's bound says so). */
+size_t evroot_writer_reserve (const struct evlayer *ev)
+{
+    size_t cap = 4096;
+
+    while (cap < ev->cfg.batch_bytes)
+        cap *= 2;
+    return cap > ev->w.cap ? cap : ev->w.cap;
+}
+
+/* What 'bytes' more of records will cost, as the bound counts it: the
+ * records (they end up in a sealed batch's frame), a new batch's own
+ * cost, and the arrays that must grow for them (doubling). */
+static size_t room_cost (const struct evlayer *ev, size_t bytes)
+{
+    size_t cost = bytes;
+    int sealed = ev->w.count > 0 && ev->w.len + bytes > ev->cfg.batch_bytes;
+
+    if (ev->w.count == 0 || sealed)
+        cost += BATCH_COST;
+    if (ev->nout + 1 >= ev->capout)
+        cost += (size_t)(ev->capout ? ev->capout : 4)
+                * sizeof (struct outbatch);
+    if (sealed || ev->nwtok == ev->capwtok)
+        cost += (size_t)(ev->capwtok ? ev->capwtok : 4)
+                * sizeof (struct token);
+    return cost;
+}
+
+/* What the queue holds as the bound counts it: its heap but the open
+ * batch's buffer, with the open batch's records counted as the frame
+ * they become when it is sealed. */
+static size_t charged (const struct evlayer *ev)
+{
+    return evroot_queue_memory (ev) - ev->w.cap
+           + (ev->w.count > 0 ? ev->w.len + BATCH_COST : 0);
+}
+
+/* The bound counts allocations, as overlay-status shows them: what the
+ * queue holds now and the records to come.  An empty queue takes one
+ * event ('single') whatever its size, so that no event is too large to
+ * ever go. */
+static int room_check (struct evlayer *ev, size_t bytes, int single)
+{
+    int empty = single && ev->nout == 0 && ev->w.count == 0;
+
     if (ev->rank != 0) {
         errno = EINVAL;
         return -1;
@@ -250,7 +313,7 @@ int evlayer_room (struct evlayer *ev, size_t bytes)
         errno = EAGAIN;
         return -1;
     }
-    if (ev->queued_bytes + bytes > ev->cfg.queue_bytes) {
+    if (!empty && charged (ev) + room_cost (ev, bytes) > ev->cfg.queue_bytes) {
         ev->refused_full++;
         evl_warn_counted (ev, ev->refused_full, "publish refused: rank 0's queue "
                       "is full (overlay.event_queue_bytes)", ev->sent_seq,
@@ -258,7 +321,13 @@ int evlayer_room (struct evlayer *ev, size_t bytes)
         errno = EAGAIN;
         return -1;
     }
+    ev->granted = bytes;
     return 0;
+}
+
+int evlayer_room (struct evlayer *ev, size_t bytes)
+{
+    return room_check (ev, bytes, 0);
 }
 
 int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token)
@@ -268,17 +337,23 @@ int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token)
     double when;
 
     size = evbatch_rec_size (event);
-    if (evlayer_room (ev, size) < 0) {
+    /* events of a group whose room was checked at once go in without a
+     * second look (the open batch's buffer may grow on the way) */
+    if (size <= ev->granted)
+        ev->granted -= size;
+    else if (room_check (ev, size, 1) < 0) {
         msg_destroy (&event);
         return -1;
     }
+    else
+        ev->granted = 0;
     evl_now (ev);
     if (ev->w.count > 0 && (ev->w.len + size > ev->cfg.batch_bytes
                             || ev->w.count == EVBATCH_MAX_COUNT)
         && seal_open (ev) < 0)
         goto nomem;
     if (token && ev->nwtok == ev->capwtok) {
-        int cap = ev->capwtok ? ev->capwtok * 2 : 64;
+        int cap = ev->capwtok ? ev->capwtok * 2 : 4;
         struct token *t = realloc (ev->wtok, cap * sizeof (*t));
         if (!t)
             goto nomem;

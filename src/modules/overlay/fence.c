@@ -247,6 +247,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
                  (unsigned)rank, (unsigned long long)f->inc);
         bgn_router_set_down (ov->router, rank, false);
         route_release (ov, rank);
+        tracker_release (ov, rank);
         note (ov, OVL_NOTE_UNFENCED, rank, f->inc);
         if (ov->rank == 0)
             mark (ov->fence.members, rank);

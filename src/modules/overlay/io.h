@@ -83,6 +83,11 @@ struct ovl_io {
     /* The process's resident set in bytes, -1 if unknown.  May be NULL
      * (the simulator, tests): overlay-status then leaves it out. */
     long long (*resident) (void *ctx);
+
+    /* The stores outside the core that grow with traffic (the
+     * transport's send queues, the broker's own), as {"name": {"bytes",
+     * "bound", ...}} (a new reference, or NULL).  May be NULL. */
+    json_t *(*memory) (void *ctx);
 };
 
 #endif

@@ -188,6 +188,19 @@ static long long io_resident (void *ctx)
     return pages < 0 ? -1 : pages * sysconf (_SC_PAGESIZE);
 }
 
+/* The socket's send queues, and the broker's stores. */
+static json_t *io_memory (void *ctx)
+{
+    struct module *m = ctx;
+    json_t *o = m->sock ? sock_memory (m->sock) : json_object ();
+    json_t *b = m->api->memory ? m->api->memory (m->b) : NULL;
+
+    if (o && b)
+        json_object_update_missing (o, b);
+    json_decref (b);
+    return o;
+}
+
 static const struct ovl_io io = {
     .send = io_send,
     .connect = io_connect,
@@ -204,6 +217,7 @@ static const struct ovl_io io = {
     .stop = io_stop,
     .deliver_events = io_deliver_events,
     .resident = io_resident,
+    .memory = io_memory,
 };
 
 /* ---- the socket's reports ---------------------------------------------- */
@@ -421,6 +435,7 @@ static int setup_socket (struct module *m)
         .rank = m->api->rank (m->b),
         .size = m->api->size (m->b),
         .sndhwm = m->cfg.sndhwm,
+        .sndbuf_bytes = (size_t)m->cfg.sndbuf_bytes,
         .maxmsgsize = ZMQUTIL_MAX_MSG_SIZE,
         .curve_public = m->curve ? curve_public (m->curve) : NULL,
         .curve_secret = m->curve ? curve_secret (m->curve) : NULL,

@@ -19,6 +19,9 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->backlog_bytes = 32ll << 20;
     cfg->retry_bytes = 16ll << 20;
     cfg->dedup_bytes = 16ll << 20;
+    cfg->tracker_bytes = 16ll << 20;
+    cfg->held_bytes = 4ll << 20;
+    cfg->sndbuf_bytes = 4ll << 20;
     cfg->event_buffer = 100000;
     cfg->event_buffer_bytes = 64ll << 20;
     cfg->event_batch_window = 0.0002;
@@ -26,6 +29,7 @@ void ovconf_defaults (struct ovl_config *cfg)
     cfg->event_queue_bytes = 16ll << 20;
     cfg->curve = 1;
     cfg->rpc_timeout = 10.0;
+    cfg->rejoin_wait = 0.5;
     cfg->fence_window = 0.01;
     cfg->join_timeout = 0;
     cfg->test_loop = -1;
@@ -78,6 +82,9 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
     conf_get_int (conf, "overlay.backlog_bytes", &cfg->backlog_bytes);
     conf_get_int (conf, "overlay.retry_bytes", &cfg->retry_bytes);
     conf_get_int (conf, "overlay.dedup_bytes", &cfg->dedup_bytes);
+    conf_get_int (conf, "overlay.tracker_bytes", &cfg->tracker_bytes);
+    conf_get_int (conf, "overlay.held_bytes", &cfg->held_bytes);
+    conf_get_int (conf, "overlay.sndbuf_bytes", &cfg->sndbuf_bytes);
     copy_int (conf, "overlay.event_buffer", &cfg->event_buffer);
     conf_get_int (conf, "overlay.event_buffer_bytes", &cfg->event_buffer_bytes);
     conf_get_int (conf, "overlay.event_batch_bytes", &cfg->event_batch_bytes);
@@ -90,6 +97,7 @@ void ovconf_read (json_t *conf, struct ovl_config *cfg)
                        &cfg->keepalive_interval);
     conf_get_duration (conf, "overlay.peer_timeout", &cfg->peer_timeout);
     conf_get_duration (conf, "broker.rpc_timeout", &cfg->rpc_timeout);
+    conf_get_duration (conf, "overlay.rejoin_wait", &cfg->rejoin_wait);
     conf_get_duration (conf, "overlay.fence_window", &cfg->fence_window);
     conf_get_duration (conf, "overlay.join_timeout", &cfg->join_timeout);
     copy_string (conf, "overlay.bind", cfg->bind, sizeof (cfg->bind));

@@ -27,6 +27,10 @@ struct ovl_config {
     long long backlog_bytes;    /* overlay.backlog_bytes, all backlogs */
     long long retry_bytes;      /* overlay.retry_bytes: copies to resend */
     long long dedup_bytes;      /* overlay.dedup_bytes: requests run here */
+    long long tracker_bytes;    /* overlay.tracker_bytes: its entries */
+    long long held_bytes;       /* overlay.held_bytes: held for a rejoin */
+    long long sndbuf_bytes;     /* overlay.sndbuf_bytes: per peer, in the
+                                   transport's queue */
     int event_buffer;           /* overlay.event_buffer */
     long long event_buffer_bytes; /* overlay.event_buffer_bytes */
     double event_batch_window;  /* overlay.event_batch_window, s */
@@ -38,6 +42,9 @@ struct ovl_config {
     char curve_cert[512];       /* bootstrap.curve_cert, "" for per-broker */
     char curve_keys[512];       /* bootstrap.curve_keys: per-host keys */
     double rpc_timeout;         /* broker.rpc_timeout, s */
+    double rejoin_wait;         /* overlay.rejoin_wait: a request to a
+                                   fenced rank waits this long for news of
+                                   its rejoin, s; 0: fails at once */
     double fence_window;        /* fence reports and batches gather this
                                    long before they go, s */
     double join_timeout;        /* a peer that never says hello is fenced

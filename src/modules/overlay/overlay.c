@@ -708,8 +708,13 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     }
     is_response = msg_get_type (*msgp) == MSGTYPE_RESPONSE;
     down = bgn_router_is_down (ov->router, dest < ov->size ? dest : 0);
-    /* known down: fail a request at once rather than queue it */
+    /* known down: a request waits a while for the rank's rejoin (it may
+     * have restarted, the news not here yet), or fails at once */
     if (!onward && down && !is_response) {
+        if (tracker_wait (ov, msgp, dest) == 0) {
+            rc = 0;
+            goto done;
+        }
         errno = EHOSTUNREACH;
         goto done;
     }

@@ -84,6 +84,7 @@ struct ovl_counters {
     uint64_t redials;
     uint64_t never_joined;
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
+    uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
     uint64_t version_refusals;  /* messages in another protocol version */
 };
 
@@ -115,6 +116,8 @@ struct fence_state {
     bool changed;               /* news since the last settle */
 };
 
+struct waiting;
+
 struct tracker_state {
     struct idmap *map;          /* key hash -> struct tracked */
     struct ovtimer *sweep;
@@ -126,6 +129,15 @@ struct tracker_state {
     uint64_t retries;           /* requests sent again (a relay died) */
     uint64_t unkept;            /* not kept: past overlay.retry_bytes */
     size_t answered;            /* entries kept only to drop late copies */
+    size_t entry_bytes;         /* heap of the entries' header copies */
+    uint64_t untracked;         /* not tracked: TRACKER_MAX or
+                                   overlay.tracker_bytes reached */
+    struct waiting *wait_head, *wait_tail;   /* waiting for a rejoin */
+    int nwaiting;
+    size_t wait_bytes;          /* their heap (overlay.held_bytes) */
+    struct ovtimer *wait_timer;  /* the first waiting request's deadline */
+    uint64_t waits;             /* requests that waited for a rejoin */
+    uint64_t wait_expired;      /* ... and failed: no rejoin in time */
 };
 
 struct seen;

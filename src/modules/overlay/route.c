@@ -3,6 +3,8 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "body.h"
@@ -192,24 +194,29 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
     return 0;
 }
 
-#define HELD_MAX 1024
-
 size_t route_backlog_bytes (struct overlay *ov)
 {
-    size_t total = ov->route.held.bytes;
+    size_t total = 0;
 
     for (int i = 0; i < ov->peers->n; i++)
         total += ov->peers->v[i]->backlog.bytes;
     return total;
 }
 
-/* [env][frames] as a pending message for a backlog, which may keep it a
+size_t route_held_bytes (struct overlay *ov)
+{
+    return ov->route.held.bytes;
+}
+
+/* [env][frames] as a pending message for a store that may keep it a
  * peer timeout: frames that wrap a transport buffer are copied
  * (frame_keep).  NULL with errno, frames left with the caller: ENOMEM,
- * or ENOBUFS when it would take the backlogs past overlay.backlog_bytes. */
+ * or ENOBUFS when it would take the store past 'bound' ('held' bytes
+ * held there now). */
 static struct pending *pending_take (struct overlay *ov,
                                      const struct envelope *env,
-                                     struct frame **frames, int n)
+                                     struct frame **frames, int n,
+                                     size_t held, long long bound)
 {
     struct pending *pd = pending_create (env, n, ovl_now (ov));
     int err = ENOMEM;
@@ -219,8 +226,7 @@ static struct pending *pending_take (struct overlay *ov,
     for (int i = 0; i < n; i++)
         if (!(pd->frames[i] = frame_keep (frames[i])))
             goto fail;
-    if (route_backlog_bytes (ov) + pending_cost (pd)
-        > (size_t)ov->cfg.backlog_bytes) {
+    if (held + pending_cost (pd) > (size_t)bound) {
         err = ENOBUFS;
         goto fail;
     }
@@ -235,14 +241,24 @@ fail:
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n)
 {
-    struct pending *pd;
+    /* with the requests waiting for a rejoin at their origin (tracker) */
+    struct pending *pd = pending_take (ov, env, frames, n,
+                                       route_held_bytes (ov)
+                                           + ov->tracker.wait_bytes,
+                                       ov->cfg.held_bytes);
 
-    if (ov->route.held.count >= HELD_MAX) {
-        errno = ENOBUFS;
+    if (!pd) {
+        if (errno == ENOBUFS) {
+            ov->c.held_drops++;
+            ovl_log_limited (ov, LOG_WARNING, "dropped a response from "
+                             "rank %u for rank %u, fenced here: %zu bytes "
+                             "are held for rejoins already "
+                             "(overlay.held_bytes)", (unsigned)env->source,
+                             (unsigned)env->dest, route_held_bytes (ov));
+            errno = ENOBUFS;
+        }
         return -1;
     }
-    if (!(pd = pending_take (ov, env, frames, n)))
-        return -1;
     backlog_push (&ov->route.held, pd);
     return 0;
 }
@@ -266,21 +282,45 @@ void route_release (struct overlay *ov, uint32_t rank)
     ov->route.held = keep;
 }
 
-/* Held responses whose rank stayed fenced a peer timeout: it is dead. */
+/* A held request (ENV_FLAG_WAITED) whose rank did not rejoin within
+ * overlay.rejoin_wait: it did not run. */
+static void expire_request (struct overlay *ov, struct pending *pd)
+{
+    char errstr[160];
+
+    ov->c.held_expired++;
+    snprintf (errstr, sizeof (errstr), "rank %u is down or restarting: no "
+              "rejoin within %gs; the request did not run",
+              (unsigned)pd->env.dest, ov->cfg.rejoin_wait);
+    route_fail_request (ov, pd->frames, pd->nframes, EHOSTUNREACH, errstr);
+}
+
+/* Held messages whose rank stayed fenced: a response a peer timeout (the
+ * rank is dead), a request overlay.rejoin_wait. */
 static void expire_held (struct overlay *ov, double now)
 {
+    struct backlog keep = { 0 };
     struct pending *pd;
 
-    while ((pd = backlog_first (&ov->route.held))
-           && now - pd->queued > ov->cfg.peer_timeout) {
-        pd = backlog_pop (&ov->route.held);
-        ov->c.held_expired++;
-        ovl_log_limited (ov, LOG_INFO, "dropped a response from rank %u "
-                         "held for the rejoin of rank %u: it stayed down "
-                         "%.0fs", (unsigned)pd->env.source,
-                         (unsigned)pd->env.dest, now - pd->queued);
+    while ((pd = backlog_pop (&ov->route.held))) {
+        bool request = pd->env.flags & ENV_FLAG_WAITED;
+        if (now - pd->queued <= (request ? ov->cfg.rejoin_wait
+                                         : ov->cfg.peer_timeout)) {
+            backlog_push (&keep, pd);
+            continue;
+        }
+        if (request)
+            expire_request (ov, pd);
+        else {
+            ov->c.held_expired++;
+            ovl_log_limited (ov, LOG_INFO, "dropped a response from rank "
+                             "%u held for the rejoin of rank %u: it stayed "
+                             "down %.0fs", (unsigned)pd->env.source,
+                             (unsigned)pd->env.dest, now - pd->queued);
+        }
         pending_destroy (&pd);
     }
+    ov->route.held = keep;
 }
 
 void route_expire (struct overlay *ov, double now)
@@ -357,7 +397,8 @@ static int enqueue (struct overlay *ov, struct peer *p,
     if (p->backlog.count >= ov->cfg.backlog_max)
         errno = ENOBUFS;
     else
-        pd = pending_take (ov, env, frames, n);
+        pd = pending_take (ov, env, frames, n, route_backlog_bytes (ov),
+                           ov->cfg.backlog_bytes);
     if (!pd) {
         if (errno == ENOBUFS) {
             p->backlog_drops++;
@@ -513,7 +554,7 @@ int route_forward (struct overlay *ov, struct envelope *env,
 {
     if (env->kind == ENV_DATA && env->dest < ov->size
         && bgn_router_is_down (ov->router, env->dest)
-        && carries_response (frames, n))
+        && ((env->flags & ENV_FLAG_WAITED) || carries_response (frames, n)))
         return route_hold (ov, env, frames, n);
     return route_out (ov, env, frames, n, from);
 }

@@ -73,9 +73,12 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
 void route_drop (struct overlay *ov, const struct envelope *env,
                  struct frame **body, int n, int errnum);
 
-/* Heap every backlog and the held responses hold (overlay.backlog_bytes
- * bounds it: past it route_out fails with ENOBUFS). */
+/* Heap every backlog holds (overlay.backlog_bytes bounds it: past it
+ * route_out fails with ENOBUFS). */
 size_t route_backlog_bytes (struct overlay *ov);
+/* Heap the responses held for a rank's rejoin hold (overlay.held_bytes
+ * bounds it: route_hold). */
+size_t route_held_bytes (struct overlay *ov);
 
 /* Fail what waited in a backlog longer than the peer timeout. */
 void route_expire (struct overlay *ov, double now);
@@ -102,10 +105,12 @@ int route_out (struct overlay *ov, struct envelope *env,
  * but the unfence reaches the other brokers later (the fence tree), so
  * the answer to its first requests can reach a broker that still has it
  * fenced; a rank really down stays fenced, and the response expires.  A
- * request is never held: its origin may report it failed meanwhile (the
- * rank's fence reaching it), and it must not run after that; it fails
- * at once (route_out).  Returns as route_out (ENOBUFS also when too much
- * is held). */
+ * request is held only if its origin waited for the rank's rejoin
+ * (ENV_FLAG_WAITED: the origin has it up, so the news is on its way
+ * here), for overlay.rejoin_wait, then answered "did not run"; any other
+ * request fails at once (route_out): its origin may report it failed
+ * meanwhile (the rank's fence reaching it), and it must not run after
+ * that.  Returns as route_out (ENOBUFS also when too much is held). */
 int route_forward (struct overlay *ov, struct envelope *env,
                    struct frame **frames, int n, int from);
 
@@ -118,8 +123,9 @@ void route_flush (struct overlay *ov);
  * that rejoined may send requests that overtake the news of its rejoin
  * (the unfence travels a tree, the request the shortest path), and the
  * responses can reach brokers the news has not.  Frames are taken (0),
- * or left with the caller (-1, ENOBUFS: too many held).  After a peer
- * timeout the response is dropped (held_expired, logged). */
+ * or left with the caller (-1, ENOBUFS: overlay.held_bytes reached,
+ * counted as held_drops and logged, rate-limited).  After a peer timeout
+ * the response is dropped (held_expired, logged). */
 int route_hold (struct overlay *ov, const struct envelope *env,
                 struct frame **frames, int n);
 /* rank was unfenced: send what was held for it. */

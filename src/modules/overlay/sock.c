@@ -2,9 +2,14 @@
 /* sock.c: the overlay's ROUTER socket (see sock.h).
  *
  * Received parts are wrapped in frames that keep the zmq_msg_t in the
- * frame's private area, so forwarding moves the very same zmq_msg_t back
- * out (zmq_msg_send) with no copy; frames the core made are copied into
- * the socket when small and handed over by reference when large.
+ * frame's private area.  Every frame leaves by reference, with no copy
+ * (zmq_msg_init_data): a received one goes out still backed by the
+ * zmq_msg_t it came in, so forwarding copies nothing.  Each message
+ * handed over carries a record of what it costs (struct sent); libzmq's
+ * I/O thread frees it once the message is written out or dropped, and
+ * takes its cost off its peer's queue then (struct sndq, counted
+ * atomically), so the bytes waiting in libzmq toward each peer are known
+ * and bounded (sock_settings.sndbuf_bytes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -15,6 +20,7 @@
 #include <unistd.h>
 #include <czmq.h>
 
+#include "src/common/libutil/idmap.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
@@ -22,8 +28,31 @@
 #include "sock.h"
 
 #define RECV_BUDGET 1024       /* messages per readable callback */
-#define ZERO_COPY_MIN 1024     /* bytes: smaller frames are copied */
 #define MAX_ID 255             /* bytes in a ZeroMQ routing id */
+/* What libzmq holds for one message beyond our frame: a zmq_msg_t for the
+ * frame and one for the routing id in the pipe, and the content record
+ * zmq_msg_init_data allocates. */
+#define ZMQ_MSG_COST 192
+/* A received frame shares libzmq's receive buffer with the other
+ * messages of its read, and pins it while it lives: at most this much. */
+#define RECV_BUFFER_PIN 8192
+
+/* The bytes in libzmq's queue toward one peer: handed over, not yet
+ * freed.  libzmq's I/O thread takes each message's cost off when it frees
+ * it, so both threads touch this: atomically, and whoever drops the last
+ * reference (the socket's table, or a message in flight) frees it. */
+struct sndq {
+    size_t bytes;               /* atomic */
+    int refs;                   /* atomic */
+};
+
+/* One message in libzmq's hands: the frame it reads from, and its cost
+ * on its peer's queue. */
+struct sent {
+    struct sndq *q;
+    struct frame *f;
+    size_t cost;
+};
 
 /* Routing ids are kept as hex text (generated ones start with a NUL). */
 typedef char idhex_t[2 * MAX_ID + 1];
@@ -38,6 +67,9 @@ struct sock {
     int polling;
     uint32_t size;
     uint64_t rng;
+    size_t sndbuf_bytes;        /* per peer, 0: no bound */
+    struct idmap *queues;       /* rank -> struct sndq * */
+    uint64_t deferred;          /* sends refused at sndbuf_bytes */
     zhashx_t *out_ids;          /* our connections: id hex -> rank */
     zhashx_t *out_rank;         /* rank -> id hex of our newest one */
     zhashx_t *in_ids;           /* bound accepted ones: id hex -> rank */
@@ -131,7 +163,9 @@ struct sock *sock_create (const struct bgn_poller *poller,
     s->arg = arg;
     s->size = set->size;
     s->rng = seed ();
-    if (!(s->out_ids = string_hash ()) || !(s->out_rank = string_hash ())
+    s->sndbuf_bytes = set->sndbuf_bytes;
+    if (!(s->queues = idmap_create (sizeof (struct sndq *)))
+        || !(s->out_ids = string_hash ()) || !(s->out_rank = string_hash ())
         || !(s->in_ids = string_hash ()) || !(s->in_rank = string_hash ()))
         goto error;
     if (!(s->zsock = zmq_socket (poller->zmq_ctx, ZMQ_ROUTER)))
@@ -159,6 +193,33 @@ error:
     return NULL;
 }
 
+static void sndq_decref (struct sndq *q)
+{
+    if (q && __atomic_sub_fetch (&q->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free (q);
+}
+
+/* Messages libzmq still holds of ours. */
+static int in_flight (struct sock *s)
+{
+    struct idmap_iter it;
+    int n = 0;
+
+    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
+         qp = idmap_next (&it))
+        n += __atomic_load_n (&(*qp)->refs, __ATOMIC_ACQUIRE) - 1;
+    return n;
+}
+
+/* Once the socket is closed (linger 0), libzmq's threads drop what it
+ * still holds, calling release_sent, whose code is in this module: the
+ * module must not be unloaded before.  A bounded wait (they go at once). */
+static void wait_released (struct sock *s)
+{
+    for (int i = 0; i < 2000 && s->queues && in_flight (s) > 0; i++)
+        usleep (1000);
+}
+
 void sock_destroy (struct sock **sp)
 {
     struct sock *s;
@@ -179,8 +240,17 @@ void sock_destroy (struct sock **sp)
         if (!strncmp (s->bound, "ipc://", 6))
             unlink (s->bound + 6);
     }
-    if (s->zsock)
+    if (s->zsock) {
         zmq_close (s->zsock);
+        wait_released (s);
+    }
+    if (s->queues) {
+        struct idmap_iter it;
+        for (struct sndq **qp = idmap_first (s->queues, &it); qp;
+             qp = idmap_next (&it))
+            sndq_decref (*qp);   /* messages still in libzmq keep theirs */
+    }
+    idmap_destroy (&s->queues);
     zhashx_destroy (&s->out_ids);
     zhashx_destroy (&s->out_rank);
     zhashx_destroy (&s->in_ids);
@@ -470,31 +540,97 @@ void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint)
     }
 }
 
-static void release_ref (void *data, void *hint)
+/* Runs in libzmq's I/O thread (or in ours, when a send fails): the
+ * message is gone from libzmq's queue. */
+static void release_sent (void *data, void *hint)
 {
-    struct frame *f = hint;
-    frame_decref (&f);
+    struct sent *m = hint;
+
+    __atomic_sub_fetch (&m->q->bytes, m->cost, __ATOMIC_RELAXED);
+    sndq_decref (m->q);
+    frame_decref (&m->f);
+    free (m);
 }
 
-/* Send one wire frame (taken) as the last part of a message. */
-static void send_frame (struct sock *s, struct frame **fp)
+/* The queue toward 'rank' (made on first use), or NULL (ENOMEM). */
+static struct sndq *queue_of (struct sock *s, uint32_t rank)
 {
-    struct frame *f = *fp;
-    zmq_msg_t m;
+    struct sndq **qp = idmap_get (s->queues, rank), *q;
 
-    if (frame_release_fn (f) == release_zmq && frame_refs (f) == 1) {
-        /* a frame we received: move the very same message back out */
-        zmq_msg_send (frame_priv (f), s->zsock, 0);
+    if (qp)
+        return *qp;
+    if (!(q = calloc (1, sizeof (*q))))
+        return NULL;
+    q->refs = 1;
+    if (!(qp = idmap_put (s->queues, rank, NULL))) {
+        free (q);
+        return NULL;
     }
-    else if (frame_size (f) >= ZERO_COPY_MIN
-             && zmq_msg_init_data (&m, frame_data (f), frame_size (f),
-                                   release_ref, frame_incref (f)) == 0) {
-        if (zmq_msg_send (&m, s->zsock, 0) < 0)
-            zmq_msg_close (&m);
+    *qp = q;
+    return q;
+}
+
+/* What a frame costs while libzmq holds it (see ZMQ_MSG_COST and
+ * RECV_BUFFER_PIN). */
+static size_t send_cost (const struct frame *f)
+{
+    size_t c = frame_footprint (f) + sizeof (struct sent) + ZMQ_MSG_COST;
+
+    if (frame_release_fn (f) == release_zmq)
+        c += RECV_BUFFER_PIN;
+    return c;
+}
+
+/* Send one wire frame (taken) as the last part of a message, by
+ * reference, its cost counted on q until libzmq frees it. */
+static void send_frame (struct sock *s, struct sndq *q, struct frame **fp)
+{
+    struct sent *m = malloc (sizeof (*m));
+    zmq_msg_t z;
+
+    if (!m || zmq_msg_init_data (&z, frame_data (*fp), frame_size (*fp),
+                                 release_sent, m) < 0) {
+        /* no record: the bytes go by copy, uncounted */
+        free (m);
+        zmq_send (s->zsock, frame_data (*fp), frame_size (*fp), 0);
+        frame_decref (fp);
+        return;
     }
-    else
-        zmq_send (s->zsock, frame_data (f), frame_size (f), 0);
-    frame_decref (fp);
+    m->f = *fp;
+    *fp = NULL;
+    m->q = q;
+    m->cost = send_cost (m->f);
+    __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
+    __atomic_add_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
+    if (zmq_msg_send (&z, s->zsock, 0) < 0)
+        zmq_msg_close (&z);     /* release_sent runs now */
+}
+
+/* How much may be queued toward a peer before this frame is held back:
+ * the bulk (broker messages, events) up to three quarters of the bound,
+ * so that the protocol's own messages (fence news, event control, links:
+ * few and small, and news that must not wait behind the bulk) keep a
+ * quarter to themselves; what keeps a link alive (hello, keepalive,
+ * goodbye) always goes (0: no limit), or a busy link would look dead. */
+static size_t limit_for (const struct sock *s, const struct frame *f)
+{
+    const uint8_t *env = frame_data (f);
+
+    if (frame_size (f) < ENV_SIZE)
+        return s->sndbuf_bytes;
+    switch (env[2]) {
+    case ENV_HELLO:
+    case ENV_HELLO_ACK:
+    case ENV_HELLO_NAK:
+    case ENV_KEEPALIVE:
+    case ENV_GOODBYE:
+        return 0;
+    case ENV_DATA:
+    case ENV_EVENT:
+        return s->sndbuf_bytes / 4 * 3;
+    default:
+        return s->sndbuf_bytes;
+    }
 }
 
 /* The routing id that reaches 'rank' now (sock.h), as hex, or NULL. */
@@ -516,10 +652,24 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
     uint8_t id[MAX_ID];
     const char *hex = route_id (s, rank);
     const uint8_t *env = frame_data (*wire);
-    size_t len;
+    struct sndq *q;
+    size_t len, queued, limit;
 
     if (!hex) {
         errno = EHOSTUNREACH;
+        return -1;
+    }
+    if (!(q = queue_of (s, rank))) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* past the byte bound the core keeps the message in its backlog (an
+     * empty queue takes any message, so none is held back for ever) */
+    queued = __atomic_load_n (&q->bytes, __ATOMIC_RELAXED);
+    limit = s->sndbuf_bytes ? limit_for (s, *wire) : 0;
+    if (limit && queued > 0 && queued + send_cost (*wire) > limit) {
+        s->deferred++;
+        errno = EAGAIN;
         return -1;
     }
     len = from_hex (hex, id);
@@ -532,6 +682,21 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
     if (s->pending.active && s->pending.rank == rank
         && frame_size (*wire) >= ENV_SIZE && env[2] == ENV_HELLO_ACK)
         s->pending.acked = 1;
-    send_frame (s, wire);
+    send_frame (s, q, wire);
     return 0;
+}
+
+json_t *sock_memory (struct sock *s)
+{
+    struct idmap_iter it;
+    size_t bytes = 0;
+
+    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
+         qp = idmap_next (&it))
+        bytes += __atomic_load_n (&(*qp)->bytes, __ATOMIC_RELAXED);
+    return json_pack ("{s:{s:I s:I s:I}}", "send_queues",
+                      "bytes", (json_int_t)bytes,
+                      "bound", (json_int_t)(s->sndbuf_bytes
+                                            * idmap_size (s->queues)),
+                      "deferred", (json_int_t)s->deferred);
 }

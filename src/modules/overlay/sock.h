@@ -34,6 +34,15 @@
  * refused), decoded into words.  Received frames are handed over without
  * copying, and frames that came from this socket leave it again without
  * copying too.
+ *
+ * Sending: a message handed to libzmq stays in its queue toward the peer
+ * until libzmq's I/O thread has written it out.  Those bytes are counted
+ * per peer until libzmq frees the message, and past sndbuf_bytes a send
+ * fails with EAGAIN (as at the high-water mark, in messages), so the
+ * core keeps what follows in its own bounded backlog: broker messages and
+ * events past three quarters of it, so that the protocol's own messages
+ * (fence news first) are not held behind them; hellos, keepalives and
+ * goodbyes always go.
  */
 #ifndef BGN_OVERLAY_SOCK_H
 #define BGN_OVERLAY_SOCK_H
@@ -62,6 +71,8 @@ struct sock_settings {
     uint32_t rank;
     uint32_t size;               /* ranks in the instance */
     int sndhwm;                  /* send and receive high-water marks */
+    size_t sndbuf_bytes;         /* per peer: past it a send fails with
+                                    EAGAIN (sock_send); 0: no bound */
     int64_t maxmsgsize;          /* bytes; a larger message drops the
                                     connection (ZMQ_MAXMSGSIZE) */
     const char *curve_public;    /* NULL: no CURVE */
@@ -93,5 +104,13 @@ int sock_connect (struct sock *s, uint32_t rank, const char *endpoint,
                   const char *pubkey);
 void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint);
 int sock_send (struct sock *s, uint32_t rank, struct frame **wire);
+
+/* {"send_queues": {"bytes", "bound", "deferred"}}: the bytes handed to
+ * libzmq toward every peer and not yet freed by it (each message's frame,
+ * up to 8 KiB of receive buffer a forwarded frame pins, and libzmq's own
+ * records), the bound (sndbuf_bytes per peer sent to), and how many sends
+ * the bound turned away (the core kept them in its backlogs).  Caller
+ * decrefs; NULL on ENOMEM. */
+json_t *sock_memory (struct sock *s);
 
 #endif

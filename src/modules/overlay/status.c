@@ -2,6 +2,7 @@
 /* status.c: overlay.status and the status-all reduction (see status.h). */
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,20 +146,13 @@ static void down_json (struct overlay *ov, double now, json_t *down,
     }
 }
 
-/* A broker's overlay counters: its status's "counters", and what the
- * status-all summary adds up (every key below). */
-static const char *const summed[] = {
-    "ttl_drops", "unknown_peer_drops", "malformed_drops", "stale_drops",
-    "no_route_drops", "backlog_overflows", "backlog_expired", "forwarded",
-    "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
-    "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
-    "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals",
-    "false_claims", NULL,
-};
-
-static json_t *own_counters (struct overlay *ov)
+/* A broker's overlay counters: its status's "counters" (every one), or
+ * for the status-all summary, which adds up every integer in it, those
+ * that are not 0 (a counter absent from a summary is 0 everywhere). */
+static json_t *own_counters (struct overlay *ov, bool nonzero)
 {
     uint64_t tx_msgs = 0, rx_msgs = 0, tx_bytes = 0, rx_bytes = 0, rer = 0;
+    json_t *o = json_object ();
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
@@ -168,59 +162,92 @@ static json_t *own_counters (struct overlay *ov)
         rx_bytes += p->rx_bytes;
         rer += p->reroutes;
     }
-    return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
-                      " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
-                      "ttl_drops", (json_int_t)ov->c.ttl_drops,
-                      "unknown_peer_drops",
-                      (json_int_t)ov->c.unknown_peer_drops,
-                      "malformed_drops", (json_int_t)ov->c.malformed_drops,
-                      "stale_drops", (json_int_t)ov->c.stale_drops,
-                      "no_route_drops", (json_int_t)ov->c.no_route_drops,
-                      "backlog_overflows",
-                      (json_int_t)ov->c.backlog_overflows,
-                      "backlog_expired", (json_int_t)ov->c.backlog_expired,
-                      "forwarded", (json_int_t)ov->c.forwarded,
-                      "delivered", (json_int_t)ov->c.delivered,
-                      "auth_failures", (json_int_t)ov->c.auth_failures,
-                      "redials", (json_int_t)ov->c.redials,
-                      "never_joined", (json_int_t)ov->c.never_joined,
-                      "tx_msgs", (json_int_t)tx_msgs,
-                      "rx_msgs", (json_int_t)rx_msgs,
-                      "tx_bytes", (json_int_t)tx_bytes,
-                      "rx_bytes", (json_int_t)rx_bytes,
-                      "reroutes", (json_int_t)rer,
-                      "tracker_failed", (json_int_t)ov->tracker.failed,
-                      "fences_seen", (json_int_t)ov->fence.seen,
-                      "views_sent", (json_int_t)ov->fence.views_sent,
-                      "bad_records", (json_int_t)ov->fence.bad_records,
-                      "held_expired", (json_int_t)ov->c.held_expired,
-                      "version_refusals",
-                      (json_int_t)ov->c.version_refusals,
-                      "false_claims", (json_int_t)ov->fence.false_claims);
+    const struct {
+        const char *name;
+        uint64_t v;
+    } c[] = {
+        { "ttl_drops", ov->c.ttl_drops },
+        { "unknown_peer_drops", ov->c.unknown_peer_drops },
+        { "malformed_drops", ov->c.malformed_drops },
+        { "stale_drops", ov->c.stale_drops },
+        { "no_route_drops", ov->c.no_route_drops },
+        { "backlog_overflows", ov->c.backlog_overflows },
+        { "backlog_expired", ov->c.backlog_expired },
+        { "forwarded", ov->c.forwarded },
+        { "delivered", ov->c.delivered },
+        { "auth_failures", ov->c.auth_failures },
+        { "redials", ov->c.redials },
+        { "never_joined", ov->c.never_joined },
+        { "tx_msgs", tx_msgs },
+        { "rx_msgs", rx_msgs },
+        { "tx_bytes", tx_bytes },
+        { "rx_bytes", rx_bytes },
+        { "reroutes", rer },
+        { "tracker_failed", ov->tracker.failed },
+        { "tracker_dup_drops", ov->tracker.dup_drops },
+        { "tracker_copy_errors", ov->tracker.copy_errors },
+        { "tracker_retries", ov->tracker.retries },
+        { "tracker_unkept", ov->tracker.unkept },
+        { "tracker_untracked", ov->tracker.untracked },
+        { "dedup_copies", ov->dedup.copies },
+        { "dedup_answered", ov->dedup.answered },
+        { "dedup_evicted", ov->dedup.evicted },
+        { "fences_seen", ov->fence.seen },
+        { "views_sent", ov->fence.views_sent },
+        { "bad_records", ov->fence.bad_records },
+        { "held_expired", ov->c.held_expired },
+        { "held_drops", ov->c.held_drops },
+        { "rejoin_waits", ov->tracker.waits },
+        { "rejoin_wait_expired", ov->tracker.wait_expired },
+        { "version_refusals", ov->c.version_refusals },
+        { "false_claims", ov->fence.false_claims },
+    };
+
+    for (size_t i = 0; o && i < sizeof (c) / sizeof (c[0]); i++)
+        if (c[i].v || !nonzero)
+            json_object_set_new (o, c[i].name,
+                                 json_integer ((json_int_t)c[i].v));
+    return o;
+}
+
+static json_t *memory_entry (size_t bytes, long long bound)
+{
+    return json_pack ("{s:I s:I}", "bytes", (json_int_t)bytes, "bound",
+                      (json_int_t)bound);
 }
 
 /* "memory": the heap of every store that grows with traffic, with its
- * bound, their sum, and the broker's resident set to compare it with. */
+ * bound: the core's, then the transport's and the broker's (io->memory);
+ * their sums, and the broker's resident set to compare them with. */
 static json_t *memory_json (struct overlay *ov)
 {
-    json_t *o = evlayer_memory (ov->events), *v;
-    json_int_t total = 0;
+    json_t *o = evlayer_memory (ov->events), *more, *v;
+    json_int_t total = 0, bounds = 0;
     const char *key;
 
     if (!o)
         return json_object ();
-    json_object_set_new (o, "backlogs", json_pack ("{s:I s:I}", "bytes",
-                         (json_int_t)route_backlog_bytes (ov), "bound",
-                         (json_int_t)ov->cfg.backlog_bytes));
-    json_object_set_new (o, "retry_copies", json_pack ("{s:I s:I}", "bytes",
-                         (json_int_t)tracker_bytes (ov), "bound",
-                         (json_int_t)ov->cfg.retry_bytes));
-    json_object_set_new (o, "dedup", json_pack ("{s:I s:I}", "bytes",
-                         (json_int_t)dedup_bytes (ov), "bound",
-                         (json_int_t)ov->cfg.dedup_bytes));
-    json_object_foreach (o, key, v)
+    json_object_set_new (o, "backlogs", memory_entry (route_backlog_bytes (ov),
+                                                    ov->cfg.backlog_bytes));
+    json_object_set_new (o, "held", memory_entry (route_held_bytes (ov)
+                                                  + tracker_wait_bytes (ov),
+                                                  ov->cfg.held_bytes));
+    json_object_set_new (o, "tracker", memory_entry (tracker_memory (ov),
+                                                   ov->cfg.tracker_bytes));
+    json_object_set_new (o, "retry_copies", memory_entry (tracker_bytes (ov),
+                                                        ov->cfg.retry_bytes));
+    json_object_set_new (o, "dedup", memory_entry (dedup_bytes (ov),
+                                                 ov->cfg.dedup_bytes));
+    if (ov->io->memory && (more = ov->io->memory (ov->ctx))) {
+        json_object_update_missing (o, more);
+        json_decref (more);
+    }
+    json_object_foreach (o, key, v) {
         total += json_integer_value (json_object_get (v, "bytes"));
+        bounds += json_integer_value (json_object_get (v, "bound"));
+    }
     json_object_set_new (o, "stores_bytes", json_integer (total));
+    json_object_set_new (o, "bounds_bytes", json_integer (bounds));
     if (ov->io->resident)
         json_object_set_new (o, "rss_bytes",
                              json_integer (ov->io->resident (ov->ctx)));
@@ -249,7 +276,7 @@ json_t *status_json (struct overlay *ov)
                       "incarnation", (json_int_t)ov->incarnation,
                       "down_ranks", down,
                       "peers", peers,
-                      "counters", own_counters (ov),
+                      "counters", own_counters (ov, false),
                       "endpoint", ov->endpoint,
                       "hostname", ov->hostname,
                       "instance", ov->instance,
@@ -333,6 +360,62 @@ static char *encode_set (idset_t *s)
     return idset_encode (s, 0);
 }
 
+/* The summary's "memory": per store [bytes summed over the brokers,
+ * the largest bytes, bounds summed, the largest bound] (arrays keep the
+ * summary small); "rss": [resident sets summed, the largest]. */
+static json_t *memory_summary (struct overlay *ov)
+{
+    json_t *m = memory_json (ov), *o = json_object (), *v;
+    const char *key;
+
+    if (!m || !o) {
+        json_decref (m);
+        return o;
+    }
+    json_object_foreach (m, key, v) {
+        json_int_t b, bound;
+        if (json_is_object (v)) {
+            b = json_integer_value (json_object_get (v, "bytes"));
+            bound = json_integer_value (json_object_get (v, "bound"));
+            json_object_set_new (o, key, json_pack ("[I,I,I,I]", b, b,
+                                                    bound, bound));
+        }
+        else if (!strcmp (key, "rss_bytes") && json_is_integer (v))
+            json_object_set_new (o, "rss", json_pack ("[I,I]",
+                                                      json_integer_value (v),
+                                                      json_integer_value (v)));
+    }
+    json_decref (m);
+    return o;
+}
+
+/* Fold summary b's memory into a's: even places add up, odd ones (the
+ * largest) take the larger. */
+static void merge_memory (json_t *a, json_t *b)
+{
+    json_t *ma = json_object_get (a, "memory");
+    json_t *mb = json_object_get (b, "memory"), *sb, *sa;
+    const char *store;
+
+    if (!json_is_object (ma) || !json_is_object (mb))
+        return;
+    json_object_foreach (mb, store, sb) {
+        if (!json_is_array (sb))
+            continue;
+        if (!(sa = json_object_get (ma, store))) {
+            json_object_set_new (ma, store, json_deep_copy (sb));
+            continue;
+        }
+        for (size_t i = 0; i < json_array_size (sb)
+                           && i < json_array_size (sa); i++) {
+            json_int_t va = json_integer_value (json_array_get (sa, i));
+            json_int_t vb = json_integer_value (json_array_get (sb, i));
+            json_array_set_new (sa, i, json_integer (
+                i % 2 ? (va > vb ? va : vb) : va + vb));
+        }
+    }
+}
+
 /* This broker alone, as a summary. */
 static json_t *own_summary (struct overlay *ov)
 {
@@ -350,12 +433,13 @@ static json_t *own_summary (struct overlay *ov)
         json_array_append_new (problems, pr);
     if (!(d = encode_set (down)))
         goto done;
-    o = json_pack ("{s:i s:i s:{s:i} s:s s:s s:s s:O s:i s:o}",
+    o = json_pack ("{s:i s:i s:{s:i} s:s s:s s:s s:O s:i s:o s:o}",
                    "brokers", 1, "size", (int)ov->size,
                    "health", health_word (ov), 1,
                    "down_any", d, "down_all", d, "missing", "",
                    "problems", problems, "problems_omitted", 0,
-                   "counters", own_counters (ov));
+                   "counters", own_counters (ov, true),
+                   "memory", memory_summary (ov));
 done:
     free (d);
     json_decref (problems);
@@ -400,10 +484,12 @@ static void merge (json_t *a, json_t *b)
         json_object_set_new (ha, key, json_integer (
             json_integer_value (json_object_get (ha, key))
             + json_integer_value (v)));
-    for (int k = 0; summed[k]; k++)
-        json_object_set_new (ca, summed[k], json_integer (
-            json_integer_value (json_object_get (ca, summed[k]))
-            + json_integer_value (json_object_get (cb, summed[k]))));
+    json_object_foreach (cb, key, v)
+        if (json_is_integer (v))
+            json_object_set_new (ca, key, json_integer (
+                json_integer_value (json_object_get (ca, key))
+                + json_integer_value (v)));
+    merge_memory (a, b);
     omitted = json_integer_value (json_object_get (a, "problems_omitted"))
               + json_integer_value (json_object_get (b, "problems_omitted"));
     json_array_foreach (json_object_get (b, "problems"), i, v) {

@@ -15,14 +15,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <malloc.h>
+
 #include "src/common/libutil/idmap.h"
+#include "body.h"
 #include "overlay.h"
 #include "route.h"
 #include "tracker.h"
 
-#define TRACKER_MAX 100000
+#define TRACKER_MAX 100000      /* requests tracked at once, at most */
 #define SWEEP_PERIOD 1.0
 #define RETRY_MAX 3              /* times a request is sent again */
+#define WAIT_MAX 1024            /* requests waiting for a rejoin, at most */
+
+/* A request waiting for its rank's rejoin (tracker_wait), in a FIFO:
+ * every one waits as long, so the first is the first due. */
+struct waiting {
+    struct waiting *next;
+    msg_t *req;
+    uint32_t dest;
+    double deadline;
+    size_t cost;                 /* the entry's and the request's heap */
+};
 
 struct tracked {
     msg_t *req;              /* header copy (no payload), for the error */
@@ -34,17 +48,29 @@ struct tracked {
     int out;                 /* copies sent and not reported undelivered */
     struct frame *wire;      /* the request as sent, to send it again */
     size_t cost;             /* wire's heap */
+    size_t hcost;            /* req's heap */
     char key[MSG_MAX_ROUTEID + 16];
 };
 
 static void sweep_cb (void *arg);
+static void wait_cb (void *arg);
 
 int tracker_init (struct overlay *ov)
 {
     if (!(ov->tracker.map = idmap_create (sizeof (struct tracked)))
-        || !(ov->tracker.sweep = ovtimer_create (ov->timers, sweep_cb, ov)))
+        || !(ov->tracker.sweep = ovtimer_create (ov->timers, sweep_cb, ov))
+        || !(ov->tracker.wait_timer = ovtimer_create (ov->timers, wait_cb,
+                                                      ov)))
         return -1;
     return 0;
+}
+
+static void waiting_free (struct overlay *ov, struct waiting *w)
+{
+    ov->tracker.wait_bytes -= w->cost;
+    ov->tracker.nwaiting--;
+    msg_destroy (&w->req);
+    free (w);
 }
 
 static void drop_wire (struct overlay *ov, struct tracked *t)
@@ -56,6 +82,13 @@ static void drop_wire (struct overlay *ov, struct tracked *t)
     }
 }
 
+static void drop_header (struct overlay *ov, struct tracked *t)
+{
+    ov->tracker.entry_bytes -= t->hcost;
+    t->hcost = 0;
+    msg_destroy (&t->req);
+}
+
 void tracker_fini (struct overlay *ov)
 {
     struct idmap_iter it;
@@ -63,12 +96,19 @@ void tracker_fini (struct overlay *ov)
     if (ov->tracker.map) {
         for (struct tracked *t = idmap_first (ov->tracker.map, &it); t;
              t = idmap_next (&it)) {
-            msg_destroy (&t->req);
+            drop_header (ov, t);
             drop_wire (ov, t);
         }
     }
     idmap_destroy (&ov->tracker.map);
     ovtimer_destroy (&ov->tracker.sweep);
+    while (ov->tracker.wait_head) {
+        struct waiting *w = ov->tracker.wait_head;
+        ov->tracker.wait_head = w->next;
+        waiting_free (ov, w);
+    }
+    ov->tracker.wait_tail = NULL;
+    ovtimer_destroy (&ov->tracker.wait_timer);
 }
 
 static int tracked_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
@@ -87,32 +127,63 @@ static int tracked_key (const msg_t *msg, char *key, size_t len, uint64_t *hash)
     return 0;
 }
 
+size_t tracker_memory (struct overlay *ov)
+{
+    return idmap_memory (ov->tracker.map) + ov->tracker.entry_bytes;
+}
+
+/* Is there room for one more entry (its header copy 'hcost') within
+ * TRACKER_MAX and overlay.tracker_bytes?  If not, say why (counted,
+ * logged: its client is not told at once if its rank dies). */
+static bool room_for_entry (struct overlay *ov, uint32_t dest, size_t hcost)
+{
+    const char *why = NULL;
+
+    if (idmap_size (ov->tracker.map) >= TRACKER_MAX)
+        why = "100000 requests tracked already";
+    else if (tracker_memory (ov) + idmap_growth (ov->tracker.map) + hcost
+             > (size_t)ov->cfg.tracker_bytes)
+        why = "overlay.tracker_bytes reached";
+    if (!why)
+        return true;
+    ov->tracker.untracked++;
+    ovl_log_limited (ov, LOG_WARNING, "a request to rank %u is not tracked "
+                     "(%s): if its rank goes down, its client waits for its "
+                     "deadline", (unsigned)dest, why);
+    return false;
+}
+
 uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
 {
     char key[MSG_MAX_ROUTEID + 16];
     uint64_t hash;
     struct tracked *t;
     msg_t *copy;
+    size_t hcost;
     int created;
 
     if (msg_get_type (req) != MSGTYPE_REQUEST
         || (msg_get_flags (req) & MSGFLAG_NORESPONSE) || dest >= ov->size
-        || idmap_size (ov->tracker.map) >= TRACKER_MAX
         || tracked_key (req, key, sizeof (key), &hash) < 0
         || !(copy = msg_copy (req)))
         return 0;
     msg_set_payload (copy, NULL, 0);
-    if (!(t = idmap_put (ov->tracker.map, hash, &created))) {
+    hcost = msg_footprint (copy);
+    if ((!idmap_get (ov->tracker.map, hash)
+         && !room_for_entry (ov, dest, hcost))
+        || !(t = idmap_put (ov->tracker.map, hash, &created))) {
         msg_destroy (&copy);
         return 0;
     }
     if (!created) {
-        msg_destroy (&t->req);   /* a client reused a matchtag */
+        drop_header (ov, t);     /* a client reused a matchtag */
         drop_wire (ov, t);
         if (t->answered)
             ov->tracker.answered--;
     }
     t->req = copy;
+    t->hcost = hcost;
+    ov->tracker.entry_bytes += hcost;
     t->dest = dest;
     t->failed = 0;
     t->answered = 0;
@@ -156,7 +227,7 @@ static void delete (struct overlay *ov, uint64_t hash)
     struct tracked *t = idmap_get (ov->tracker.map, hash);
 
     if (t) {
-        msg_destroy (&t->req);
+        drop_header (ov, t);
         drop_wire (ov, t);
         if (t->answered)
             ov->tracker.answered--;
@@ -354,4 +425,127 @@ static void sweep_cb (void *arg)
     free (old);
     if (idmap_size (ov->tracker.map) > 0)
         ovtimer_arm (ov->tracker.sweep, now + SWEEP_PERIOD);
+}
+
+/* ---- requests waiting for a rejoin -------------------------------------- */
+
+int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest)
+{
+    struct waiting *w;
+    size_t cost;
+
+    if (ov->cfg.rejoin_wait <= 0 || dest >= ov->size
+        || msg_get_type (*req) != MSGTYPE_REQUEST
+        || (msg_get_flags (*req) & MSGFLAG_NORESPONSE)
+        || ov->tracker.nwaiting >= WAIT_MAX
+        || !(w = calloc (1, sizeof (*w))))
+        return -1;
+    cost = malloc_usable_size (w) + msg_footprint (*req);
+    /* with the responses held for a rejoin (route_hold) */
+    if (route_held_bytes (ov) + ov->tracker.wait_bytes + cost
+        > (size_t)ov->cfg.held_bytes) {
+        free (w);
+        ovl_log_limited (ov, LOG_WARNING, "a request to rank %u, fenced "
+                         "here, fails at once: %zu bytes wait for rejoins "
+                         "already (overlay.held_bytes)", (unsigned)dest,
+                         route_held_bytes (ov) + ov->tracker.wait_bytes);
+        return -1;
+    }
+    w->req = *req;
+    *req = NULL;
+    w->dest = dest;
+    w->deadline = ovl_now (ov) + ov->cfg.rejoin_wait;
+    w->cost = cost;
+    if (ov->tracker.wait_tail)
+        ov->tracker.wait_tail->next = w;
+    else
+        ov->tracker.wait_head = w;
+    ov->tracker.wait_tail = w;
+    ov->tracker.nwaiting++;
+    ov->tracker.wait_bytes += cost;
+    ov->tracker.waits++;
+    if (!ovtimer_armed (ov->tracker.wait_timer))
+        ovtimer_arm (ov->tracker.wait_timer, w->deadline);
+    return 0;
+}
+
+/* Take w out of the FIFO (prev: the one before it, or NULL). */
+static void unlink_waiting (struct overlay *ov, struct waiting *prev,
+                            struct waiting *w)
+{
+    if (prev)
+        prev->next = w->next;
+    else
+        ov->tracker.wait_head = w->next;
+    if (ov->tracker.wait_tail == w)
+        ov->tracker.wait_tail = prev;
+    w->next = NULL;
+}
+
+/* The rank is up here now: send the request on, as overlay_send would
+ * have (tracked, a copy kept); if it cannot go, its client is told. */
+static void send_waited (struct overlay *ov, struct waiting *w)
+{
+    struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
+                            .flags = ENV_FLAG_WAITED, .source = ov->rank,
+                            .dest = w->dest };
+    struct frame *f = NULL;
+    uint64_t key = 0;
+
+    if (route_ttl_step (&env) == 0 && (f = body_encode (w->req))) {
+        if ((key = tracker_add (ov, w->req, w->dest)))
+            tracker_keep (ov, key, f);
+        if (route_out (ov, &env, &f, 1, -1) == 0)
+            return;
+        tracker_forget (ov, key);
+    }
+    frame_decref (&f);
+    ov->c.no_route_drops++;
+    ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, "rank came back "
+                           "but the request could not be routed to it: it "
+                           "did not run");
+}
+
+void tracker_release (struct overlay *ov, uint32_t rank)
+{
+    struct waiting *prev = NULL, *w = ov->tracker.wait_head, *next;
+
+    while (w) {
+        next = w->next;
+        if (w->dest != rank) {
+            prev = w;
+            w = next;
+            continue;
+        }
+        unlink_waiting (ov, prev, w);
+        send_waited (ov, w);
+        waiting_free (ov, w);
+        w = next;
+    }
+}
+
+/* The first waiting requests' time is up: their rank did not rejoin. */
+static void wait_cb (void *arg)
+{
+    struct overlay *ov = arg;
+    double now = ovl_now (ov);
+    struct waiting *w;
+    char errstr[160];
+
+    while ((w = ov->tracker.wait_head) && w->deadline <= now) {
+        unlink_waiting (ov, NULL, w);
+        ov->tracker.wait_expired++;
+        snprintf (errstr, sizeof (errstr), "rank %u is down or restarting: "
+                  "no rejoin within %gs; the request did not run",
+                  (unsigned)w->dest, ov->cfg.rejoin_wait);
+        ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, errstr);
+        waiting_free (ov, w);
+    }
+    if ((w = ov->tracker.wait_head))
+        ovtimer_arm (ov->tracker.wait_timer, w->deadline);
+}
+
+size_t tracker_wait_bytes (struct overlay *ov)
+{
+    return ov->tracker.wait_bytes;
 }

@@ -7,7 +7,10 @@
  * failed at once with EHOSTUNREACH instead of leaving the client to time
  * out, and a response that still arrives later is dropped, so the client
  * sees exactly one answer.  Entries expire after twice the RPC timeout
- * (plus 5 s) at the latest.
+ * (plus 5 s) at the latest.  At most TRACKER_MAX entries and
+ * overlay.tracker_bytes of them: past either a request goes untracked
+ * (counted, logged), and its client learns of its rank's death only by
+ * its deadline.
  *
  * A rank that dies may also have held requests for other ranks (or their
  * responses) on their way: when any rank is fenced, every request still
@@ -15,6 +18,10 @@
  * from the copy kept of it (overlay.retry_bytes bounds those copies; past
  * it a request is tracked but not kept, counted as unkept), and its
  * destination runs it once (dedup.h).
+ *
+ * A request to a rank fenced here may also wait, briefly, for that rank's
+ * rejoin (tracker_wait): a rank that restarted is known up by its
+ * neighbours before it is by the rest of the instance.
  */
 #ifndef BGN_OVERLAY_TRACKER_H
 #define BGN_OVERLAY_TRACKER_H
@@ -40,8 +47,14 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
  * under our rank), not streaming ones. */
 void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire);
 
-/* Heap the kept copies hold. */
+/* Heap the kept copies hold (overlay.retry_bytes bounds it). */
 size_t tracker_bytes (struct overlay *ov);
+
+/* Heap the entries hold: the hash table (each entry's key and state) and
+ * the header copies (overlay.tracker_bytes bounds it, with TRACKER_MAX
+ * entries: past either a request is not tracked, counted as untracked
+ * and logged). */
+size_t tracker_memory (struct overlay *ov);
 
 /* Forget the request with this key (its send failed: the broker answers
  * it itself). */
@@ -59,5 +72,24 @@ void tracker_fail_dest (struct overlay *ov, uint32_t dest);
 
 /* Requests being tracked (waiting for their answer). */
 int tracker_count (struct overlay *ov);
+
+/* A request (*req) to rank 'dest', which is fenced here: down, or
+ * restarted moments ago and the news of its rejoin not here yet (the
+ * rank's neighbours admit it at once, the unfence reaches the others
+ * through the fence tree).  Keep it, taken (*req set to NULL), for
+ * overlay.rejoin_wait: sent to the rank's new incarnation if the rank is
+ * unfenced by then (tracker_release), else answered EHOSTUNREACH "rank R
+ * is down or restarting: no rejoin within Ns; the request did not run".
+ * 0 if kept; -1 if not (waiting off, a request without a response, or
+ * WAIT_MAX requests or overlay.held_bytes held already): the caller
+ * fails it at once. */
+int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest);
+
+/* Rank 'rank' was unfenced: send the requests that waited for it. */
+void tracker_release (struct overlay *ov, uint32_t rank);
+
+/* Heap the waiting requests hold (counted against overlay.held_bytes with
+ * the held responses). */
+size_t tracker_wait_bytes (struct overlay *ov);
 
 #endif

@@ -273,6 +273,29 @@ static void test_cross_rules (void)
     ok (load ("[overlay]\nkeepalive_interval = \"100ms\"\npeer_timeout = 1",
               &c) == 0 && conf_finalize (c, errbuf, sizeof (errbuf)) == 0,
         "peer_timeout > keepalive accepted");
+
+    /* a request waiting for a rejoin is answered before its deadline */
+    ok (load ("[overlay]\nrejoin_wait = \"10s\"", &c) == 0, "load "
+        "rejoin_wait equal to the default rpc_timeout");
+    errno = 0;
+    ok (conf_finalize (c, errbuf, sizeof (errbuf)) < 0 && errno == EINVAL
+        && strstr (errbuf, "t.toml: key 'overlay.rejoin_wait': must be "
+                   "less than broker.rpc_timeout (10s)"),
+        "rejoin_wait == rpc_timeout rejected: %s", errbuf);
+    json_decref (c);
+    c = conf_create ();
+    ok (conf_set (c, "broker.rpc_timeout=400ms", errbuf,
+                  sizeof (errbuf)) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) < 0
+        && strstr (errbuf, "-o broker.rpc_timeout=400ms: key "
+                   "'overlay.rejoin_wait'"),
+        "an rpc_timeout below the default rejoin_wait is rejected, naming "
+        "the override: %s", errbuf);
+    json_decref (c);
+    ok (load ("[overlay]\nrejoin_wait = 0\n[broker]\nrpc_timeout = "
+              "\"300ms\"", &c) == 0
+        && conf_finalize (c, errbuf, sizeof (errbuf)) == 0,
+        "rejoin_wait 0 (off) with a short rpc_timeout accepted");
     json_decref (c);
 }
 

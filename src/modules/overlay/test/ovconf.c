@@ -63,7 +63,8 @@ static void test_read (void)
         "event_batch_window = \"1ms\"\nevent_batch_bytes = 4096\n"
         "event_queue_bytes = 2048\ncurve = false\ninsecure = true\n"
         "bind = \"tcp://10.0.0.1:8050\"\nfence_window = \"20ms\"\n"
-        "join_timeout = \"30s\"\n"
+        "join_timeout = \"30s\"\nrejoin_wait = \"300ms\"\n"
+        "held_bytes = 65536\ntracker_bytes = 131072\nsndbuf_bytes = 262144\n"
         "[broker]\nrpc_timeout = 1.5\n"
         "[bootstrap]\ncurve_cert = \"/etc/bgn/curve.cert\"\n");
 
@@ -73,7 +74,10 @@ static void test_read (void)
         && cfg.heal_threshold == 3, "topology, ttl, heal_threshold");
     ok (cfg.keepalive_interval == 0.25 && cfg.peer_timeout == 5.0
         && cfg.fence_window == 0.02 && cfg.join_timeout == 30.0
-        && cfg.rpc_timeout == 1.5, "durations, in seconds");
+        && cfg.rpc_timeout == 1.5 && cfg.rejoin_wait == 0.3,
+        "durations, in seconds");
+    ok (cfg.held_bytes == 65536 && cfg.tracker_bytes == 131072
+        && cfg.sndbuf_bytes == 262144, "held, tracker and send queue bounds");
     ok (cfg.sndhwm == 50 && cfg.backlog_max == 7 && cfg.event_buffer == 64
         && cfg.event_buffer_bytes == 1048576 && cfg.event_batch_bytes == 4096
         && cfg.event_queue_bytes == 2048 && cfg.event_batch_window == 0.001,

@@ -240,6 +240,7 @@ static void check_held (void)
     fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
     ok (fence_is_fenced (f->ov, 5), "rank 5 is fenced here");
     fake_clear (f);
+    f->ov->cfg.rejoin_wait = 0;     /* no waiting for its rejoin */
     ok (send_to (f, 5, 1) < 0 && errno == EHOSTUNREACH,
         "a request to it still fails at once");
     ok (respond_to (f, 5) == 0 && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
@@ -257,6 +258,31 @@ static void check_held (void)
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
         && f->ov->c.held_expired == 1,
         "and is dropped (counted) when 5 stays down a peer timeout");
+    fake_destroy (&f);
+}
+
+/* Past overlay.held_bytes a response for a fenced rank is not held:
+ * dropped, counted and logged; what is held stays within the bound. */
+static void check_held_bound (void)
+{
+    struct fake *f = rank0 ();
+    size_t one;
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
+    fake_clear (f);
+    ok (respond_to (f, 5) == 0 && (one = route_held_bytes (f->ov)) > 0,
+        "a held response counts its heap (%zu bytes)",
+        route_held_bytes (f->ov));
+    f->ov->cfg.held_bytes = (long long)(2 * one + one / 2);
+    for (int i = 0; i < 5; i++)
+        respond_to (f, 5);
+    ok (f->ov->route.held.count == 2 && f->ov->c.held_drops == 4
+        && route_held_bytes (f->ov) <= (size_t)f->ov->cfg.held_bytes,
+        "with room for two, two are held and the rest dropped, counted "
+        "(%d held, %llu dropped)", f->ov->route.held.count,
+        (unsigned long long)f->ov->c.held_drops);
+    ok (fake_logged (f, "overlay.held_bytes"),
+        "and the drop is logged, naming the bound");
     fake_destroy (&f);
 }
 
@@ -306,6 +332,50 @@ static void check_held_forward (void)
         "5 stays down a peer timeout");
     msg_destroy (&req);
     msg_destroy (&rsp);
+    fake_destroy (&f);
+}
+
+/* A request whose origin waited for its rank's rejoin (ENV_FLAG_WAITED)
+ * reaches a relay that has not heard of the rejoin yet: held for the
+ * news, overlay.rejoin_wait at most, then answered "did not run". */
+static void check_held_waited (void)
+{
+    struct fake *f = rank0 ();
+    struct envelope env = { .kind = ENV_DATA, .ttl = 6, .hops = 1,
+                            .flags = ENV_FLAG_WAITED, .source = 9,
+                            .dest = 5 };
+    msg_t *req = request (5, 31);
+    struct answer *a;
+    struct sent *s;
+
+    f->ov->cfg.rejoin_wait = 0.5;
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
+    fake_clear (f);
+    fake_data (f, 1, &env, req);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0 && f->nanswers == 0
+        && f->ov->route.held.count == 1,
+        "a waited request from 9 for 5, fenced here, is held");
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, false);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->msg
+        && msg_get_type (s->msg) == MSGTYPE_REQUEST
+        && (s->env.flags & ENV_FLAG_WAITED) && f->ov->route.held.count == 0,
+        "5's rejoin arrives: it goes on toward 5, still flagged");
+
+    fake_fence1 (f, 1, ENV_VIEW, 5, 1006, true);
+    fake_clear (f);
+    fake_data (f, 1, &env, req);
+    fake_advance_alive (f, 0.3);
+    ok (f->nanswers == 0 && f->ov->route.held.count == 1,
+        "held again while 5 is down");
+    fake_advance_alive (f, 1.0);   /* looked at every half keepalive */
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && a->text
+        && strstr (a->text, "no rejoin within 0.5s; the request did not run")
+        && f->ov->route.held.count == 0
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
+        "5 does not rejoin within rejoin_wait: answered, did not run");
+    msg_destroy (&req);
     fake_destroy (&f);
 }
 
@@ -498,6 +568,8 @@ int main (void)
     check_purge ();
     check_held ();
     check_held_forward ();
+    check_held_bound ();
+    check_held_waited ();
     check_no_route ();
     check_bounce ();
     done_testing ();

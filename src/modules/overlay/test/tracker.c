@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/common/libutil/idmap.h"
 #include "src/modules/overlay/dedup.h"
 #include "src/modules/overlay/tracker.h"
 #include "fakeio.h"
@@ -102,6 +103,107 @@ static void test_retry_bound (void)
     fake_fence1 (f, hop == 1 ? 4 : 1, ENV_REPORT, hop, 1, true);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
         && f->ov->tracker.retries == 0, "so it is not sent again");
+    fake_destroy (&f);
+}
+
+/* The tracker counts its entries (table, header copies), and past
+ * overlay.tracker_bytes a request is not tracked: counted and logged. */
+static void test_tracker_bound (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    size_t empty, one;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_clear (f);
+    empty = tracker_memory (f->ov);
+    m = request (5, 50, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    one = tracker_memory (f->ov);
+    ok (tracker_count (f->ov) == 1 && one > empty
+        && f->ov->tracker.entry_bytes > 0
+        && one == idmap_memory (f->ov->tracker.map)
+                  + f->ov->tracker.entry_bytes,
+        "an entry counts its table and its header copy (%zu bytes, %zu "
+        "of them the header)", one, f->ov->tracker.entry_bytes);
+    f->ov->cfg.tracker_bytes = (long long)one + 8;
+    m = request (6, 51, 0);
+    ok (overlay_send (f->ov, &m, 6, NULL) == 0 && tracker_count (f->ov) == 1
+        && f->ov->tracker.untracked == 1
+        && tracker_memory (f->ov) <= (size_t)f->ov->cfg.tracker_bytes,
+        "past tracker_bytes a request still goes, untracked and counted");
+    ok (fake_logged (f, "is not tracked"), "and logged");
+    response_arrives (f, 5, 50);
+    ok (tracker_count (f->ov) == 0 && f->ov->tracker.entry_bytes == 0,
+        "an answered request gives its header copy back");
+    fake_destroy (&f);
+}
+
+/* A request to a rank fenced here waits overlay.rejoin_wait for its
+ * rejoin: sent to the new incarnation when it is unfenced, answered
+ * "did not run" when not. */
+static void test_rejoin_wait (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct answer *a;
+    struct sent *s;
+    int delivered;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    f->ov->cfg.rejoin_wait = 0.5;
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1, true);
+    fake_fence1 (f, 1, ENV_REPORT, 6, 1, true);
+    fake_clear (f);
+
+    m = request (5, 60, 0);
+    ok (overlay_send (f->ov, &m, 5, NULL) == 0 && m == NULL
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 0 && f->nanswers == 0
+        && f->ov->tracker.waits == 1 && tracker_wait_bytes (f->ov) > 0,
+        "a request to 5, fenced here, is taken and waits (%zu bytes)",
+        tracker_wait_bytes (f->ov));
+    fake_advance (f, 0.2);
+    fake_fence1 (f, 1, ENV_REPORT, 5, 2, false);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->msg && msg_get_matchtag (s->msg) == 60
+        && tracker_count (f->ov) == 1 && f->ov->tracker.nwaiting == 0
+        && tracker_wait_bytes (f->ov) == 0 && f->nanswers == 0,
+        "5 rejoins within rejoin_wait: the request goes to it, tracked");
+    delivered = f->ndelivered;
+    response_arrives (f, 5, 60);
+    ok (f->ndelivered == delivered + 1 && tracker_count (f->ov) == 0,
+        "and its answer reaches the client");
+
+    m = request (6, 61, 0);
+    overlay_send (f->ov, &m, 6, NULL);
+    fake_advance (f, 0.4);
+    ok (f->nanswers == 0 && f->ov->tracker.nwaiting == 1,
+        "a request to 6 waits");
+    fake_advance (f, 0.2);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EHOSTUNREACH && a->text
+        && !strcmp (a->text, "rank 6 is down or restarting: no rejoin "
+                             "within 0.5s; the request did not run")
+        && msg_get_matchtag (a->req) == 61
+        && f->ov->tracker.wait_expired == 1 && f->ov->tracker.nwaiting == 0
+        && fake_count (f, ENV_DATA, UINT32_MAX) == 1,
+        "6 does not rejoin in time: the client is told the request did not "
+        "run (%s)", a && a->text ? a->text : "");
+
+    f->ov->cfg.held_bytes = 16;
+    m = request (6, 62, 0);
+    errno = 0;
+    ok (overlay_send (f->ov, &m, 6, NULL) < 0 && errno == EHOSTUNREACH
+        && m != NULL && fake_logged (f, "overlay.held_bytes"),
+        "past overlay.held_bytes a request fails at once (logged)");
+    msg_destroy (&m);
+    f->ov->cfg.held_bytes = 4 << 20;
+    m = request (6, 63, MSGFLAG_NORESPONSE);
+    ok (overlay_send (f->ov, &m, 6, NULL) < 0 && m != NULL,
+        "a request without a response does not wait");
+    msg_destroy (&m);
     fake_destroy (&f);
 }
 
@@ -249,6 +351,7 @@ int main (void)
 
     m = request (5, 10, 0);
     errno = 0;
+    f->ov->cfg.rejoin_wait = 0;     /* no waiting for a rejoin (below) */
     ok (overlay_send (f->ov, &m, 5, NULL) < 0 && errno == EHOSTUNREACH
         && m != NULL && tracker_count (f->ov) == 0,
         "a request to a rank known down fails at once, message left to us");
@@ -264,6 +367,8 @@ int main (void)
     fake_destroy (&f);
     test_retry ();
     test_retry_bound ();
+    test_tracker_bound ();
+    test_rejoin_wait ();
     test_dedup ();
     done_testing ();
 }
