@@ -728,6 +728,17 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
 }
 
+int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
+                  size_t len, char *errbuf, size_t errlen)
+{
+    char r[16];
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    if (b->pmi && rank != b->rank)
+        json_object_del (b->bundles, r);
+    return boot_get (b, rank, key, buf, len, errbuf, errlen);
+}
+
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX

@@ -67,7 +67,12 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
         if (msg_route_push (msg, me) < 0)
             return fh_request_fail (b, msg, errno, "route stack is full");
     }
-    if (b->ovl->send (b->ovl_state, &msg, dest, info) == 0)
+    /* a request with the owner role is signed here, at its origin, so
+     * that whoever relays it cannot write one (the core's ovsign.h) */
+    struct bgn_msg_info out = *info;
+    if (!info->from_overlay)
+        out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER) != 0;
+    if (b->ovl->send (b->ovl_state, &msg, dest, &out) == 0)
         return 0;
     errnum = errno;
     if (!info->from_overlay)
@@ -96,9 +101,11 @@ static bool peer_method (const char *topic)
 
 /* A request from another broker carries the role its sender wrote: a
  * claim.  The owner role is kept only from a rank of [bgn] admin_ranks
- * (rank 0 by default) whose rank is on the route stack and whose path is
- * not in doubt, or for a method of the protocol; otherwise the request
- * is the user's, and a service that needs the owner refuses it. */
+ * (rank 0 by default) whose rank is on the route stack and that signed
+ * the request (the core checked it: info->source_signed 1; where the
+ * origin has no key, 0, its path must not be in doubt), or for a method
+ * of the protocol; otherwise the request is the user's, and a service
+ * that needs the owner refuses it. */
 static void cap_role (struct bgn_broker *b, msg_t *req,
                       const struct bgn_msg_info *info)
 {
@@ -110,7 +117,9 @@ static void cap_role (struct bgn_broker *b, msg_t *req,
         return;
     if (msg_route_id_rank (msg_route_first (req), &top)
         && top == info->source
-        && ((!info->source_unverified && idset_test (b->admins, top))
+        && (((info->source_signed > 0
+              || (info->source_signed == 0 && !info->source_unverified))
+             && idset_test (b->admins, top))
             || peer_method (msg_get_topic (req))))
         return;
     msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);

@@ -83,7 +83,7 @@ transport = {"sock.c", "sock.h", "curve.c", "curve.h"}
 glue = {"module.c", "evkey.c", "evkey.h"}
 layers = [
     ["overlay"], ["moved"], ["hello"], ["live", "status"],
-    ["heal", "evglue", "health"], ["fence"], ["tracker"], ["dedup"],
+    ["heal", "evglue", "health"], ["fence"], ["ovsign"], ["tracker"], ["dedup"],
     ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
     ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],

@@ -55,6 +55,10 @@ enum {
  * live shortest hop on the way, so from there on the message follows
  * live shortest paths (bgn_router_next_hop), which cannot loop. */
 #define ENV_FLAG_LIVE 0x80
+/* On ENV_DATA: the frame ends with the origin's signature block of
+ * ENV_SIG_BLOCK bytes (ovsign.h); relays keep the flag. */
+#define ENV_FLAG_SIGNED 0x40
+#define ENV_SIG_BLOCK (8 + 8 + 64)
 
 struct envelope {
     uint8_t kind;

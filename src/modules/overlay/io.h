@@ -83,6 +83,14 @@ struct ovl_io {
     /* The process's resident set in bytes, -1 if unknown.  May be NULL
      * (the simulator, tests): overlay-status then leaves it out. */
     long long (*resident) (void *ctx);
+
+    /* Rank's public signing key (Ed25519, 32 bytes, ovsign.h) into pk:
+     * 0, or -1 if that rank has none the io knows of.  refresh: the
+     * key known may be old (a signature failed with it): ask where keys
+     * come from again, at most every few seconds per rank.  May be NULL
+     * (no broker has a key: nothing is signed or checked). */
+    int (*sign_key) (void *ctx, uint32_t rank, int refresh,
+                     unsigned char pk[32]);
 };
 
 #endif

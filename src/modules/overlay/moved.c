@@ -10,6 +10,7 @@
 #include "hello.h"
 #include "moved.h"
 #include "overlay.h"
+#include "ovsign.h"
 
 static void send_moved (struct overlay *ov, struct peer *p, double now)
 {
@@ -72,7 +73,8 @@ static bool endpoint_ok (const char *ep, size_t max)
            && (!strncmp (ep, "tcp://", 6) || !strncmp (ep, "ipc://", 6));
 }
 
-static const char *moved_apply (struct overlay *ov, const msg_t *req)
+static const char *moved_apply (struct overlay *ov, const msg_t *req,
+                                const struct bgn_msg_info *info)
 {
     json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
     const char *ep = NULL;
@@ -82,7 +84,8 @@ static const char *moved_apply (struct overlay *ov, const msg_t *req)
 
     if (!o || json_unpack (o, "{s:i s:s}", "rank", &rank, "endpoint", &ep))
         why = "need rank and endpoint";
-    else if (rank < 0 || origin_of (req) != rank)
+    else if (rank < 0 || origin_of (req) != rank
+             || ovsign_origin_problem (info, (uint32_t)rank))
         why = "a broker says only where it listens itself";
     else if (!(p = peers_lookup (ov->peers, (uint32_t)rank)) || !p->connector
              || p->substitute)
@@ -105,11 +108,13 @@ static const char *moved_apply (struct overlay *ov, const msg_t *req)
     return why;
 }
 
-void moved_request (struct overlay *ov, const msg_t *req)
+void moved_request (struct overlay *ov, const msg_t *req,
+                    const struct bgn_msg_info *info)
 {
-    const char *why = moved_apply (ov, req);
+    const char *why = moved_apply (ov, req, info);
 
     if (why) {
+        ov->c.moved_refused++;
         ovl_log_limited (ov, LOG_WARNING, "refused overlay.moved: %s", why);
         ov->io->respond_error (ov->ctx, req, EPERM, why);
     }

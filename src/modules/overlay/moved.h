@@ -21,6 +21,7 @@
 #include "src/common/libmsg/message.h"
 
 struct overlay;
+struct bgn_msg_info;
 
 /* Seconds a neighbour that dials us may stay away before we tell it
  * where we listen, and between two tellings. */
@@ -31,7 +32,10 @@ struct overlay;
  * (nor fenced) where we listen, at most every MOVED_EVERY. */
 void moved_tick (struct overlay *ov, double now);
 
-/* An overlay.moved request: re-dial the sender at its new endpoint. */
-void moved_request (struct overlay *ov, const msg_t *req);
+/* An overlay.moved request: re-dial the sender at its new endpoint.
+ * Believed only as the sender's own word: the rank on its route stack,
+ * and where that rank has a signing key, signed by it (ovsign.h). */
+void moved_request (struct overlay *ov, const msg_t *req,
+                    const struct bgn_msg_info *info);
 
 #endif

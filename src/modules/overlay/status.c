@@ -153,7 +153,9 @@ static const char *const summed[] = {
     "delivered", "auth_failures", "redials", "never_joined", "tx_msgs",
     "rx_msgs", "tx_bytes", "rx_bytes", "reroutes", "tracker_failed",
     "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals",
-    "false_claims", NULL,
+    "false_claims", "signed_requests", "verified_requests",
+    "bad_signatures", "stale_signed", "replayed_signed",
+    "unattested_records", "ready_refused", "moved_refused", NULL,
 };
 
 static json_t *own_counters (struct overlay *ov)
@@ -168,7 +170,7 @@ static json_t *own_counters (struct overlay *ov)
         rx_bytes += p->rx_bytes;
         rer += p->reroutes;
     }
-    return json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
+    json_t *o = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
                       " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
                       "ttl_drops", (json_int_t)ov->c.ttl_drops,
                       "unknown_peer_drops",
@@ -197,6 +199,22 @@ static json_t *own_counters (struct overlay *ov)
                       "version_refusals",
                       (json_int_t)ov->c.version_refusals,
                       "false_claims", (json_int_t)ov->fence.false_claims);
+    json_t *sig = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I}",
+                             "signed_requests",
+                             (json_int_t)ov->sign.signed_out,
+                             "verified_requests",
+                             (json_int_t)ov->sign.verified,
+                             "bad_signatures", (json_int_t)ov->sign.bad,
+                             "stale_signed", (json_int_t)ov->sign.stale,
+                             "replayed_signed", (json_int_t)ov->sign.replays,
+                             "unattested_records",
+                             (json_int_t)ov->sign.unattested,
+                             "ready_refused", (json_int_t)ov->health.refused,
+                             "moved_refused", (json_int_t)ov->c.moved_refused);
+    if (o && sig)
+        json_object_update (o, sig);
+    json_decref (sig);
+    return o;
 }
 
 /* "memory": the heap of every store that grows with traffic, with its

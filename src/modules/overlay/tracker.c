@@ -32,6 +32,7 @@ struct tracked {
     int answered;            /* sent again and answered: drop the others */
     int retries;
     struct frame *wire;      /* the request as sent, to send it again */
+    uint8_t flags;           /* ... with these envelope flags */
     size_t cost;             /* wire's heap */
     char key[MSG_MAX_ROUTEID + 16];
 };
@@ -123,7 +124,8 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
     return hash;
 }
 
-void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
+                   uint8_t flags)
 {
     struct tracked *t = idmap_get (ov->tracker.map, key);
     struct frame *f;
@@ -145,6 +147,7 @@ void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
         return;
     }
     t->wire = f;
+    t->flags = flags;
     t->cost = frame_footprint (f);
     ov->tracker.bytes += t->cost;
 }
@@ -253,7 +256,8 @@ static bool match_retry (const struct tracked *t, void *arg)
 static void send_again (struct overlay *ov, struct tracked *t)
 {
     struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
-                            .source = ov->rank, .dest = t->dest };
+                            .flags = t->flags, .source = ov->rank,
+                            .dest = t->dest };
     struct frame *f = frame_incref (t->wire);
 
     t->retries++;

@@ -37,8 +37,11 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
 /* Keep a copy of the request with this key as it goes out ('wire', its
  * body_encode frame, borrowed), to send it again if a rank on its way
  * dies.  Only a client's requests are kept (a route stack with its id
- * under our rank), not streaming ones. */
-void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire);
+ * under our rank), not streaming ones.  'flags': the envelope flags
+ * the copy must go with again (ENV_FLAG_SIGNED: it ends with its
+ * signature block). */
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
+                   uint8_t flags);
 
 /* Heap the kept copies hold. */
 size_t tracker_bytes (struct overlay *ov);

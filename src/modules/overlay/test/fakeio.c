@@ -6,9 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "src/common/libmsg/packed.h"
 #include "src/modules/overlay/body.h"
+#include "src/modules/overlay/ovsign.h"
 #include "fakeio.h"
 
 static int io_send (void *ctx, uint32_t rank, struct frame **wire)
@@ -144,6 +146,39 @@ static void io_stop (void *ctx, int exit_code)
     ((struct fake *)ctx)->stopped = exit_code + 1;
 }
 
+void fake_keypair (uint32_t r, unsigned char pk[32], unsigned char sk[64])
+{
+    unsigned char seed[crypto_sign_SEEDBYTES];
+
+    memset (seed, (int)(r & 0xff), sizeof (seed));
+    seed[0] = (unsigned char)(r >> 8);
+    crypto_sign_seed_keypair (pk, sk, seed);
+}
+
+void fake_livesig (struct fake *f, uint32_t r, uint64_t inc, uint8_t sig[64])
+{
+    unsigned char pk[32], sk[64];
+    char text[160];
+    int n = ovsign_live_text (f->ov, r, inc, text, sizeof (text));
+
+    fake_keypair (r, pk, sk);
+    crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
+                          sk);
+}
+
+static int io_sign_key (void *ctx, uint32_t rank, int refresh,
+                        unsigned char pk[32])
+{
+    struct fake *f = ctx;
+    unsigned char sk[64];
+
+    (void)refresh;
+    if (!f->keys || rank >= f->size)
+        return -1;
+    fake_keypair (rank, pk, sk);
+    return 0;
+}
+
 static const struct ovl_io fake_io = {
     .send = io_send,
     .connect = io_connect,
@@ -158,6 +193,7 @@ static const struct ovl_io fake_io = {
     .respond = io_respond,
     .respond_error = io_respond_error,
     .stop = io_stop,
+    .sign_key = io_sign_key,
 };
 
 struct fake *fake_create (uint32_t rank, uint32_t size, const char *topology)
@@ -195,6 +231,11 @@ int fake_start (struct fake *f)
 
     if (!(f->ov = overlay_create (&f->cfg, &id, &fake_io, f)))
         return -1;
+    if (f->keys) {
+        unsigned char pk[32], sk[64];
+        fake_keypair (f->rank, pk, sk);
+        overlay_set_sign_key (f->ov, sk);
+    }
     for (int i = 0; i < overlay_peer_count (f->ov); i++) {
         char ep[64], key[41];
         uint32_t r = overlay_peer_rank (f->ov, i);

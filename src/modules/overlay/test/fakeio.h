@@ -59,6 +59,8 @@ struct fake {
     int nlogs;
     int connects, disconnects, authorized;
     int stopped;            /* exit code + 1, 0 if not stopped */
+    bool keys;              /* every rank has a signing key (fake_keypair):
+                               set before fake_start */
 };
 
 /* A core for rank of size on topology (NULL: "bgn"), started (its
@@ -95,6 +97,12 @@ void fake_advance_alive (struct fake *f, double seconds);
 struct peer *fake_peer (struct fake *f, uint32_t rank);
 /* The last answer the core gave (respond or respond_error), or NULL. */
 struct answer *fake_last_answer (struct fake *f);
+
+/* The signing key pair the fake gives rank r (with keys set). */
+void fake_keypair (uint32_t r, unsigned char pk[32], unsigned char sk[64]);
+/* Rank r's signature of its live record at inc (ovsign.h). */
+void fake_livesig (struct fake *f, uint32_t r, uint64_t inc,
+                   uint8_t sig[64]);
 
 /* The CURVE key the fake gives rank r (with cfg.curve set). */
 const char *fake_key (uint32_t r, char buf[41]);
