@@ -53,6 +53,8 @@ struct boot {
     json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
     int64_t last_miss;       /* the rank of the last bundle fetched */
     int pipeline;            /* the PMI server takes pipelined gets */
+    int late_get;            /* ... and gets after finalize */
+    int finalized;
 
     /* static mode */
     hostlist_t *hosts;       /* rank -> host name */
@@ -344,6 +346,7 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
         return -1;
     pmi_client_set_timeout (b->pmi, timeout);
     b->pipeline = getenv ("BGN_PMI_PIPELINE") != NULL;
+    b->late_get = getenv ("BGN_PMI_LATE_GET") != NULL;
     b->rank = pmi_client_rank (b->pmi);
     b->size = pmi_client_size (b->pmi);
     if (pmi_client_init (b->pmi, errbuf, errlen) < 0
@@ -734,6 +737,11 @@ int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
     char r[16];
 
     snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    /* PMI-1 says nothing may be asked after finalize: only a server that
+     * says it takes it (bgn start's) is asked again */
+    if (b->pmi && b->finalized && !b->late_get)
+        return errbuf_fail (errbuf, errlen, ENOTSUP, "the PMI exchange is "
+                            "closed (finalized)");
     if (b->pmi && rank != b->rank)
         json_object_del (b->bundles, r);
     return boot_get (b, rank, key, buf, len, errbuf, errlen);
@@ -765,5 +773,6 @@ int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
         return 0;
     if (bundle_flush (b, errbuf, errlen) < 0)
         return -1;
+    b->finalized = 1;
     return pmi_client_finalize (b->pmi, errbuf, errlen);
 }

@@ -91,6 +91,12 @@ struct ovl_io {
      * (no broker has a key: nothing is signed or checked). */
     int (*sign_key) (void *ctx, uint32_t rank, int refresh,
                      unsigned char pk[32]);
+
+    /* Where rank listens now, as the bootstrap has it (past any copy
+     * kept: a broker restarted on a new port published its new endpoint):
+     * 0, or -1 if it cannot say (the bootstrap is closed).  It may block
+     * as long as one bootstrap lookup.  May be NULL. */
+    int (*peer_endpoint) (void *ctx, uint32_t rank, char *buf, size_t len);
 };
 
 #endif

@@ -233,6 +233,16 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
     return 0;
 }
 
+/* Where rank listens now: its endpoint as it last published it. */
+static int io_peer_endpoint (void *ctx, uint32_t rank, char *buf, size_t len)
+{
+    struct module *m = ctx;
+
+    return m->api->boot_refresh
+               ? m->api->boot_refresh (m->b, rank, "endpoint", buf, len)
+               : m->api->boot_get (m->b, rank, "endpoint", buf, len);
+}
+
 static const struct ovl_io io = {
     .send = io_send,
     .connect = io_connect,
@@ -250,6 +260,7 @@ static const struct ovl_io io = {
     .deliver_events = io_deliver_events,
     .resident = io_resident,
     .sign_key = io_sign_key,
+    .peer_endpoint = io_peer_endpoint,
 };
 
 /* ---- the socket's reports ---------------------------------------------- */

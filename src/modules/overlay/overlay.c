@@ -444,8 +444,10 @@ static void recv_view (struct overlay *ov, struct peer *p,
     flags = fence_recv (ov, p, env, body, n);
     if (flags & FENCE_SELF)
         hello_rejoin (ov, "a peer says this incarnation is fenced");
-    if (flags & FENCE_NEIGHBOUR_BACK)
+    if (flags & FENCE_NEIGHBOUR_BACK) {
         hello_neighbours_back (ov);
+        moved_neighbours_back (ov);
+    }
     if (flags & FENCE_ROOT_NEW)
         health_report_again (ov);
 }

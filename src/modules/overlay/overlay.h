@@ -93,6 +93,7 @@ struct ovl_counters {
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
     uint64_t version_refusals;  /* messages in another protocol version */
     uint64_t moved_refused;     /* overlay.moved not the rank's own word */
+    uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
 };
 
 struct route_state {

@@ -155,7 +155,8 @@ static const char *const summed[] = {
     "fences_seen", "views_sent", "bad_records", "held_expired", "version_refusals",
     "false_claims", "signed_requests", "verified_requests",
     "bad_signatures", "stale_signed", "replayed_signed",
-    "unattested_records", "ready_refused", "moved_refused", NULL,
+    "unattested_records", "ready_refused", "moved_refused",
+    "endpoint_rereads", NULL,
 };
 
 static json_t *own_counters (struct overlay *ov)
@@ -199,7 +200,7 @@ static json_t *own_counters (struct overlay *ov)
                       "version_refusals",
                       (json_int_t)ov->c.version_refusals,
                       "false_claims", (json_int_t)ov->fence.false_claims);
-    json_t *sig = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I}",
+    json_t *sig = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I}",
                              "signed_requests",
                              (json_int_t)ov->sign.signed_out,
                              "verified_requests",
@@ -210,7 +211,9 @@ static json_t *own_counters (struct overlay *ov)
                              "unattested_records",
                              (json_int_t)ov->sign.unattested,
                              "ready_refused", (json_int_t)ov->health.refused,
-                             "moved_refused", (json_int_t)ov->c.moved_refused);
+                             "moved_refused", (json_int_t)ov->c.moved_refused,
+                             "endpoint_rereads",
+                             (json_int_t)ov->c.endpoint_rereads);
     if (o && sig)
         json_object_update (o, sig);
     json_decref (sig);

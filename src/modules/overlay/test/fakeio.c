@@ -179,6 +179,18 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
     return 0;
 }
 
+static int io_peer_endpoint (void *ctx, uint32_t rank, char *buf,
+                             size_t len)
+{
+    struct fake *f = ctx;
+
+    f->peer_ep_asked++;
+    if (rank >= FAKE_MAX_RANKS || !f->peer_ep[rank])
+        return -1;
+    snprintf (buf, len, "%s", f->peer_ep[rank]);
+    return 0;
+}
+
 static const struct ovl_io fake_io = {
     .send = io_send,
     .connect = io_connect,
@@ -194,6 +206,7 @@ static const struct ovl_io fake_io = {
     .respond_error = io_respond_error,
     .stop = io_stop,
     .sign_key = io_sign_key,
+    .peer_endpoint = io_peer_endpoint,
 };
 
 struct fake *fake_create (uint32_t rank, uint32_t size, const char *topology)
