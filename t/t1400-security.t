@@ -139,6 +139,59 @@ test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is th
 	grep "hosts n0 and n2 have the same key" dup.err
 '
 
+# A static instance has no exchange to announce rank 0's event key: the
+# config names it (bgn keygen --event-key), rank 0's host holds the
+# secret.  The rogue, holding node 2's own key (per-host keys), takes the
+# place of rank 3's tree parent, rank 2, and sends it a batch it made up:
+# without rank 0's signature it is refused (it was delivered).
+test_expect_success PYZMQ 'static instance with an event key: a batch made up by a tree parent holding its own key is refused' '
+	base=$((21000 + $$ % 20000)) &&
+	mkdir -p ekeys &&
+	for h in n0 n1 n2 n3; do bgn keygen "$PWD/ekeys/$h.cert" >/dev/null || return 1; done &&
+	bgn keygen --event-key "$PWD/ev.secret" >ev.out &&
+	evkey=$(sed -n "s/.*bootstrap.event_key = \"\(.*\)\"/\1/p" ev.out) &&
+	test $(stat -c %a ev.secret) = 600 &&
+	cat >ek.toml <<-EOF &&
+	[bootstrap]
+	curve_keys = "$PWD/ekeys"
+	event_key = "$evkey"
+	event_key_secret = "$PWD/ev.secret"
+	hosts = [
+	  { host = "n0", bind = "tcp://127.0.0.1:$base", connect = "tcp://127.0.0.1:$base" },
+	  { host = "n1", bind = "tcp://127.0.0.1:$((base+1))", connect = "tcp://127.0.0.1:$((base+1))" },
+	  { host = "n2", bind = "tcp://127.0.0.1:$((base+2))", connect = "tcp://127.0.0.1:$((base+2))" },
+	  { host = "n3", bind = "tcp://127.0.0.1:$((base+3))", connect = "tcp://127.0.0.1:$((base+3))" },
+	]
+	EOF
+	bgn-config check --host n0 ek.toml &&
+	chmod 644 ev.secret &&
+	test_must_fail bgn-config check --host n0 ek.toml 2>ekmode.err &&
+	grep "has mode 0644, not 0600" ekmode.err &&
+	chmod 600 ev.secret &&
+	for i in 0 1 2 3; do
+		bgn-broker -c ek.toml -o "bootstrap.hostname=\"n$i\"" \
+			"--rundir=$PWD/ek$i" 2>>ek.err &
+	done &&
+	i=0; while ! test -S ek0/local && test $i -lt 100; do sleep 0.05; i=$((i+1)); done &&
+	bgn "--uri=ipc://$PWD/ek0/local" overlay-status --wait=full --timeout=10s &&
+	bgn "--uri=ipc://$PWD/ek0/local" event pub real.one &&
+	bgn "--uri=ipc://$PWD/ek2/local" rpc broker.shutdown &&
+	key3=$(sed -n "s/.*public-key = \"\(.*\)\"/\1/p" ekeys/n3.cert) &&
+	inst=$(bgn "--uri=ipc://$PWD/ek0/local" overlay-status --json | sed -n "s/.*\"instance\": \"\(.*\)\".*/\1/p") &&
+	"$PYZMQ" "$ROGUE" tcp://127.0.0.1:$((base+3)) --server-key "$key3" \
+		--cert ekeys/n2.cert --id 2 hello:2:$inst evbatch:2:2:3 wait:1 >ek.rogue &&
+	bgn "--uri=ipc://$PWD/ek3/local" overlay-status --json >ek3.json &&
+	for i in 0 1 3; do bgn "--uri=ipc://$PWD/ek$i/local" rpc broker.shutdown || return 1; done &&
+	wait &&
+	grep "^hello -> HELLO_ACK" ek.rogue &&
+	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 2..4" ek.err &&
+	test_must_fail grep "announced no event signing key" ek.err &&
+	"$PYZMQ" -c "
+import json, sys
+e = json.load(open(\"ek3.json\"))[\"events\"]
+sys.exit(0 if e[\"last_seq\"] == 1 and e[\"delivered\"] == 1 else 1)"
+'
+
 # ---- CURVE off: a rogue that took over a dead rank -----------------------
 
 # Rank 1 is killed; the rogue says hello to rank 3 as rank 1 (and claims

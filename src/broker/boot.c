@@ -62,6 +62,7 @@ struct boot {
     json_t *entries;         /* bootstrap.hosts (a reference) */
     char hostname[256];      /* ours, as matched */
     char pubkey[41];         /* shared cert's public key, "" without CURVE */
+    char evkey[65];          /* bootstrap.event_key: rank 0's, "" if none */
     char (*pubkeys)[41];     /* per-host keys (bootstrap.curve_keys): rank
                                 -> public key, or NULL */
     char instance[37];       /* derived instance id */
@@ -286,6 +287,12 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
         if (check_cert (cert, b->pubkey, errbuf, errlen) < 0)
             return -1;
     }
+
+    /* Rank 0's event signing key (its public half), if the config names
+     * one: what every broker asks for as rank 0's "evkey". */
+    const char *evkey = "";
+    conf_get_string (conf, "bootstrap.event_key", &evkey);
+    snprintf (b->evkey, sizeof (b->evkey), "%s", evkey);
 
     /* Our bind address, unless the config names one. */
     const char *bind = "";
@@ -681,11 +688,13 @@ static int static_get (struct boot *b, uint32_t rank, const char *key,
     }
     if (!strcmp (key, "instance"))
         return copy_out (b->instance, buf, len, k, errbuf, errlen);
-    /* Rank 0's event signing key cannot travel without an exchange: the
-     * answer is "none" (empty), not an error (the overlay then takes
-     * events unsigned and says so). */
+    /* Signing keys cannot travel without an exchange: rank 0's is the
+     * config's bootstrap.event_key, if any; the others have none (empty,
+     * not an error: the overlay then takes their word unsigned, and rank
+     * 0's events too without an event key, and says so). */
     if (!strcmp (key, "evkey") && rank != b->rank)
-        return copy_out ("", buf, len, k, errbuf, errlen);
+        return copy_out (rank == 0 ? b->evkey : "", buf, len, k, errbuf,
+                         errlen);
     if (rank != b->rank)
         return errbuf_fail (errbuf, errlen, ENOENT,
                             "bootstrap key %s: a static bootstrap has no "

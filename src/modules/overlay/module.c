@@ -537,10 +537,25 @@ static int setup_event_key (struct module *m)
     unsigned char pk[32], sk[64];
     char hex[65], err[256];
 
+    const char *want = "", *secret = "";
+    json_t *boot = json_object_get (m->api->config (m->b), "bootstrap");
+
     if (m->api->size (m->b) == 1)
         return 0;
-    if (evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
-                    sizeof (err)) < 0) {
+    /* a static instance's rank 0 signs with the key its config names */
+    json_unpack (boot ? boot : json_null (), "{s?s s?s}", "event_key", &want,
+                 "event_key_secret", &secret);
+    if (m->api->rank (m->b) == 0 && *want && !*secret) {
+        mlog (m, LOG_ERR, "bootstrap.event_key is set: rank 0's host needs "
+              "its secret too (bootstrap.event_key_secret)");
+        errno = EINVAL;
+        return -1;
+    }
+    if (m->api->rank (m->b) == 0 && *secret
+        ? evkey_load_file (secret, *want ? want : NULL, pk, sk, hex, err,
+                           sizeof (err)) < 0
+        : evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
+                      sizeof (err)) < 0) {
         mlog (m, LOG_ERR, "signing key: %s", err);
         return -1;
     }
