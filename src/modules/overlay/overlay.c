@@ -380,11 +380,15 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
     /* after the copies are dropped: a copy sent again carries the same
      * nonce, and is no replay */
     if (msg_get_type (msg) == MSGTYPE_REQUEST) {
-        if (env->flags & ENV_FLAG_SIGNED)
+        bool sealed = env->flags & ENV_FLAG_SIGNED;
+        if (sealed)
             sig = ovsign_check_request (ov, env, body[0], &len);
+        /* 1 signed and good; -1 a bad signature, or none where the
+         * origin has a key; 0 no key known for the origin */
         info.source_signed = sig == 1 ? 1
-                             : sig == 0 || ovsign_rank_has_key (ov, env->source)
-                                 ? -1 : 0;
+                             : (sealed && sig == 0)
+                                       || ovsign_rank_has_key (ov, env->source)
+                                   ? -1 : 0;
     }
     ov->c.delivered++;
     ov->io->deliver (ov->ctx, msg, &info);

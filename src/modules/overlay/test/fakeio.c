@@ -11,6 +11,7 @@
 #include "src/common/libmsg/packed.h"
 #include "src/modules/overlay/body.h"
 #include "src/modules/overlay/ovsign.h"
+#include "src/modules/overlay/wire.h"
 #include "fakeio.h"
 
 static int io_send (void *ctx, uint32_t rank, struct frame **wire)
@@ -30,6 +31,9 @@ static int io_send (void *ctx, uint32_t rank, struct frame **wire)
         memset (s, 0, sizeof (*s));
         s->to = rank;
         s->wire = (uintptr_t)*wire;
+        s->rawlen = frame_size (*wire);
+        if ((s->raw = malloc (s->rawlen + 1)))
+            memcpy (s->raw, frame_data (*wire), s->rawlen);
         envelope_decode (frame_data (*wire), frame_size (*wire), &s->env,
                          &why);
         n = body_unpack (*wire, body, PACKED_MAX_FRAMES, &why);
@@ -264,6 +268,7 @@ static void clear_sent (struct sent *s)
 {
     for (int i = 0; i < 8; i++)
         free (s->body[i]);
+    free (s->raw);
     msg_destroy (&s->msg);
 }
 
@@ -335,6 +340,23 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
     frame_decref_all (fr, n);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
     overlay_recv (f->ov, id, strlen (id), &w, 1, user_id);
+}
+
+void fake_inject_wire (struct fake *f, uint32_t from, const uint8_t *raw,
+                       size_t len)
+{
+    struct peer *p = peers_lookup (f->ov->peers, from);
+    struct frame *w = frame_create (raw, len);
+    char id[16];
+
+    if (!w)
+        return;
+    if (p && len >= ENV_SIZE) {
+        wire_put64 (frame_data (w) + 16, p->incarnation);
+        wire_put64 (frame_data (w) + 24, f->ov->incarnation);
+    }
+    snprintf (id, sizeof (id), "%u", (unsigned)from);
+    overlay_recv (f->ov, id, strlen (id), &w, 1, NULL);
 }
 
 void fake_control (struct fake *f, uint32_t from, int kind, const char *json)

@@ -28,6 +28,8 @@ struct sent {
     size_t len[8];
     msg_t *msg;             /* ENV_DATA / ENV_EVENT body decoded */
     uintptr_t wire;         /* which frame went (its address) */
+    uint8_t *raw;           /* a copy of the whole wire frame */
+    size_t rawlen;
 };
 
 struct answer {
@@ -81,6 +83,10 @@ void fake_advance (struct fake *f, double seconds);
 void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
                   const char *const *frames, const size_t *lens, int n,
                   const char *user_id);
+/* A whole wire frame (a copy of one a fake sent: struct sent raw) from
+ * peer 'from', its incarnations set to what this core knows. */
+void fake_inject_wire (struct fake *f, uint32_t from, const uint8_t *raw,
+                       size_t len);
 /* A JSON control message of kind from peer 'from'. */
 void fake_control (struct fake *f, uint32_t from, int kind, const char *json);
 /* A broker message (encoded) of kind ENV_DATA or ENV_EVENT. */
