@@ -179,6 +179,16 @@ bool access_peer_topic (const char *topic)
                      sizeof (peer_topics) / sizeof (peer_topics[0]));
 }
 
+bool access_signed_topic (const char *topic)
+{
+    static const char *checked[] = { "overlay.ready", "overlay.moved" };
+
+    if (access_guest_topic (topic))
+        return false;
+    return !access_peer_topic (topic)
+           || topic_in (topic, checked, sizeof (checked) / sizeof (checked[0]));
+}
+
 /* The request's route stack ends (on top) with the rank of the broker
  * that sent it into the overlay; its answer goes there.  A stack whose
  * top is not 'origin' written canonically names someone else. */

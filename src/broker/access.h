@@ -69,6 +69,12 @@ bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
 /* Is 'topic' a method brokers call on each other's cores? */
 bool access_peer_topic (const char *topic);
 
+/* Does a request on 'topic' with the owner role need its origin's
+ * signature where it arrives (so that the origin must seal it)?  Not a
+ * guest's topic (any role may call it), nor a peer method that does not
+ * look at it (overlay.ready and overlay.moved do). */
+bool access_signed_topic (const char *topic);
+
 /* May this request reach its service?  NULL if so, else why not (for
  * an EPERM response). */
 const char *access_check (const struct access *a, const msg_t *req);

@@ -342,7 +342,7 @@ static int request_forward (struct bgn_broker *b, msg_t *msg,
     struct bgn_msg_info out = *info;
     if (!info->from_overlay)
         out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER)
-                   && !access_guest_topic (msg_get_topic (msg));
+                   && access_signed_topic (msg_get_topic (msg));
     if (to_overlay (b, &msg, dest, &out) == 0)
         return 0;
     /* Not sent: answer it here (our own rank off the stack first), and

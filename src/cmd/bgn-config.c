@@ -321,7 +321,7 @@ static void check_cert (struct host_check *hc)
  * there it must be a regular file of mode 0600 holding the secret of
  * that public key; elsewhere it must not be there at all.  The host
  * checked (this one, or --host) is taken to be where the check runs. */
-static void check_event_key (struct host_check *hc, int rank)
+static void check_event_secret (struct host_check *hc, int rank)
 {
     const char *want = "", *path = "";
     unsigned char seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES],
@@ -480,7 +480,7 @@ static int check_host (json_t *conf, const char *confname, const char *host)
         free (all);
     }
     check_cert (&hc);
-    check_event_key (&hc, rank);
+    check_event_secret (&hc, rank);
     if (rank >= 0)
         check_addresses (&hc, hl, rank);
     hostlist_destroy (&hl);

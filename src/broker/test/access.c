@@ -177,6 +177,16 @@ static void check_cap (void)
         "a peer method unsigned keeps the peer role (the method checks)");
     msg_destroy (&m);
 
+    ok (access_signed_topic ("broker.shutdown")
+        && access_signed_topic ("overlay.ready")
+        && access_signed_topic ("overlay.moved")
+        && !access_signed_topic ("event.pub")
+        && !access_signed_topic ("broker.ping")
+        && !access_signed_topic ("overlay.status"),
+        "signed at the origin: what needs the owner role, and the peer "
+        "methods that check it (ready, moved); not guest topics nor the "
+        "other peer methods");
+
     ok (access_set_admins (a, "0-1,8") == 0, "admin ranks 0-1,8 are set");
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "8");
     ok (!access_cap (a, m, 8, false, 0), "rank 8 is now an admin rank");

@@ -97,7 +97,7 @@ int ovsign_live_text (struct overlay *ov, uint32_t rank, uint64_t inc,
     return n < 0 || (size_t)n >= len ? (int)len - 1 : n;
 }
 
-static double wall_now (struct overlay *ov)
+static double sign_clock (struct overlay *ov)
 {
     return ovl_now (ov) + ov->wall_offset;
 }
@@ -140,7 +140,7 @@ struct frame *ovsign_seal_request (struct overlay *ov, struct frame *w,
     uint8_t hdr[160], block[ENV_SIG_BLOCK];
     unsigned char *buf;
     struct frame *out;
-    double t = wall_now (ov);
+    double t = sign_clock (ov);
 
     if (!ov->sign.can_sign || len < ENV_SIZE)
         return w;
@@ -201,7 +201,7 @@ int ovsign_check_request (struct overlay *ov, const struct envelope *env,
 {
     size_t len = frame_size (w);
     const uint8_t *p = frame_data (w), *block;
-    double t, now = wall_now (ov);
+    double t, now = sign_clock (ov);
     uint64_t key;
     double *slot;
     int rc;
