@@ -52,6 +52,19 @@ int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
     return -1;
 }
 
+static bool peer_method (const char *topic);
+
+/* Does the receiver look at the origin's signature of this request?  Not
+ * for the peer methods, but the ready report and the moved endpoint. */
+static bool signed_topic (const char *topic)
+{
+    size_t n = strlen (SERVICE);
+
+    if (!peer_method (topic))
+        return true;
+    return !strcmp (topic + n + 1, "ready") || !strcmp (topic + n + 1, "moved");
+}
+
 /* Out over the BGN toward dest; a request that starts here carries this
  * broker's rank on its route stack, for the answer. */
 int fh_request_out (struct bgn_broker *b, msg_t *msg,
@@ -68,10 +81,12 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
             return fh_request_fail (b, msg, errno, "route stack is full");
     }
     /* a request with the owner role is signed here, at its origin, so
-     * that whoever relays it cannot write one (the core's ovsign.h) */
+     * that whoever relays it cannot write one (the core's ovsign.h):
+     * all but the peer methods that do not look at it */
     struct bgn_msg_info out = *info;
     if (!info->from_overlay)
-        out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER) != 0;
+        out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER)
+                   && signed_topic (msg_get_topic (msg));
     if (b->ovl->send (b->ovl_state, &msg, dest, &out) == 0)
         return 0;
     errnum = errno;
