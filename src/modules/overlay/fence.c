@@ -366,9 +366,13 @@ static uint64_t record_limit (struct overlay *ov, uint32_t rank, uint64_t inc,
 {
     const struct fence_entry *f = fence_lookup (ov, rank);
 
+    /* about us: a claim we would follow, or our own record coming back
+     * (however far ahead a refusal pushed us) */
     if (rank == ov->rank)
         return fence_inc_limit (ov, fenced ? FENCE_BOUND_FOLLOW
-                                           : FENCE_BOUND_RECORD);
+                                    : inc <= ov->incarnation
+                                        ? FENCE_BOUND_HELLO
+                                        : FENCE_BOUND_RECORD);
     /* a fence of an incarnation the rank itself announced (the one held
      * here) is within what it said, however far ahead */
     if (fenced && f && inc <= f->inc)

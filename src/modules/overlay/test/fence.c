@@ -184,6 +184,11 @@ static void check_refusal_bound (void)
     fake_advance (r3, 0.5);
     ok (r3->ov->incarnation == ahead + 1,
         "a refusal naming an incarnation 1.5 years ahead is followed");
+    uint64_t bad = r3->ov->fence.bad_records;
+    fake_hello (r3, 2, ENV_HELLO, 1002);   /* rank 2 up again */
+    fake_fence1 (r3, 2, ENV_VIEW, 3, ahead + 1, false);
+    ok (r3->ov->fence.bad_records == bad,
+        "its own live record coming back from a peer is no bad record");
     fake_fence1 (r0, 1, ENV_REPORT, 3, 1003, true);
     rec.inc = r3->ov->incarnation;
     fake_livesig (r0, 3, rec.inc, sig);
