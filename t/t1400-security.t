@@ -139,6 +139,59 @@ test_expect_success PYZMQ 'per-host keys: bgn config check, and a node key is th
 	grep "hosts n0 and n2 have the same key" dup.err
 '
 
+# A static instance has no exchange to announce rank 0's event key: the
+# config names it (bgn keygen --event-key), rank 0's host holds the
+# secret.  The rogue, holding node 2's own key (per-host keys), takes the
+# place of rank 3's tree parent, rank 2, and sends it a batch it made up:
+# without rank 0's signature it is refused (it was delivered).
+test_expect_success PYZMQ 'static instance with an event key: a batch made up by a tree parent holding its own key is refused' '
+	base=$((21000 + $$ % 20000)) &&
+	mkdir -p ekeys &&
+	for h in n0 n1 n2 n3; do bgn keygen "$PWD/ekeys/$h.cert" >/dev/null || return 1; done &&
+	bgn keygen --event-key "$PWD/ev.secret" >ev.out &&
+	evkey=$(sed -n "s/.*bootstrap.event_key = \"\(.*\)\"/\1/p" ev.out) &&
+	test $(stat -c %a ev.secret) = 600 &&
+	cat >ek.toml <<-EOF &&
+	[bootstrap]
+	curve_keys = "$PWD/ekeys"
+	event_key = "$evkey"
+	event_key_secret = "$PWD/ev.secret"
+	hosts = [
+	  { host = "n0", bind = "tcp://127.0.0.1:$base", connect = "tcp://127.0.0.1:$base" },
+	  { host = "n1", bind = "tcp://127.0.0.1:$((base+1))", connect = "tcp://127.0.0.1:$((base+1))" },
+	  { host = "n2", bind = "tcp://127.0.0.1:$((base+2))", connect = "tcp://127.0.0.1:$((base+2))" },
+	  { host = "n3", bind = "tcp://127.0.0.1:$((base+3))", connect = "tcp://127.0.0.1:$((base+3))" },
+	]
+	EOF
+	bgn-config check --host n0 ek.toml &&
+	chmod 644 ev.secret &&
+	test_must_fail bgn-config check --host n0 ek.toml 2>ekmode.err &&
+	grep "has mode 0644, not 0600" ekmode.err &&
+	chmod 600 ev.secret &&
+	for i in 0 1 2 3; do
+		bgn-broker -c ek.toml -o "bootstrap.hostname=\"n$i\"" \
+			"--rundir=$PWD/ek$i" 2>>ek.err &
+	done &&
+	i=0; while ! test -S ek0/local && test $i -lt 100; do sleep 0.05; i=$((i+1)); done &&
+	bgn "--uri=ipc://$PWD/ek0/local" overlay-status --wait=full --timeout=10s &&
+	bgn "--uri=ipc://$PWD/ek0/local" event pub real.one &&
+	bgn "--uri=ipc://$PWD/ek2/local" rpc broker.shutdown &&
+	key3=$(sed -n "s/.*public-key = \"\(.*\)\"/\1/p" ekeys/n3.cert) &&
+	inst=$(bgn "--uri=ipc://$PWD/ek0/local" overlay-status --json | sed -n "s/.*\"instance\": \"\(.*\)\".*/\1/p") &&
+	{ bgn "--uri=ipc://$PWD/ek3/local" event sub --timeout=4s \
+		--ready=ek.ready forged >ek.forged 2>&1 & } &&
+	i=0; while ! test -e ek.ready && test $i -lt 100; do sleep 0.05; i=$((i+1)); done &&
+	"$PYZMQ" "$ROGUE" tcp://127.0.0.1:$((base+3)) --server-key "$key3" \
+		--cert ekeys/n2.cert --id 2 hello:2:$inst evbatch:2:2:3 wait:1 >ek.rogue &&
+	sleep 3 &&
+	for i in 0 1 3; do bgn "--uri=ipc://$PWD/ek$i/local" rpc broker.shutdown || return 1; done &&
+	wait &&
+	grep "^hello -> HELLO_ACK" ek.rogue &&
+	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 2..4" ek.err &&
+	test_must_fail grep "announced no event signing key" ek.err &&
+	test_must_fail grep "topic=forged" ek.forged
+'
+
 # ---- CURVE off: a rogue that took over a dead rank -----------------------
 
 # Rank 1 is killed; the rogue says hello to rank 3 as rank 1 (and claims
@@ -152,7 +205,8 @@ test_expect_success PYZMQ 'CURVE off: requests without the owner role are refuse
 	sh ./wait-down.sh 1 &&
 	ep=$(sh ./field.sh 3 endpoint) &&
 	inst=$(sh ./field.sh 3 instance) &&
-	"$PYZMQ" "$ROGUE" $ep --id 1 hello:1:$inst \
+	"$PYZMQ" "$ROGUE" $ep --id 1 --seed $BGN_RUNDIR/1/events.seed \
+		hello:1:$inst \
 		request:broker.shutdown:0:0 \
 		request:broker.shutdown:3:0 \
 		request:overlay.disconnect:3:2 \
@@ -242,23 +296,38 @@ sys.exit(0 if ok else 1)" &&
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
 # probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 (or
-# $PROBE_RANK) is killed and the rogue, admitted in its place by rank 3
-# (or $PROBE_AT), runs STEPS;
+# $PROBE_RANK) is killed (then $PROBE_PRE runs, if set) and the rogue,
+# admitted in its place by rank 3 (or $PROBE_AT), runs STEPS; it holds
+# that rank's signing key (its rundir's events.seed: the node is the
+# rogue's, key and all), so its word about itself is believed like a
+# real broker's -- and no more;
 # three events are published; then rank 1 is restarted, the shell
 # commands CHECKS run, and the overlay must be full again with every
 # broker answering, no flood in the log, and the attacked broker's
 # subscriber must have had the three events once each, in order.
+# CURVE off by default; PROBE_CURVE=$CURVE_ON runs with CURVE on, the
+# rogue admitted with the killed rank's own key pair (its overlay.cert).
+CURVE_OFF="-o overlay.curve=false"
+CURVE_ON="-o overlay.curve=true"
+PROBE_CURVE=$CURVE_OFF
 probe () {
 	cat >$1.sh <<-EOT &&
 	bgn fault kill ${PROBE_RANK:-1} &&
 	sh ./wait-down.sh 1 &&
+	${PROBE_PRE:-true} &&
 	ep=\$(sh ./field.sh ${PROBE_AT:-3} endpoint) &&
 	inst=\$(sh ./field.sh ${PROBE_AT:-3} instance) || exit 1
+	keyed= &&
+	if test "$PROBE_CURVE" = "$CURVE_ON"; then
+		keyed="--server-key \$(sh ./field.sh ${PROBE_AT:-3} pubkey)
+		       --cert \$BGN_RUNDIR/${PROBE_RANK:-1}/overlay.cert"
+	fi
 	bgn --rank ${PROBE_AT:-3} event sub --count=3 --timeout=30s \\
 		--ready=$1.ready probe.order >$1.events &
 	sub=\$!
 	while ! test -e $1.ready; do sleep 0.05; done &&
-	"\$PYZMQ" "\$ROGUE" \$ep --id ${PROBE_RANK:-1} \\
+	"\$PYZMQ" "\$ROGUE" \$ep --id ${PROBE_RANK:-1} \$keyed \\
+		--seed \$BGN_RUNDIR/${PROBE_RANK:-1}/events.seed \\
 		hello:${PROBE_RANK:-1}:\$inst $2 wait:1 >$1.out &&
 	bgn event pub --count=3 probe.order &&
 	bgn fault restart ${PROBE_RANK:-1} &&
@@ -269,7 +338,7 @@ probe () {
 	done &&
 	wait \$sub
 	EOT
-	timeout -k 5 120 bgn start --size=8 $LOGS -o overlay.curve=false $FAST \
+	timeout -k 5 120 bgn start --size=8 $LOGS $PROBE_CURVE $FAST \
 		sh ./$1.sh >$1.log 2>$1.err &&
 	test $(wc -l <$1.err) -lt 400 &&
 	sed -n "s/^seq=[0-9]* topic=probe.order from=0 {\"i\": *\([0-9]\)}$/\1/p" \
@@ -342,14 +411,14 @@ test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it 
 	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
 '
 
-# A live record of rank 2 at an incarnation it never announced: rank 2
-# rejoins above it, so no broker keeps addressing an incarnation that
-# does not exist; the health is full only with every rank answering.
-test_expect_success PYZMQ 'a live record of rank 2 it never announced: it rejoins, every rank answers' '
+# A live record of rank 2 at an incarnation it never announced is not
+# rank 2's word (not signed by it, not over its link): refused by rank 3,
+# and rank 2 does not rejoin for a lie nobody believed.
+test_expect_success PYZMQ 'a live record of rank 2 it never announced is refused; every rank answers' '
 	ahead=$(($(date +%s) + 300))000000 &&
 	probe live2 "unfence:2:$ahead" "sleep 2" &&
-	grep "bgn-broker\[2\]: .*live as incarnation $ahead, which it never had" live2.err &&
-	grep "bgn-broker\[2\]: .*rejoining as incarnation $((ahead + 1))" live2.err
+	grep "bgn-broker\[3\]: .*refused a live record of rank 2 (incarnation $ahead) that is not its own word" live2.err &&
+	test_must_fail grep "bgn-broker\[2\]: .*rejoining as incarnation $((ahead + 1))" live2.err
 '
 
 # Events are rank 0's: the rogue (rank 1, no tree ancestor of rank 3)
@@ -386,6 +455,86 @@ test_expect_success PYZMQ 'a batch and a SYNC made up by the tree parent are ref
 	PROBE_RANK=2 probe evparent "evbatch:2:3:20 evsync:2:1073741816:1073741816" \
 		"sleep 0.5 && sh ./lost-small.sh" &&
 	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 3..22" evparent.err
+'
+
+# ---- issue 21, second part: what the audit found ---------------------------
+
+# Rank 5 is dead.  The rogue says it lives (a live record at an
+# incarnation 5 never announced) and reports it ready (overlay.ready
+# with 5 on the route stack, relayed to rank 0 by rank 3).  Neither is
+# rank 5's own word: rank 0 keeps it fenced and the health is not full.
+test_expect_success PYZMQ 'a dead rank said alive and ready by another: the health does not read full' '
+	ahead=$(($(date +%s) + 300))000000 &&
+	PROBE_PRE="eval bgn fault kill 5 && sh ./wait-down.sh 2" \
+	probe deadfull "unfence:5:$ahead source:5 \
+		request:overlay.ready:0:1:{\\\"rank\\\":5,\\\"incarnation\\\":$ahead}" \
+		"sleep 1 && sh ./field.sh 0 state >deadfull.state &&
+		 bgn fault restart 5" &&
+	grep -v "^full$" deadfull.state &&
+	grep "refused a live record of rank 5 (incarnation $ahead)" deadfull.err &&
+	grep "bgn-broker\[0\]: .*refused a readiness report of rank 5: not signed by the broker it names" deadfull.err
+'
+
+# Rank 3 is fenced at its real incarnation, then refused with a fenced
+# incarnation 1.5 years ahead: it follows, and its rejoin record (its own
+# word, signed) is taken by every broker: it is not kept out for a year.
+test_expect_success PYZMQ 'fenced, then refused 1.5 years ahead: the rank rejoins and is believed' '
+	far=$(($(date +%s) + 47304000))000000 &&
+	probe far3 "fence:3:\$(sh ./field.sh 3 incarnation) nak:$far" \
+		"sleep 2" &&
+	grep "bgn-broker\[3\]: .*rejoining as incarnation $((far + 1))" far3.err &&
+	test_must_fail grep "refused a bad fence record: rank 3" far3.err
+'
+
+# Rank 3 is no neighbour of rank 0 (N=8): an owner request that claims
+# rank 0 as its origin, from the rogue, is not signed by rank 0 and gets
+# a guest role.  The rogue's own signature (it holds rank 1's key) is
+# valid but rank 1 is no admin rank; a signed request stamped ten minutes
+# ago is stale.
+test_expect_success PYZMQ 'an owner request posing as rank 0 at a non-neighbour of rank 0 is a guest'"'"'s' '
+	PROBE_AT=3 probe as0far "signed request:broker.shutdown:3:1 \
+		signed:-600 request:broker.ping:3:1 \
+		source:0 request:broker.shutdown:3:1" \
+		"sleep 0.5 && bgn overlay-status --json -r 3 >as0far.json" &&
+	grep "bgn-broker\[3\]: .*refused broker.shutdown from uid 0 (guest) of rank 0: the owner role crosses the overlay only from broker.admin_ranks, signed by its origin" as0far.err &&
+	grep "bgn-broker\[3\]: .*refused broker.shutdown from uid 0 (guest) of rank 1" as0far.err &&
+	"$PYZMQ" -c "
+import json, sys
+c = json.load(open(\"as0far.json\"))[\"counters\"]
+sys.exit(0 if c[\"stale_signed\"] >= 1 and c[\"verified_requests\"] >= 1 else 1)"
+'
+
+# The same, admitted with a real key: CURVE on, the rogue holding rank
+# 1's own key pair.
+test_expect_success PYZMQ 'CURVE on, the rogue with rank 1'"'"'s key: owner requests, forged records refused' '
+	PROBE_CURVE=$CURVE_ON probe keyed "unfence:5:$(($(date +%s) + 300))000000 \
+		source:0 request:broker.shutdown:3:1" "sleep 0.5" &&
+	grep "bgn-broker\[3\]: .*refused broker.shutdown from uid 0 (guest) of rank 0: the owner role crosses the overlay only from broker.admin_ranks, signed by its origin" keyed.err &&
+	grep "bgn-broker\[3\]: .*refused a live record of rank 5" keyed.err
+'
+
+# A restarted rank 0 learns where the sequence is from its tree
+# children.  While it learns, the rogue (admitted by rank 3) sends it
+# SEQ_REPORTs of 2^30 in the name of its tree child rank 2: rank 0 takes
+# a seq only as far as what it signed proves (and a report that is not
+# from the child over its own link is refused where nothing is signed),
+# so the sequence does not jump.
+test_expect_success PYZMQ 'a SEQ_REPORT 2^30 ahead does not move a restarted rank 0'"'"'s sequence' '
+	PROBE_PRE="bgn fault restart 0" \
+	probe seqrep "evctl:2:0:{\\\"k\\\":5,\\\"seq\\\":1073741824} wait:0.2 \
+		evctl:2:0:{\\\"k\\\":5,\\\"seq\\\":1073741824} wait:0.2 \
+		evctl:2:0:{\\\"k\\\":5,\\\"seq\\\":1073741824}" \
+		"sleep 1 && bgn event pub probe.after && sh ./lost-small.sh"
+'
+
+# overlay.moved naming rank 5 (which rank 3 dials), from the rogue: not
+# rank 5's word, refused and counted; rank 3 keeps dialling 5 where it is.
+test_expect_success PYZMQ 'a forged overlay.moved is refused' '
+	PROBE_PRE="eval bgn fault kill 5 && sh ./wait-down.sh 2" \
+	probe moved5 "source:5 request:overlay.moved:3:1:{\\\"rank\\\":5,\\\"endpoint\\\":\\\"tcp://127.0.0.1:9\\\"}" \
+		"bgn fault restart 5 && bgn overlay-status --json -r 3 >moved5.json" &&
+	grep "bgn-broker\[3\]: .*refused overlay.moved: a broker says only where it listens itself" moved5.err &&
+	test_must_fail grep "bgn-broker\[3\]: .*peer 5 listens at tcp://127.0.0.1:9" moved5.err
 '
 
 # ---- the local socket: roles from the kernel ----------------------------

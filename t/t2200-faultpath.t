@@ -230,6 +230,32 @@ test_expect_success 'a broker restarted on a new port: every link comes back' '
 	grep "peer 2 listens at tcp://127.0.0.1:[0-9]* now" moved.err
 '
 
+# Rank 3 of 4 (topology bgn) is dialled by all its neighbours: restarted
+# on a new port it has no link up to say where it listens.  Its
+# neighbours ask the bootstrap again (bgn start's PMI server answers after
+# finalize) and dial it there.
+test_expect_success 'a broker all of whose neighbours dial it, restarted on a new port: every link comes back' '
+	cat >moved3.sh <<-\EOT &&
+	bgn overlay-status --wait=full --summary --timeout=20s || exit 1
+	bgn overlay-status --json -r 3 >moved3.before || exit 1
+	bgn fault restart 3 || exit 1
+	bgn overlay-status --wait=full --summary --timeout=30s >moved3.full
+	bgn overlay-status --json -r 3 >moved3.after || exit 1
+	for r in 0 1 2 3; do
+		bgn --rank 0 ping --count=1 --timeout=3s $r || exit 1
+	done >moved3.ping
+	EOT
+	bgn start --size=4 --keep-going --log-stderr-level=notice $FAST \
+		-o overlay.bind=\"tcp://127.0.0.1:*\" sh ./moved3.sh >moved3.out \
+		2>moved3.err &&
+	grep "\"endpoint\": \"tcp://127.0.0.1:" moved3.before >ep3.before &&
+	grep "\"endpoint\": \"tcp://127.0.0.1:" moved3.after >ep3.after &&
+	! cmp -s ep3.before ep3.after &&
+	grep "^full$" moved3.full &&
+	test $(grep -c "^reply from rank" moved3.ping) -eq 4 &&
+	grep "peer 3 listens at tcp://127.0.0.1:[0-9]* now (was .*, says the bootstrap)" moved3.err
+'
+
 # ---- a restarted broker's first milliseconds ----------------------------------
 # At N=32 rank 0's answers to rank 21 pass rank 1, no neighbour of 21,
 # which learns of 21's rejoin after rank 0 does: they must wait there

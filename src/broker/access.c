@@ -179,6 +179,16 @@ bool access_peer_topic (const char *topic)
                      sizeof (peer_topics) / sizeof (peer_topics[0]));
 }
 
+bool access_signed_topic (const char *topic)
+{
+    static const char *checked[] = { "overlay.ready", "overlay.moved" };
+
+    if (access_guest_topic (topic))
+        return false;
+    return !access_peer_topic (topic)
+           || topic_in (topic, checked, sizeof (checked) / sizeof (checked[0]));
+}
+
 /* The request's route stack ends (on top) with the rank of the broker
  * that sent it into the overlay; its answer goes there.  A stack whose
  * top is not 'origin' written canonically names someone else. */
@@ -192,14 +202,16 @@ static bool route_names (const msg_t *req, uint32_t origin)
 }
 
 bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
-                 bool unverified)
+                 bool unverified, int signed_by_origin)
 {
     uint32_t roles = msg_get_rolemask (req);
+    bool own_word = signed_by_origin > 0
+                    || (signed_by_origin == 0 && !unverified);
 
     if (!(roles & MSG_ROLE_OWNER))
         return false;
     if (route_names (req, origin)
-        && ((!unverified && idset_test (a->admins, origin))
+        && ((own_word && idset_test (a->admins, origin))
             || access_peer_topic (msg_get_topic (req))))
         return false;
     msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);

@@ -52,17 +52,28 @@ void access_stamp_self (struct access *a, msg_t *msg);
 int access_set_admins (struct access *a, const char *ranks);
 
 /* Cap the role of a request that arrived over the overlay from broker
- * 'origin': the owner role stays only if origin is an admin rank (and
- * not 'unverified': the origin is a neighbour with its link up, yet
- * another peer handed the request over), or the topic is a
- * broker-to-broker method (access_peer_topic), and the route stack names
- * origin as the sender; otherwise it becomes a guest's.  Returns true if
+ * 'origin': the owner role stays only if the route stack names origin as
+ * the sender and either the topic is a broker-to-broker method
+ * (access_peer_topic: each checks its caller itself) or origin is an
+ * admin rank whose word is its own: 'signed' 1 (origin signed the
+ * request end to end, checked by the overlay: bgn_msg_info), or, where
+ * origin has no signing key ('signed' 0: a static bootstrap without
+ * one), not 'unverified' (the origin is a neighbour with its link up,
+ * yet another peer handed the request over).  'signed' -1 (origin has a
+ * key and this request is not validly signed by it) keeps nothing but a
+ * peer method.  Otherwise the role becomes a guest's.  Returns true if
  * the owner role was taken away. */
 bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
-                 bool unverified);
+                 bool unverified, int signed_by_origin);
 
 /* Is 'topic' a method brokers call on each other's cores? */
 bool access_peer_topic (const char *topic);
+
+/* Does a request on 'topic' with the owner role need its origin's
+ * signature where it arrives (so that the origin must seal it)?  Not a
+ * guest's topic (any role may call it), nor a peer method that does not
+ * look at it (overlay.ready and overlay.moved do). */
+bool access_signed_topic (const char *topic);
 
 /* May this request reach its service?  NULL if so, else why not (for
  * an EPERM response). */

@@ -84,6 +84,20 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
     return 0;
 }
 
+static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
+                             char *buf, size_t len)
+{
+    char err[256] = "";
+    if (boot_refresh (b->boot, rank, key, buf, len, err, sizeof (err)) < 0) {
+        int saved = errno;
+        logger_log (b->log, LOG_DEBUG, "bootstrap get %s of rank %u again: "
+                    "%s", key, (unsigned)rank, err);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
 static int api_service_add (bgn_broker_t *b, const char *name,
                             bgn_service_f fn, void *arg)
 {
@@ -304,6 +318,7 @@ const struct bgn_broker_api broker_api = {
     .log = api_log,
     .boot_put = api_boot_put,
     .boot_get = api_boot_get,
+    .boot_refresh = api_boot_refresh,
     .service_add = api_service_add,
     .service_remove = api_service_remove,
     .respond = broker_respond,

@@ -53,6 +53,8 @@ struct boot {
     json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
     int64_t last_miss;       /* the rank of the last bundle fetched */
     int pipeline;            /* the PMI server takes pipelined gets */
+    int late_get;            /* ... and gets after finalize */
+    int finalized;
 
     /* static mode */
     hostlist_t *hosts;       /* rank -> host name */
@@ -60,6 +62,7 @@ struct boot {
     json_t *entries;         /* bootstrap.hosts (a reference) */
     char hostname[256];      /* ours, as matched */
     char pubkey[41];         /* shared cert's public key, "" without CURVE */
+    char evkey[65];          /* bootstrap.event_key: rank 0's, "" if none */
     char (*pubkeys)[41];     /* per-host keys (bootstrap.curve_keys): rank
                                 -> public key, or NULL */
     char instance[37];       /* derived instance id */
@@ -285,6 +288,12 @@ static int static_create (struct boot *b, json_t *conf, const char *confname,
             return -1;
     }
 
+    /* Rank 0's event signing key (its public half), if the config names
+     * one: what every broker asks for as rank 0's "evkey". */
+    const char *evkey = "";
+    conf_get_string (conf, "bootstrap.event_key", &evkey);
+    snprintf (b->evkey, sizeof (b->evkey), "%s", evkey);
+
     /* Our bind address, unless the config names one. */
     const char *bind = "";
     conf_get_string (conf, "overlay.bind", &bind);
@@ -344,6 +353,7 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
         return -1;
     pmi_client_set_timeout (b->pmi, timeout);
     b->pipeline = getenv ("BGN_PMI_PIPELINE") != NULL;
+    b->late_get = getenv ("BGN_PMI_LATE_GET") != NULL;
     b->rank = pmi_client_rank (b->pmi);
     b->size = pmi_client_size (b->pmi);
     if (pmi_client_init (b->pmi, errbuf, errlen) < 0
@@ -678,11 +688,13 @@ static int static_get (struct boot *b, uint32_t rank, const char *key,
     }
     if (!strcmp (key, "instance"))
         return copy_out (b->instance, buf, len, k, errbuf, errlen);
-    /* Rank 0's event signing key cannot travel without an exchange: the
-     * answer is "none" (empty), not an error (the overlay then takes
-     * events unsigned and says so). */
+    /* Signing keys cannot travel without an exchange: rank 0's is the
+     * config's bootstrap.event_key, if any; the others have none (empty,
+     * not an error: the overlay then takes their word unsigned, and rank
+     * 0's events too without an event key, and says so). */
     if (!strcmp (key, "evkey") && rank != b->rank)
-        return copy_out ("", buf, len, k, errbuf, errlen);
+        return copy_out (rank == 0 ? b->evkey : "", buf, len, k, errbuf,
+                         errlen);
     if (rank != b->rank)
         return errbuf_fail (errbuf, errlen, ENOENT,
                             "bootstrap key %s: a static bootstrap has no "
@@ -728,6 +740,22 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
 }
 
+int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
+                  size_t len, char *errbuf, size_t errlen)
+{
+    char r[16];
+
+    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    /* PMI-1 says nothing may be asked after finalize: only a server that
+     * says it takes it (bgn start's) is asked again */
+    if (b->pmi && b->finalized && !b->late_get)
+        return errbuf_fail (errbuf, errlen, ENOTSUP, "the PMI exchange is "
+                            "closed (finalized)");
+    if (b->pmi && rank != b->rank)
+        json_object_del (b->bundles, r);
+    return boot_get (b, rank, key, buf, len, errbuf, errlen);
+}
+
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
@@ -754,5 +782,6 @@ int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
         return 0;
     if (bundle_flush (b, errbuf, errlen) < 0)
         return -1;
+    b->finalized = 1;
     return pmi_client_finalize (b->pmi, errbuf, errlen);
 }

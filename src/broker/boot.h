@@ -86,6 +86,11 @@ int boot_put (struct boot *b, const char *key, const char *value,
               char *errbuf, size_t errlen);
 int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
               size_t len, char *errbuf, size_t errlen);
+
+/* boot_get, past the copies kept of other ranks' values (a PMI bundle
+ * fetched once): what 'rank' published last. */
+int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
+                  size_t len, char *errbuf, size_t errlen);
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen);
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen);
 

@@ -347,12 +347,14 @@ static int setup_instance_id (struct bgn_broker *b)
     if (b->rank == 0) {
         uuid_t u;
         /* A restarted rank 0 (bgn fault restart) finds the instance id
-         * already published: keep it, or no peer would let it back in. */
+         * already published: keep it, or no peer would let it back in --
+         * and publish it again, since its new bundle replaces the old
+         * one (a broker restarted after it reads it there). */
         if (boot_get (b->boot, 0, "instance", b->instance_id,
-                      sizeof (b->instance_id), err, sizeof (err)) == 0)
-            return 0;
-        uuid_generate (u);
-        uuid_unparse_lower (u, b->instance_id);
+                      sizeof (b->instance_id), err, sizeof (err)) != 0) {
+            uuid_generate (u);
+            uuid_unparse_lower (u, b->instance_id);
+        }
         if (boot_put (b->boot, "instance", b->instance_id, err,
                       sizeof (err)) < 0)
             goto error;

@@ -288,13 +288,20 @@ static int call_service (struct bgn_broker *b, msg_t *msg,
 
     if (msg_get_type (msg) == MSGTYPE_REQUEST && info && info->from_overlay
         && (capped = access_cap (b->access, msg, info->source,
-                                 info->source_unverified)))
+                                 info->source_unverified,
+                                 info->source_signed)))
         b->remote_role_capped++;
     if (msg_get_type (msg) == MSGTYPE_REQUEST
         && (why = access_check (b->access, msg)))
         return request_deny (b, msg, info,
-                             capped ? "the owner role crosses the overlay "
-                                      "only from broker.admin_ranks"
+                             capped ? info->source_signed < 0
+                                          ? "the owner role crosses the "
+                                            "overlay only from "
+                                            "broker.admin_ranks, signed by "
+                                            "its origin"
+                                          : "the owner role crosses the "
+                                            "overlay only from "
+                                            "broker.admin_ranks"
                                     : why);
     fn (b, msg, info, arg);
     msg_destroy (&msg);
@@ -312,7 +319,13 @@ static int request_forward (struct bgn_broker *b, msg_t *msg,
 
     if (routing_outbound (msg, b->rank, info->from_overlay) < 0)
         return request_fail (b, msg, errno, "route stack is full");
-    if (to_overlay (b, &msg, dest, info) == 0)
+    /* a request that asks for more than a peer's role is signed here,
+     * at its origin, so that whoever relays it cannot write one */
+    struct bgn_msg_info out = *info;
+    if (!info->from_overlay)
+        out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER)
+                   && access_signed_topic (msg_get_topic (msg));
+    if (to_overlay (b, &msg, dest, &out) == 0)
         return 0;
     /* Not sent: answer it here (our own rank off the stack first). */
     errnum = errno;

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include <czmq.h>
+#include <sodium.h>
 #include <jansson.h>
 
 #include "src/common/libconf/conf.h"
@@ -315,6 +316,78 @@ static void check_cert (struct host_check *hc)
     zcert_destroy (&cert);
 }
 
+/* bootstrap.event_key (rank 0's public signing key) and its secret
+ * (bootstrap.event_key_secret), which belongs on rank 0's host only:
+ * there it must be a regular file of mode 0600 holding the secret of
+ * that public key; elsewhere it must not be there at all.  The host
+ * checked (this one, or --host) is taken to be where the check runs. */
+static void check_event_secret (struct host_check *hc, int rank)
+{
+    const char *want = "", *path = "";
+    unsigned char seed[crypto_sign_SEEDBYTES], pk[crypto_sign_PUBLICKEYBYTES],
+        sk[crypto_sign_SECRETKEYBYTES];
+    char text[2 * crypto_sign_SEEDBYTES + 2] = "", pkhex[2 * sizeof (pk) + 1];
+    struct stat st;
+    size_t n = 0;
+    FILE *f;
+
+    conf_get_string (hc->conf, "bootstrap.event_key", &want);
+    conf_get_string (hc->conf, "bootstrap.event_key_secret", &path);
+    if (!*want && *path) {
+        problem (hc, "bootstrap.event_key_secret is set but not "
+                 "bootstrap.event_key (every broker needs the public key)");
+        return;
+    }
+    if (!*want || rank < 0)
+        return;
+    if (rank != 0) {
+        if (*path && stat (path, &st) == 0)
+            problem (hc, "%s (bootstrap.event_key_secret) is on this host, "
+                     "which is not rank 0's: the secret belongs on rank 0's "
+                     "host only", path);
+        return;
+    }
+    if (!*path) {
+        problem (hc, "bootstrap.event_key is set: this host (rank 0) needs "
+                 "its secret, bootstrap.event_key_secret (make the pair "
+                 "with: bgn keygen --event-key PATH)");
+        return;
+    }
+    if (stat (path, &st) < 0) {
+        problem (hc, "event key secret %s: %s", path, strerror (errno));
+        return;
+    }
+    if (!S_ISREG (st.st_mode)) {
+        problem (hc, "event key secret %s is not a regular file", path);
+        return;
+    }
+    if ((st.st_mode & 0777) != 0600)
+        problem (hc, "event key secret %s has mode %04o, not 0600 (fix: "
+                 "chmod 600 %s)", path, (unsigned)(st.st_mode & 07777), path);
+    if (sodium_init () < 0 || !(f = fopen (path, "r"))) {
+        problem (hc, "event key secret %s: cannot read it", path);
+        return;
+    }
+    if (!fgets (text, sizeof (text), f)
+        || sodium_hex2bin (seed, sizeof (seed), text, strlen (text), "\n",
+                           &n, NULL) != 0
+        || n != sizeof (seed))
+        problem (hc, "event key secret %s holds no key (64 hex digits, as "
+                 "'bgn keygen --event-key' writes it)", path);
+    else {
+        crypto_sign_seed_keypair (pk, sk, seed);
+        sodium_bin2hex (pkhex, sizeof (pkhex), pk, sizeof (pk));
+        if (strcmp (pkhex, want) != 0)
+            problem (hc, "event key secret %s is not the secret of "
+                     "bootstrap.event_key (its public key is %s)", path,
+                     pkhex);
+    }
+    fclose (f);
+    sodium_memzero (seed, sizeof (seed));
+    sodium_memzero (sk, sizeof (sk));
+    sodium_memzero (text, sizeof (text));
+}
+
 /* Bind a scratch socket to uri (this host only): the address exists.  In
  * use is fine: the broker may be running. */
 static void try_bind (struct host_check *hc, const char *uri)
@@ -407,6 +480,7 @@ static int check_host (json_t *conf, const char *confname, const char *host)
         free (all);
     }
     check_cert (&hc);
+    check_event_secret (&hc, rank);
     if (rank >= 0)
         check_addresses (&hc, hl, rank);
     hostlist_destroy (&hl);

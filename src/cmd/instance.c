@@ -180,6 +180,8 @@ static void exec_broker (struct instance *in, int rank, pid_t pgid, int fd,
     setenv ("PMI_SIZE", sizestr, 1);
     /* our PMI server answers requests written back to back (boot.c) */
     setenv ("BGN_PMI_PIPELINE", "1", 1);
+    /* ... and gets after finalize (pmi_server.h) */
+    setenv ("BGN_PMI_LATE_GET", "1", 1);
     unsetenv ("BGN_URI");
     snprintf (rundir, sizeof (rundir), "--rundir=%s/%d", in->dir, rank);
     in->broker_args[1] = rundir;
@@ -245,6 +247,8 @@ static int start_fork_server (struct instance *in)
         prctl (PR_SET_PDEATHSIG, SIGKILL);
         setpgid (0, 0);
         fcntl (sv[1], F_SETFD, 0);
+        /* its brokers' PMI server (ours) answers gets after finalize */
+        setenv ("BGN_PMI_LATE_GET", "1", 1);
         execv (in->broker_path, argv);
         fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
                  strerror (errno));

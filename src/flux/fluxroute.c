@@ -52,6 +52,19 @@ int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
     return -1;
 }
 
+static bool peer_method (const char *topic);
+
+/* Does the receiver look at the origin's signature of this request?  Not
+ * for the peer methods, but the ready report and the moved endpoint. */
+static bool signed_topic (const char *topic)
+{
+    size_t n = strlen (SERVICE);
+
+    if (!peer_method (topic))
+        return true;
+    return !strcmp (topic + n + 1, "ready") || !strcmp (topic + n + 1, "moved");
+}
+
 /* Out over the BGN toward dest; a request that starts here carries this
  * broker's rank on its route stack, for the answer. */
 int fh_request_out (struct bgn_broker *b, msg_t *msg,
@@ -67,7 +80,14 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
         if (msg_route_push (msg, me) < 0)
             return fh_request_fail (b, msg, errno, "route stack is full");
     }
-    if (b->ovl->send (b->ovl_state, &msg, dest, info) == 0)
+    /* a request with the owner role is signed here, at its origin, so
+     * that whoever relays it cannot write one (the core's ovsign.h):
+     * all but the peer methods that do not look at it */
+    struct bgn_msg_info out = *info;
+    if (!info->from_overlay)
+        out.sign = (msg_get_rolemask (msg) & MSG_ROLE_OWNER)
+                   && signed_topic (msg_get_topic (msg));
+    if (b->ovl->send (b->ovl_state, &msg, dest, &out) == 0)
         return 0;
     errnum = errno;
     if (!info->from_overlay)
@@ -96,9 +116,11 @@ static bool peer_method (const char *topic)
 
 /* A request from another broker carries the role its sender wrote: a
  * claim.  The owner role is kept only from a rank of [bgn] admin_ranks
- * (rank 0 by default) whose rank is on the route stack and whose path is
- * not in doubt, or for a method of the protocol; otherwise the request
- * is the user's, and a service that needs the owner refuses it. */
+ * (rank 0 by default) whose rank is on the route stack and that signed
+ * the request (the core checked it: info->source_signed 1; where the
+ * origin has no key, 0, its path must not be in doubt), or for a method
+ * of the protocol; otherwise the request is the user's, and a service
+ * that needs the owner refuses it. */
 static void cap_role (struct bgn_broker *b, msg_t *req,
                       const struct bgn_msg_info *info)
 {
@@ -110,7 +132,9 @@ static void cap_role (struct bgn_broker *b, msg_t *req,
         return;
     if (msg_route_id_rank (msg_route_first (req), &top)
         && top == info->source
-        && ((!info->source_unverified && idset_test (b->admins, top))
+        && (((info->source_signed > 0
+              || (info->source_signed == 0 && !info->source_unverified))
+             && idset_test (b->admins, top))
             || peer_method (msg_get_topic (req))))
         return;
     msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);

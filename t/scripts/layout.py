@@ -86,6 +86,7 @@ glue = {"module.c", "evkey.c", "evkey.h"}
 layers = [
     ["overlay", "ovcore"], ["moved"], ["hello"], ["live", "status"],
     ["heal", "evglue", "health"], ["fence"], ["tracker"], ["dedup"],
+    ["ovsign"],
     ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
     ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],

@@ -14,6 +14,11 @@ broker's overlay endpoint:
                     FILE_secret), e.g. a broker's rundir/overlay.cert;
                     without it a fresh key pair
   --id ID           the routing id we announce (a rank's, say)
+  --seed FILE       a broker's signing seed (its rundir/events.seed, 32
+                    bytes): the rogue then holds that rank's signing key
+                    too, signs its HELLO's live record with it (so that
+                    brokers beyond its neighbour believe it rejoined),
+                    and can sign requests (step "signed")
   --version N       speak overlay protocol version N (default: the
                     broker's, 3: one ZeroMQ frame per message, the
                     envelope then a length-prefixed frame list; 2: the
@@ -21,7 +26,10 @@ broker's overlay endpoint:
 
 Steps (each prints one line saying what came back, "-" for nothing):
 
-  hello:RANK:INSTANCE[:INC]   say HELLO as RANK; prints the answer's kind;
+  hello:RANK:INSTANCE[:INC[:SEQ]]
+                              say HELLO as RANK (INC empty: the clock;
+                              SEQ: the highest event seq it claims to
+                              know); prints the answer's kind;
                               after an ACK, DATA and control steps speak
                               as RANK with the incarnations agreed
   request:TOPIC:NODEID:ROLES[:JSON]
@@ -41,15 +49,29 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               source SRC (0: posing as rank 0)
   evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
                               envelope source SRC
+  evctl:SRC:DEST:JSON         an EVCTL with envelope source SRC to rank
+                              DEST, body JSON (e.g. a SEQ_REPORT,
+                              {"k":5,"seq":N})
   source:RANK                 from now on, DATA claims to come from RANK
                               (envelope source and route stack)
+  signed[:SKEW]               from now on, requests are signed end to end
+                              with the --seed key (ovsign.h), stamped
+                              SKEW seconds off the clock (default 0)
+  again                       send the last request again, byte for byte
+                              (a captured request played again)
+  live:RANK:INC               a VIEW record "RANK alive as INC" signed
+                              with the --seed key (valid only for the
+                              seed's own rank)
   garbage:N                   N messages with broken envelopes
   silent:SECONDS              say nothing for a while (stay connected)
   wait:SECONDS                read and drop for a while
 
 Exit status 0 unless the socket could not be set up.
 """
+import ctypes
+import ctypes.util
 import json
+import os
 import re
 import struct
 import sys
@@ -135,6 +157,27 @@ def load_cert(path):
     return keys["public"].encode(), keys["secret"].encode()
 
 
+class Signer:
+    """Ed25519 with the system's libsodium (ctypes: no Python package)."""
+
+    def __init__(self, seed_path):
+        name = ctypes.util.find_library("sodium") or "libsodium.so.23"
+        self.lib = ctypes.CDLL(name)
+        if self.lib.sodium_init() < 0:
+            raise SystemExit("rogue: libsodium did not start")
+        with open(seed_path, "rb") as f:
+            seed = f.read(32)
+        self.pk = ctypes.create_string_buffer(32)
+        self.sk = ctypes.create_string_buffer(64)
+        self.lib.crypto_sign_seed_keypair(self.pk, self.sk, seed)
+
+    def sign(self, data):
+        sig = ctypes.create_string_buffer(64)
+        self.lib.crypto_sign_detached(sig, None, data,
+                                      ctypes.c_ulonglong(len(data)), self.sk)
+        return sig.raw
+
+
 class Rogue:
     def __init__(self, endpoint, server_key, cert, ident,
                  version=ENV_VERSION):
@@ -154,6 +197,9 @@ class Rogue:
         self.sock.connect(endpoint)
         self.rank, self.inc, self.peer_inc, self.peer = 0, 1, 0, 0
         self.claim = None   # source:RANK
+        self.signer = None  # --seed
+        self.signing, self.skew = False, 0.0
+        self.instance, self.last = "", None
 
     def send(self, env, body=()):
         if self.version == 2:
@@ -177,12 +223,18 @@ class Rogue:
             if env and (want is None or env["kind"] in want):
                 return env, parts[1:]
 
-    def hello(self, rank, instance, inc=None):
+    def hello(self, rank, instance, inc=None, seq=None):
         self.rank = int(rank)
         self.inc = int(inc) if inc else int(time.time() * 1e6)
-        body = json.dumps({"version": self.version, "rank": self.rank,
-                           "instance": instance, "incarnation": self.inc,
-                           "hostname": "rogue", "topology": "bgn"})
+        self.instance = instance
+        hello = {"version": self.version, "rank": self.rank,
+                 "instance": instance, "incarnation": self.inc,
+                 "hostname": "rogue", "topology": "bgn"}
+        if seq:
+            hello["seq"] = int(seq)
+        if self.signer:
+            hello["live"] = self.live_sig(self.rank, self.inc).hex()
+        body = json.dumps(hello)
         self.send(envelope("HELLO", self.rank, 0, self.inc, 0),
                   [body.encode()])
         got = self.recv(3, ("HELLO_ACK", "HELLO_NAK"))
@@ -196,9 +248,48 @@ class Rogue:
         reason = json.loads(body[0]).get("reason", "?") if body else "?"
         return "HELLO_NAK " + reason
 
-    def data(self, dest, frames):
-        self.send(envelope("DATA", self.origin(), dest, self.inc,
-                           self.peer_inc), frames)
+    def live_sig(self, rank, inc):
+        text = "bgn-live %s %d %d" % (self.instance, int(rank), int(inc))
+        return self.signer.sign(text.encode())
+
+    def data(self, dest, frames, sign=False):
+        if not (sign and self.signing and self.signer):
+            env = envelope("DATA", self.origin(), dest, self.inc,
+                           self.peer_inc)
+            self.last = pack(env, frames) if self.version != 2 else None
+            self.send(env, frames)
+            return
+        # signed end to end (ovsign.h): time, nonce, then the signature of
+        # "bgn-req INSTANCE ORIGIN DEST " + time + nonce + packed frames
+        env = envelope("DATA", self.origin(), dest, self.inc, self.peer_inc,
+                       flags=0x10)
+        packed = pack(env, frames)[32:]
+        stamp = struct.pack("!QQ", int((time.time() + self.skew) * 1e6),
+                            int.from_bytes(os.urandom(8), "big"))
+        head = "bgn-req %s %d %d " % (self.instance, self.origin(), dest)
+        sig = self.signer.sign(head.encode() + stamp + packed)
+        self.last = env + packed + stamp + sig
+        self.sock.send(self.last)
+
+    def again(self):
+        if self.last is None:
+            return "nothing to send again"
+        self.sock.send(self.last)
+        got = self.recv(5, ("DATA",))
+        if not got:
+            return "-"
+        return "errnum=%d" % struct.unpack("!BBBBIIII", got[1][-1])[6]
+
+    def live(self, rank, inc):
+        """A VIEW record "RANK alive as INC", signed with our key."""
+        reason = b"rogue"
+        body = (struct.pack("!BIH", 1, 0, 1) + bytes([len(reason)]) + reason
+                + struct.pack("!IIQBB", 1, int(rank), int(inc), 2, 1)
+                + self.live_sig(rank, inc))
+        self.send(envelope("VIEW", self.rank, self.peer, self.inc,
+                           self.peer_inc), [body])
+        return "sent"
+
 
     def origin(self):
         return self.rank if self.claim is None else self.claim
@@ -207,7 +298,7 @@ class Rogue:
         nodeid = NODEID_ANY if nodeid == "any" else int(nodeid)
         self.data(nodeid if nodeid != NODEID_ANY else NODEID_ANY,
                   broker_msg(REQUEST, topic, payload, [str(self.origin())],
-                             int(roles, 0), aux1=nodeid))
+                             int(roles, 0), aux1=nodeid), sign=True)
         got = self.recv(5, ("DATA",))
         if not got:
             return "-"
@@ -269,6 +360,11 @@ class Rogue:
                            self.peer_inc), [body.encode()])
         return "sent"
 
+    def evctl(self, src, dest, body):
+        self.send(envelope("EVCTL", int(src), int(dest), self.inc,
+                           self.peer_inc), [body.encode()])
+        return "sent"
+
     def garbage(self, n):
         for i in range(int(n)):
             self.sock.send_multipart([b"\x11" * (i % 40), b"junk"])
@@ -277,10 +373,10 @@ class Rogue:
     def run(self, step):
         name, _, rest = step.partition(":")
         # the last field may be JSON with colons of its own
-        nfields = {"request": 4, "response": 3}.get(name, 3)
+        nfields = {"request": 4, "response": 3, "evctl": 3}.get(name, 3)
         args = rest.split(":", nfields - 1) if rest else []
         if name == "hello":
-            return self.hello(*args)
+            return self.hello(*rest.split(":"))
         if name == "request":
             topic, nodeid, roles = args[:3]
             return self.request(topic, nodeid, roles,
@@ -298,6 +394,16 @@ class Rogue:
             return self.evbatch(*rest.split(":"))
         if name == "evsync":
             return self.evsync(*rest.split(":"))
+        if name == "evctl":
+            return self.evctl(*args)
+        if name == "signed":
+            self.signing = True
+            self.skew = float(args[0]) if args else 0.0
+            return "signing" if self.signer else "no --seed: not signing"
+        if name == "again":
+            return self.again()
+        if name == "live":
+            return self.live(args[0], args[1])
         if name == "source":
             self.claim = int(args[0])
             return "as %d" % self.claim
@@ -314,6 +420,7 @@ class Rogue:
 
 def main(argv):
     endpoint, server_key, cert, ident, steps = None, None, None, None, []
+    seed = None
     version = ENV_VERSION
     it = iter(argv)
     for a in it:
@@ -323,6 +430,8 @@ def main(argv):
             cert = next(it)
         elif a == "--id":
             ident = next(it)
+        elif a == "--seed":
+            seed = next(it)
         elif a == "--version":
             version = int(next(it))
         elif endpoint is None:
@@ -333,6 +442,8 @@ def main(argv):
         print(__doc__, file=sys.stderr)
         return 1
     r = Rogue(endpoint, server_key, cert, ident, version)
+    if seed:
+        r.signer = Signer(seed)
     for step in steps:
         try:
             got = r.run(step)

@@ -120,56 +120,86 @@ static void check_cap (void)
     msg_t *m;
 
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "1");
-    ok (access_cap (a, m, 1, false) && msg_get_rolemask (m) == MSG_ROLE_USER
+    ok (access_cap (a, m, 1, false, 0) && msg_get_rolemask (m) == MSG_ROLE_USER
         && access_check (a, m) != NULL,
         "an owner shutdown from rank 1 becomes a guest's, and is refused");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
-    ok (!access_cap (a, m, 0, false) && access_check (a, m) == NULL,
+    ok (!access_cap (a, m, 0, false, 0) && access_check (a, m) == NULL,
         "from rank 0 (the default admin set) it keeps the owner role");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "1");
-    ok (access_cap (a, m, 0, false) && access_check (a, m) != NULL,
+    ok (access_cap (a, m, 0, false, 0) && access_check (a, m) != NULL,
         "claiming rank 0 as source with rank 1 on the route stack: guest");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
-    ok (access_cap (a, m, 0, true) && access_check (a, m) != NULL,
+    ok (access_cap (a, m, 0, true, 0) && access_check (a, m) != NULL,
         "rank 0 as origin, but handed over by a peer other than rank 0 "
         "while rank 0's own link is up: a guest's");
     msg_destroy (&m);
     m = remote ("overlay.ready", MSG_ROLE_OWNER, "0");
-    ok (!access_cap (a, m, 0, true),
+    ok (!access_cap (a, m, 0, true, 0),
         "a broker-to-broker method still checks its caller itself");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "00");
-    ok (access_cap (a, m, 0, false), "a route id \"00\" is not rank 0");
+    ok (access_cap (a, m, 0, false, 0), "a route id \"00\" is not rank 0");
     msg_destroy (&m);
     m = remote ("overlay.ready", MSG_ROLE_OWNER, "5");
-    ok (!access_cap (a, m, 5, false) && access_check (a, m) == NULL,
+    ok (!access_cap (a, m, 5, false, 0) && access_check (a, m) == NULL,
         "a broker-to-broker method keeps its caller's owner role");
     msg_destroy (&m);
     m = remote ("broker.ping", MSG_ROLE_USER, "5");
-    ok (!access_cap (a, m, 5, false) && msg_get_rolemask (m) == MSG_ROLE_USER,
+    ok (!access_cap (a, m, 5, false, 0) && msg_get_rolemask (m) == MSG_ROLE_USER,
         "a guest stays a guest");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_NONE, "0");
-    ok (!access_cap (a, m, 0, false) && access_check (a, m) != NULL,
+    ok (!access_cap (a, m, 0, false, 0) && access_check (a, m) != NULL,
         "no role is never raised");
     msg_destroy (&m);
 
-    ok (access_set_admins (a, "0-1,8") == 0, "admin ranks 0-1,8 are set");
-    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "8");
-    ok (!access_cap (a, m, 8, false), "rank 8 is now an admin rank");
+    /* with signing keys (a PMI or Flux bootstrap): the origin's own
+     * signature, wherever the request came through */
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
+    ok (!access_cap (a, m, 0, true, 1) && access_check (a, m) == NULL,
+        "signed by rank 0: owner, even handed over by another peer");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
+    ok (access_cap (a, m, 0, false, -1) && access_check (a, m) != NULL,
+        "rank 0 has a key and the request is not signed by it: a guest's, "
+        "even from rank 0's own link");
     msg_destroy (&m);
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "2");
-    ok (access_cap (a, m, 2, false), "rank 2 is not");
+    ok (access_cap (a, m, 2, false, 1) && access_check (a, m) != NULL,
+        "signed by rank 2, which is no admin rank: a guest's");
+    msg_destroy (&m);
+    m = remote ("overlay.ready", MSG_ROLE_OWNER, "3");
+    ok (!access_cap (a, m, 3, false, -1),
+        "a peer method unsigned keeps the peer role (the method checks)");
+    msg_destroy (&m);
+
+    ok (access_signed_topic ("broker.shutdown")
+        && access_signed_topic ("overlay.ready")
+        && access_signed_topic ("overlay.moved")
+        && !access_signed_topic ("event.pub")
+        && !access_signed_topic ("broker.ping")
+        && !access_signed_topic ("overlay.status"),
+        "signed at the origin: what needs the owner role, and the peer "
+        "methods that check it (ready, moved); not guest topics nor the "
+        "other peer methods");
+
+    ok (access_set_admins (a, "0-1,8") == 0, "admin ranks 0-1,8 are set");
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "8");
+    ok (!access_cap (a, m, 8, false, 0), "rank 8 is now an admin rank");
+    msg_destroy (&m);
+    m = remote ("broker.shutdown", MSG_ROLE_OWNER, "2");
+    ok (access_cap (a, m, 2, false, 0), "rank 2 is not");
     msg_destroy (&m);
     errno = 0;
     ok (access_set_admins (a, "0,x") < 0 && errno == EINVAL,
         "a bad set is EINVAL");
     ok (access_set_admins (a, "") == 0, "an empty set is allowed");
     m = remote ("broker.shutdown", MSG_ROLE_OWNER, "0");
-    ok (access_cap (a, m, 0, false), "then not even rank 0 is owner here");
+    ok (access_cap (a, m, 0, false, 0), "then not even rank 0 is owner here");
     msg_destroy (&m);
     access_destroy (&a);
 }

@@ -48,6 +48,7 @@ static int check_topology (const char *s, char *msg, size_t len);
 static int check_boot_method (const char *s, char *msg, size_t len);
 static int check_log_level (const char *s, char *msg, size_t len);
 static int check_admin_ranks (const char *s, char *msg, size_t len);
+static int check_event_key (const char *s, char *msg, size_t len);
 
 static const struct keydef schema[] = {
     { "overlay", "topology", K_STRING, "bgn", 0, 0, 0, NULL, 0,
@@ -111,6 +112,10 @@ static const struct keydef schema[] = {
       check_admin_ranks },
     { "bootstrap", "curve_cert", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "curve_keys", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
+    { "bootstrap", "event_key", K_STRING, "", 0, 0, 0, NULL, 0,
+      check_event_key },
+    { "bootstrap", "event_key_secret", K_STRING, "", 0, 0, 0, NULL, 0,
+      NULL },
     { "bootstrap", "hostname", K_STRING, "", 0, 0, 0, NULL, 0, NULL },
     { "bootstrap", "default_port", K_INT, NULL, 8050, 1, 65535,
       "must be 1..65535", 0, NULL },
@@ -136,6 +141,22 @@ static int check_admin_ranks (const char *s, char *msg, size_t len)
         return -1;
     }
     idset_destroy (&set);
+    return 0;
+}
+
+/* bootstrap.event_key: rank 0's public signing key, 64 hex digits
+ * (bgn keygen --event-key), or "" for none. */
+static int check_event_key (const char *s, char *msg, size_t len)
+{
+    size_t n = strlen (s);
+
+    if (n == 0)
+        return 0;
+    if (n != 64 || strspn (s, "0123456789abcdef") != n) {
+        snprintf (msg, len, "must be 64 lowercase hex digits (the public "
+                  "key 'bgn keygen --event-key' prints), or \"\"");
+        return -1;
+    }
     return 0;
 }
 

@@ -578,6 +578,9 @@ static void do_line (pmi_server_t *srv, int rank, const char *line)
             return reply_error (srv, rank, NULL, "spawn_not_supported");
         return reply_error (srv, rank, NULL, "no_cmd");
     }
+    /* a finalized client may still read (bgn's own extension, pmi_server.h) */
+    if (c->state == PMI_CLIENT_FINALIZED && !strcmp (cmd, "get"))
+        return do_get (srv, rank, line);
     if (c->state == PMI_CLIENT_FINALIZED || c->state == PMI_CLIENT_ABORTED)
         return reply_error (srv, rank, cmd, "client_already_finalized");
     if (!strcmp (cmd, "init")) {

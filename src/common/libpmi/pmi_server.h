@@ -29,6 +29,10 @@
  * Messages in msg= use '_' for spaces.  Values are stored and returned
  * verbatim (no escaping; see pmi_client.h for the client's encoding).
  *
+ * A client that sent finalize may still get (an extension: a broker
+ * asks again where a restarted peer listens now); anything else from it
+ * is refused with msg=client_already_finalized.
+ *
  * Barrier and exits: if a client closes before it sent finalize while
  * others wait in a barrier, they get "barrier_out rc=-1 msg=..." and the
  * barrier is broken: every later barrier_in gets rc=-1 at once.  A

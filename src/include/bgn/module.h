@@ -79,6 +79,16 @@ struct bgn_msg_info {
                                whose link is up, yet the message came
                                through another peer: the source field is
                                only that peer's word (access.h) */
+    int sign;               /* to the overlay, with a request that starts
+                               here: sign it end to end as this broker
+                               (it asks for more than a peer's role) */
+    int source_signed;      /* from the overlay: 1 'source' signed the
+                               request and the signature is valid, fresh
+                               and new; -1 'source' has a signing key but
+                               the request is not (validly) signed by
+                               it; 0 no key is known for 'source' (a
+                               static bootstrap, an overlay that does
+                               not sign): only the older rules apply */
 };
 
 /* A service handler: called for each request addressed to the service.
@@ -195,6 +205,13 @@ struct bgn_broker_api {
      * counted as the allocator does, a new reference.  May be NULL (a
      * host that keeps no such stores). */
     json_t *(*memory) (bgn_broker_t *b);
+
+    /* boot_get, but past any copy this broker kept: what 'rank' put last
+     * (a broker restarted since the exchange put its values again).  It
+     * blocks at most as long as boot_get.  May be NULL: boot_get is then
+     * always fresh. */
+    int (*boot_refresh) (bgn_broker_t *b, uint32_t rank, const char *key,
+                         char *buf, size_t len);
 };
 
 struct bgn_module {

@@ -45,12 +45,27 @@ struct frame *body_encode (msg_t *msg)
 
 msg_t *body_decode (const struct frame *w, char *errbuf, size_t errlen)
 {
+    const uint8_t *p = frame_data (w);
+    size_t len = frame_size (w);
+
+    /* a signed request's block is not part of the message */
+    if (len >= ENV_SIZE + ENV_SIG_BLOCK && p[0] == ENV_MAGIC
+        && (p[5] & ENV_FLAG_SIGNED))
+        len -= ENV_SIG_BLOCK;
+    return body_decode_len (w, len, errbuf, errlen);
+}
+
+msg_t *body_decode_len (const struct frame *w, size_t len, char *errbuf,
+                        size_t errlen)
+{
     struct msg_frame mf[PACKED_MAX_FRAMES];
     const char *why = "message shorter than an envelope";
     int n = -1;
 
-    if (frame_size (w) >= ENV_SIZE)
-        n = packed_read (frame_data (w) + ENV_SIZE, frame_size (w) - ENV_SIZE,
+    if (len > frame_size (w))
+        len = frame_size (w);
+    if (len >= ENV_SIZE)
+        n = packed_read (frame_data (w) + ENV_SIZE, len - ENV_SIZE,
                          mf, PACKED_MAX_FRAMES, &why);
     if (n < 0) {
         if (errbuf)

@@ -36,6 +36,11 @@ struct frame *body_encode (msg_t *msg);
  * one-line reason when malformed (the packing or the message). */
 msg_t *body_decode (const struct frame *w, char *errbuf, size_t errlen);
 
+/* The same for the first len bytes of w (a signed request: what comes
+ * before its signature block, ovsign.h). */
+msg_t *body_decode_len (const struct frame *w, size_t len, char *errbuf,
+                        size_t errlen);
+
 /* A new wire frame: env (ENV_SIZE bytes, or NULL for zeroes) then
  * frames[0..n-1] (borrowed) packed.  NULL with errno E2BIG (n above
  * PACKED_MAX_FRAMES), EMSGSIZE or ENOMEM. */

@@ -66,6 +66,10 @@ enum {
  * of the rejoin yet holds it for the news too, instead of failing it.
  * Brokers that do not know the flag ignore it. */
 #define ENV_FLAG_WAITED 0x40
+/* On ENV_DATA: the frame ends with the origin's signature block of
+ * ENV_SIG_BLOCK bytes (ovsign.h); relays keep the flag. */
+#define ENV_FLAG_SIGNED 0x10
+#define ENV_SIG_BLOCK (8 + 8 + 64)
 
 struct envelope {
     uint8_t kind;

@@ -291,6 +291,7 @@ void evlayer_destroy (struct evlayer **evp)
         evstore_free (&ev->ring);
         evstore_free (&ev->early);
         free (ev->reported);
+        json_decref (ev->sync_proof);
         free (ev);
         *evp = NULL;
     }
@@ -383,7 +384,10 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         return;
     }
     /* Checked before it goes on down the tree. */
+    /* an older rank 0's SYNC (signed, but played again) or an older one
+     * of this rank 0 says nothing new: refused */
     if (!tree_sender_ok (ev, source, via)
+        || (uint64_t)epoch < ev->root_epoch
         || ((uint64_t)epoch == ev->root_epoch && (uint32_t)seq < ev->sync_seq)
         || (ev->have_base && (uint32_t)seq > ev->last
             && (uint32_t)seq - ev->last > SEQ_SANE)) {
@@ -394,6 +398,10 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
     }
     if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base))
         return;
+    if (ev->verify && json_object_get (o, "sig")) {
+        json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
+        ev->sync_proof = json_deep_copy (o);
+    }
     evl_forward_down (ev, NULL, o);
     if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
         ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
@@ -417,6 +425,38 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                                                             : end);
     }
     evrepair_kick (ev);
+}
+
+/* Rank 0 learning where the sequence is: a report counts only from a
+ * live tree child, and, where rank 0 signs, only as far as what rank 0
+ * itself signed proves (a signed SYNC or batch the child carries): no
+ * broker can push the sequence past what exists.  Where nothing is
+ * signed, only over the child's own link. */
+static void recv_seq_report (struct evlayer *ev, uint32_t source,
+                             uint32_t via, uint32_t seq, json_t *o)
+{
+    uint32_t kids[MAX_CHILDREN], proven;
+    int n = evl_effective_children (ev, kids, MAX_CHILDREN), child = 0;
+
+    for (int i = 0; i < n; i++)
+        if (kids[i] == source)
+            child = 1;
+    if (!child || (!ev->can_sign && via != source)) {
+        ev->rejected++;
+        evl_warn_counted (ev, ev->rejected, "dropped a seq report not from a "
+                          "live tree child over its own link", seq, seq);
+        return;
+    }
+    /* signed: the proof bounds it, whoever relayed it (a child of a dead
+     * child reports through others) */
+    if (ev->can_sign && seq > (proven = evl_report_proven (ev, o))) {
+        ev->seq_unproven++;
+        evl_warn_counted (ev, ev->seq_unproven, "a seq report past what "
+                          "rank 0 signed: taken only as far as its proof",
+                          proven, seq);
+        seq = proven;
+    }
+    evroot_learn_report (ev, source, seq);
 }
 
 void evlayer_recv_control (struct evlayer *ev, uint32_t source,
@@ -445,6 +485,8 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
         if (source == 0 && ev->rank != 0) {
             json_t *r = json_pack ("{s:I}", "seq", (json_int_t)ev->high);
             if (r)
+                evl_report_proof (ev, r);
+            if (r)
                 ev->ops->control (ev->arg, 0, EV_CTL_SEQ_REPORT, r);
             json_decref (r);
         }
@@ -452,7 +494,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
     case EV_CTL_SEQ_REPORT:
         if (ev->rank == 0 && json_unpack (o, "{s:I}", "seq", &seq) == 0
             && seq >= 0 && seq <= UINT32_MAX)
-            evroot_learn_report (ev, source, (uint32_t)seq);
+            recv_seq_report (ev, source, via, (uint32_t)seq, o);
         break;
     default:
         ev->rejected++;
@@ -497,8 +539,11 @@ void evlayer_tick (struct evlayer *ev, double now)
 void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
 {
     evl_now (ev);
+    /* a hello's seq is the neighbour's word: rank 0 takes a seq only with
+     * the proof of a SEQ_REPORT where it signs (recv_seq_report) */
     if (ev->rank == 0) {
-        evroot_learn_report (ev, rank, seq);
+        if (!ev->can_sign)
+            evroot_learn_report (ev, rank, seq);
         return;
     }
     /* A broker (re)joining starts where its tree parent is. */
@@ -554,6 +599,9 @@ json_t *evlayer_stats (const struct evlayer *ev)
                                (json_int_t)ev->congestion_waits,
                                "learning", ev->learning,
                                "epoch", (json_int_t)ev->cfg.epoch);
+        if (r)
+            json_object_set_new (r, "seq_unproven",
+                                 json_integer ((json_int_t)ev->seq_unproven));
         if (r)
             json_object_update (o, r);
         json_decref (r);

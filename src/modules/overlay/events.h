@@ -108,6 +108,12 @@ struct evlayer_ops {
     /* A log line (syslog level). */
     void (*log) (void *arg, int level, const char *fmt, ...)
         __attribute__ ((format (printf, 3, 4)));
+    /* Is sig rank 0's signature of data (1 yes, 0 no)?  May be NULL: the
+     * key given to evlayer_set_keys is used.  The overlay's asks the
+     * bootstrap again for rank 0's key when a signature fails, so a
+     * rank 0 restarted with a new key is believed again. */
+    int (*verify) (void *arg, const void *data, size_t len,
+                   const unsigned char *sig);
 };
 
 struct evlayer_config {

@@ -17,6 +17,7 @@
 
 #include "body.h"
 #include "evglue.h"
+#include "ovsign.h"
 #include "fence.h"
 #include "overlay.h"
 #include "route.h"
@@ -223,6 +224,14 @@ static void ev_log (void *arg, int level, const char *fmt, ...)
     va_end (ap);
 }
 
+/* Rank 0's signature, with the key the bootstrap gave for rank 0 --
+ * asked again when it fails (rank 0 restarted with a new key). */
+static int ev_verify (void *arg, const void *data, size_t len,
+                      const unsigned char *sig)
+{
+    return ovsign_verify (arg, 0, data, len, sig) == 1;
+}
+
 static const struct evlayer_ops ev_ops = {
     .send = ev_send,
     .control = ev_control,
@@ -235,6 +244,7 @@ static const struct evlayer_ops ev_ops = {
     .arm = ev_arm,
     .now = ev_now,
     .log = ev_log,
+    .verify = ev_verify,
 };
 
 static void flush_cb (void *arg)

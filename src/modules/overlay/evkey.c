@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* evkey.c: rank 0's event signing key in its run directory (evkey.h). */
+/* evkey.c: a broker's signing key in its run directory, or rank 0's in the
+ * file a static config names (evkey.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -78,6 +79,58 @@ int evkey_load (const char *rundir, unsigned char *pk, unsigned char *sk,
     sodium_memzero (seed, sizeof (seed));
     sodium_bin2hex (pkhex, 2 * crypto_sign_PUBLICKEYBYTES + 1, pk,
                     crypto_sign_PUBLICKEYBYTES);
+    return 0;
+}
+
+int evkey_load_file (const char *path, const char *want_hex,
+                     unsigned char *pk, unsigned char *sk, char *pkhex,
+                     char *errbuf, size_t errlen)
+{
+    unsigned char seed[crypto_sign_SEEDBYTES];
+    char text[2 * crypto_sign_SEEDBYTES + 2];
+    struct stat st;
+    size_t n = 0;
+    ssize_t got;
+    int fd;
+
+    if (sodium_init () < 0) {
+        errno = ENOSYS;
+        snprintf (errbuf, errlen, "libsodium could not start");
+        return -1;
+    }
+    if ((fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+        return fail (errbuf, errlen, "open", path);
+    if (fstat (fd, &st) < 0 || !S_ISREG (st.st_mode)
+        || (st.st_mode & 0777) != 0600) {
+        close (fd);
+        errno = EPERM;
+        snprintf (errbuf, errlen, "%s must be a regular file of mode 0600 "
+                  "(fix: chmod 600 %s)", path, path);
+        return -1;
+    }
+    got = read (fd, text, sizeof (text) - 1);
+    close (fd);
+    if (got < 2 * crypto_sign_SEEDBYTES
+        || sodium_hex2bin (seed, sizeof (seed), text,
+                           2 * crypto_sign_SEEDBYTES, NULL, &n, NULL) != 0
+        || n != sizeof (seed)) {
+        errno = EINVAL;
+        snprintf (errbuf, errlen, "%s holds no event key secret (64 hex "
+                  "digits, as 'bgn keygen --event-key' writes it)", path);
+        return -1;
+    }
+    crypto_sign_seed_keypair (pk, sk, seed);
+    sodium_memzero (seed, sizeof (seed));
+    sodium_memzero (text, sizeof (text));
+    sodium_bin2hex (pkhex, 2 * crypto_sign_PUBLICKEYBYTES + 1, pk,
+                    crypto_sign_PUBLICKEYBYTES);
+    if (want_hex && strcmp (want_hex, pkhex) != 0) {
+        sodium_memzero (sk, crypto_sign_SECRETKEYBYTES);
+        errno = EINVAL;
+        snprintf (errbuf, errlen, "%s is not the secret of "
+                  "bootstrap.event_key (its public key is %s)", path, pkhex);
+        return -1;
+    }
     return 0;
 }
 

@@ -121,6 +121,9 @@ struct evlayer {
     int can_sign, verify;
     unsigned char sign_sk[64];      /* rank 0: its secret signing key */
     unsigned char root_pk[32];      /* others: rank 0's public key */
+    json_t *sync_proof;             /* others: the last SYNC taken, signed:
+                                       proof of a seq (SEQ_REPORT) */
+    uint64_t seq_unproven;          /* rank 0: seq reports cut to proof */
 
     /* counters */
     uint64_t bad_signatures;
@@ -166,6 +169,12 @@ struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
                                 size_t len);
 /* Others: is this checked batch signed by rank 0 (or are we not
  * checking)?  0 counts and logs it. */
+/* Rank 0: the highest seq a SEQ_REPORT 'o' proves rank 0 numbered (a
+ * signed SYNC, or a signed batch, it carries); 0 if none. */
+uint32_t evl_report_proven (struct evlayer *ev, json_t *o);
+/* Others: add the proof of our highest seq to a SEQ_REPORT. */
+void evl_report_proof (struct evlayer *ev, json_t *o);
+
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
                          const struct evbatch_hdr *h);
 /* Rank 0: add "sig" to the SYNC object o.  Others: check it. */

@@ -24,8 +24,11 @@ void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
                        const unsigned char *root_pk)
 {
     ev->can_sign = sk != NULL;
-    if (sk)
+    if (sk) {
         memcpy (ev->sign_sk, sk, sizeof (ev->sign_sk));
+        /* rank 0 checks proofs of its own signature (SEQ_REPORT) */
+        crypto_sign_ed25519_sk_to_pk (ev->root_pk, sk);
+    }
     ev->verify = root_pk != NULL && ev->rank != 0;
     if (root_pk)
         memcpy (ev->root_pk, root_pk, sizeof (ev->root_pk));
@@ -50,6 +53,15 @@ struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
     return f;
 }
 
+/* Is sig rank 0's signature of data? */
+static int root_signed (struct evlayer *ev, const void *data, size_t len,
+                        const unsigned char *sig)
+{
+    if (ev->ops->verify)
+        return ev->ops->verify (ev->arg, data, len, sig);
+    return crypto_sign_verify_detached (sig, data, len, ev->root_pk) == 0;
+}
+
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
                          const struct evbatch_hdr *h)
 {
@@ -60,7 +72,7 @@ int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
         return 1;
     body = evbatch_body_len (p, len);
     if (!(h->flags & EVBATCH_F_SIGNED) || body + EVBATCH_SIG_SIZE != len
-        || crypto_sign_verify_detached (p + body, p, body, ev->root_pk) != 0) {
+        || !root_signed (ev, p, body, p + body)) {
         ev->bad_signatures++;
         ev->rejected++;
         evl_warn_counted (ev, ev->bad_signatures, "dropped a batch that "
@@ -109,8 +121,7 @@ int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
     if (!hex || sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
                                 &siglen, NULL) != 0
         || siglen != sizeof (sig)
-        || crypto_sign_verify_detached (sig, (const unsigned char *)text,
-                                        (size_t)n, ev->root_pk) != 0) {
+        || !root_signed (ev, text, (size_t)n, sig)) {
         ev->bad_signatures++;
         ev->rejected++;
         evl_warn_counted (ev, ev->bad_signatures, "dropped a sync that "
@@ -119,4 +130,73 @@ int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
         return 0;
     }
     return 1;
+}
+
+/* ---- proof of a seq, for a restarted rank 0 --------------------------- */
+
+void evl_report_proof (struct evlayer *ev, json_t *o)
+{
+    const struct held *h;
+    char *hex;
+    size_t len;
+
+    if (ev->sync_proof)
+        json_object_set (o, "sync", ev->sync_proof);
+    if (ev->ring.n == 0 || !(h = evstore_at (&ev->ring, ev->ring.n - 1))
+        || !h->f)
+        return;
+    len = frame_size (h->f);
+    if (!(hex = malloc (2 * len + 1)))
+        return;
+    sodium_bin2hex (hex, 2 * len + 1, frame_data (h->f), len);
+    json_object_set_new (o, "batch", json_string (hex));
+    free (hex);
+}
+
+static uint32_t sync_proves (struct evlayer *ev, json_t *s)
+{
+    json_int_t seq, epoch = 0, gone = 0, base = 0;
+    const char *hex;
+    char text[128];
+    unsigned char sig[crypto_sign_BYTES];
+    size_t siglen = 0;
+    int n;
+
+    if (!s || json_unpack (s, "{s:I s?I s?I s?I s:s}", "seq", &seq, "epoch",
+                           &epoch, "gone", &gone, "base", &base, "sig",
+                           &hex) < 0
+        || seq < 0 || seq > UINT32_MAX
+        || sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
+                           &siglen, NULL) != 0
+        || siglen != sizeof (sig))
+        return 0;
+    n = sync_text (text, sizeof (text), seq, epoch, gone, base);
+    return root_signed (ev, text, (size_t)n, sig) ? (uint32_t)seq : 0;
+}
+
+static uint32_t batch_proves (struct evlayer *ev, const char *hex)
+{
+    struct evbatch_hdr h;
+    unsigned char *b;
+    size_t len = hex ? strlen (hex) / 2 : 0, got = 0, body;
+    uint32_t last = 0;
+
+    if (!hex || len == 0 || len > REPAIR_MAX_BYTES || !(b = malloc (len)))
+        return 0;
+    if (sodium_hex2bin (b, len, hex, strlen (hex), NULL, &got, NULL) == 0
+        && got == len && evbatch_check (b, len, &h, NULL, 0) == 0
+        && (h.flags & EVBATCH_F_SIGNED)
+        && (body = evbatch_body_len (b, len)) + EVBATCH_SIG_SIZE == len
+        && root_signed (ev, b, body, b + body))
+        last = h.last;
+    free (b);
+    return last;
+}
+
+uint32_t evl_report_proven (struct evlayer *ev, json_t *o)
+{
+    uint32_t a = sync_proves (ev, json_object_get (o, "sync"));
+    uint32_t b = batch_proves (ev, json_string_value (json_object_get (o,
+                                                                  "batch")));
+    return a > b ? a : b;
 }

@@ -16,6 +16,7 @@
 #include "fence.h"
 #include "fencemsg.h"
 #include "overlay.h"
+#include "ovsign.h"
 #include "route.h"
 #include "treecast.h"
 #include "tracker.h"
@@ -33,6 +34,7 @@ int fence_init (struct overlay *ov)
     struct fence_state *fs = &ov->fence;
 
     if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
+        || !(fs->livesig = idmap_create (sizeof (struct fence_livesig)))
         || !(fs->outbox = idmap_create (1))
         || !(fs->batch = idmap_create (1))
         || !(fs->members = idmap_create (1))
@@ -48,6 +50,7 @@ void fence_fini (struct overlay *ov)
     struct fence_state *fs = &ov->fence;
 
     idmap_destroy (&fs->map);
+    idmap_destroy (&fs->livesig);
     idmap_destroy (&fs->outbox);
     idmap_destroy (&fs->batch);
     idmap_destroy (&fs->members);
@@ -196,12 +199,64 @@ static void spread (struct overlay *ov, uint32_t rank)
         ovtimer_arm (t, ovl_now (ov) + ov->cfg.fence_window);
 }
 
+/* ---- a rank's own word: signed live records --------------------------- */
+
+static bool livesig_ok (struct overlay *ov, uint32_t rank, uint64_t inc,
+                        const uint8_t *sig)
+{
+    char text[160];
+    int n = ovsign_live_text (ov, rank, inc, text, sizeof (text));
+
+    return ovsign_verify (ov, rank, text, (size_t)n, sig) == 1;
+}
+
+static void livesig_keep (struct overlay *ov, uint32_t rank, uint64_t inc,
+                          const uint8_t *sig)
+{
+    struct fence_livesig *ls = idmap_put (ov->fence.livesig, rank, NULL);
+
+    if (ls && inc >= ls->inc) {
+        ls->inc = inc;
+        memcpy (ls->sig, sig, sizeof (ls->sig));
+    }
+}
+
+/* The signature we hold of rank's live record at inc, or NULL. */
+static const uint8_t *livesig_of (struct overlay *ov, uint32_t rank,
+                                  uint64_t inc)
+{
+    const struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
+
+    return ls && ls->inc == inc ? ls->sig : NULL;
+}
+
+bool fence_own_livesig (struct overlay *ov, uint8_t sig[64])
+{
+    char text[160];
+    int n = ovsign_live_text (ov, ov->rank, ov->incarnation, text,
+                              sizeof (text));
+
+    return ovsign_sign (ov, text, (size_t)n, sig) == 0;
+}
+
+bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
+                         const uint8_t *sig)
+{
+    if (!sig || !livesig_ok (ov, rank, inc, sig))
+        return false;
+    livesig_keep (ov, rank, inc, sig);
+    return true;
+}
+
 void fence_announce_self (struct overlay *ov)
 {
     struct fence_entry *f = idmap_put (ov->fence.map, ov->rank, NULL);
+    uint8_t sig[64];
 
     if (!f)
         return;
+    if (fence_own_livesig (ov, sig))
+        livesig_keep (ov, ov->rank, ov->incarnation, sig);
     if (f->inc || f->since > 0)
         ov->fence.digest ^= record_hash (ov->rank, f->inc, f->fenced);
     f->inc = ov->incarnation;
@@ -277,15 +332,81 @@ static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
     return FENCE_SELF;
 }
 
+/* A live record of rank at inc, not on its own word: refused where the
+ * rank has a key and the record would lift a fence or name a newer
+ * incarnation than the one known here (fence.h). */
+static bool unattested (struct overlay *ov, uint32_t rank, uint64_t inc,
+                        const uint8_t *sig)
+{
+    const struct fence_entry *f = fence_lookup (ov, rank);
+
+    if (sig && livesig_ok (ov, rank, inc, sig)) {
+        livesig_keep (ov, rank, inc, sig);
+        return false;
+    }
+    if (f && !f->fenced && inc <= f->inc)
+        return false;             /* old news: nothing would change */
+    if (!sig && !ovsign_rank_has_key (ov, rank))
+        return false;             /* no key: anyone's word, as before */
+    ov->sign.unattested++;
+    ovl_log_limited (ov, LOG_WARNING, "refused a live record of rank %u "
+                     "(incarnation %llu) that is not its own word: %s",
+                     (unsigned)rank, (unsigned long long)inc,
+                     sig ? "its signature does not check out"
+                         : "not signed by it, nor heard from it");
+    return true;
+}
+
+/* The first incarnation refused for a record of rank: a fence, or a live
+ * record on anyone's word, within the record bound; a rank's own live
+ * record (or one of a rank with no key) within the HELLO bound, above
+ * anything it could have been pushed to (fence.h); a claim about this
+ * broker within what it follows. */
+static uint64_t record_limit (struct overlay *ov, uint32_t rank, uint64_t inc,
+                              bool fenced,
+                              bool own_word, const uint8_t *sig)
+{
+    const struct fence_entry *f = fence_lookup (ov, rank);
+
+    /* about us: a claim we would follow, or our own record coming back
+     * (however far ahead a refusal pushed us) */
+    if (rank == ov->rank)
+        return fence_inc_limit (ov, fenced ? FENCE_BOUND_FOLLOW
+                                    : inc <= ov->incarnation
+                                        ? FENCE_BOUND_HELLO
+                                        : FENCE_BOUND_RECORD);
+    /* a fence of an incarnation the rank itself announced (the one held
+     * here) is within what it said, however far ahead */
+    if (fenced && f && inc <= f->inc)
+        return fence_inc_limit (ov, FENCE_BOUND_HELLO);
+    if (!fenced && (own_word || sig || !ovsign_rank_has_key (ov, rank)))
+        return fence_inc_limit (ov, FENCE_BOUND_HELLO);
+    return fence_inc_limit (ov, FENCE_BOUND_RECORD);
+}
+
+static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
+                         bool fenced, const char *reason,
+                         enum fence_source src, bool own_word,
+                         const uint8_t *sig);
+
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src)
+{
+    return apply_record (ov, rank, inc, fenced, reason, src,
+                         src == FROM_HERE, livesig_of (ov, rank, inc));
+}
+
+static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
+                         bool fenced, const char *reason,
+                         enum fence_source src, bool own_word,
+                         const uint8_t *sig)
 {
     struct fence_entry *f;
     bool was_fenced;
     int flags;
 
     if (rank >= ov->size
-        || inc >= fence_inc_limit (ov, FENCE_BOUND_RECORD)) {
+        || inc >= record_limit (ov, rank, inc, fenced, own_word, sig)) {
         ov->fence.bad_records++;
         ovl_log_limited (ov, LOG_WARNING, "refused a bad fence record: rank "
                          "%u incarnation %llu (ranks < %u, incarnations "
@@ -301,12 +422,27 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
         const struct fence_entry *self = fence_lookup (ov, rank);
         if (fenced && inc == ov->incarnation)
             return FENCE_SELF;
+        /* a live record of us we never signed is a lie nobody with our
+         * key believes: nothing to rejoin above */
+        if (inc > ov->incarnation && !fenced && ovsign_can_sign (ov)
+            && !(sig && livesig_ok (ov, rank, inc, sig))) {
+            ov->fence.false_claims++;
+            ovl_log_limited (ov, LOG_WARNING, "a peer says this broker is "
+                             "live as incarnation %llu, which it never had "
+                             "nor signed: ignored",
+                             (unsigned long long)inc);
+            return 0;
+        }
         if (inc > ov->incarnation)
             return self_claimed (ov, inc, fenced);
         if (!self || self->inc != ov->incarnation)
             fence_announce_self (ov);
         return 0;
     }
+    if (!fenced && !own_word && unattested (ov, rank, inc, sig))
+        return 0;
+    if (!fenced && own_word && sig && livesig_ok (ov, rank, inc, sig))
+        livesig_keep (ov, rank, inc, sig);
     /* records only move forward: a newer incarnation, or the same one
      * fenced where we knew it live */
     if ((f = idmap_get (ov->fence.map, rank))) {
@@ -364,6 +500,8 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
                                          .fenced = e && e->fenced,
                                          .reason = e ? fence_reason (ov, e)
                                                      : "" };
+        if (e && !e->fenced)
+            recs[i].sig = livesig_of (ov, ranks[i], e->inc);
     }
     if ((f = fencemsg_encode (root, recs, n)))
         idmap_clear (set);
@@ -507,21 +645,25 @@ void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc)
 struct apply_ctx {
     struct overlay *ov;
     enum fence_source src;
+    uint32_t via;            /* the peer whose link it came over */
     int flags;
 };
 
+/* A record of the peer itself, over its own link, is its own word. */
 static void apply_one (const struct fence_record *rec, void *arg)
 {
     struct apply_ctx *c = arg;
-    c->flags |= fence_apply (c->ov, rec->rank, rec->inc, rec->fenced,
-                             rec->reason, c->src);
+    c->flags |= apply_record (c->ov, rec->rank, rec->inc, rec->fenced,
+                              rec->reason, c->src, rec->rank == c->via,
+                              rec->sig);
 }
 
 int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
                 struct frame **body, int n)
 {
     struct apply_ctx c = { .ov = ov, .src = env->kind == ENV_BATCH
-                                                ? FROM_ROOT : FROM_PEER };
+                                                ? FROM_ROOT : FROM_PEER,
+                           .via = p ? p->rank : UINT32_MAX };
     uint32_t root = 0;
 
     if (n < 1 || fencemsg_decode (frame_data (body[0]), frame_size (body[0]),

@@ -51,6 +51,18 @@ struct peer;
  * more than a fenced one): anything at or past 2^53 is garbage. */
 #define FENCE_INC_MAX (1ULL << 53)
 
+/* Who says what about an incarnation (doc/overlay-protocol.md 2.3):
+ *  - a rank's own word: its HELLO over its own link, a record of itself
+ *    sent over its own link, or a live record it signed (ovsign.h; the
+ *    signature travels with the record, fencemsg.h);
+ *  - anyone else's word: every other record.
+ * A fence is believed on anyone's word (suspicion is cheap: a rank that
+ * lives proves it by rejoining above it).  A live record that would lift
+ * a fence or name an incarnation newer than the one known here is
+ * believed only on the rank's own word -- where the rank has a signing
+ * key; a rank without one (a static bootstrap names none) is believed
+ * on anyone's word, as before keys existed, and the docs say so. */
+
 /* How far ahead of this broker's wall clock an incarnation may be.  Any
  * broker may relay a record, so a record's incarnation is a claim: one
  * that no broker could have taken yet is refused, or a peer could name
@@ -59,12 +71,15 @@ struct peer;
  * always follow, and what the subject then takes, every broker accepts
  * (with clocks up to FENCE_INC_AHEAD apart: a year, so that clocks hours
  * apart, or a broker restarted with its clock set back, still agree):
- *   records (REPORT, BATCH, VIEW)          < wall clock + 1 x AHEAD
- *   a claim this broker follows (a record
+ *   a record on anyone's word (a fence)    < wall clock + 1 x AHEAD
+ *   a claim this broker follows (a fence
  *   of itself, a HELLO_NAK "fenced")       < wall clock + 2 x AHEAD
- *   a HELLO                                < wall clock + 3 x AHEAD
+ *   a rank's own word (its HELLO, its own
+ *   live record, signed or over its link)  < wall clock + 3 x AHEAD
  * A lying peer can thus make a broker rejoin with an incarnation at most
- * about AHEAD ahead of the clocks, never out of range. */
+ * about 2 x AHEAD ahead of the clocks, and the record it rejoins with is
+ * its own word, which every broker takes up to 3 x AHEAD: the bound a
+ * rank can be pushed to is always within what its peers accept of it. */
 #define FENCE_INC_AHEAD (365ULL * 86400 * 1000000)   /* a year */
 
 enum fence_bound {
@@ -76,6 +91,12 @@ enum fence_bound {
 /* The first incarnation at or past which a number is refused at 'bound'
  * (now: this broker's wall clock; never past FENCE_INC_MAX). */
 uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound);
+
+/* A rank's own signature of its live record at incarnation inc. */
+struct fence_livesig {
+    uint64_t inc;
+    uint8_t sig[64];
+};
 
 /* 16 bytes: every broker holds one per rank ever fenced, and a simulator
  * holds thousands of brokers. */
@@ -113,9 +134,21 @@ const char *fence_reason (struct overlay *ov, const struct fence_entry *f);
 /* The record of rank, or NULL if nothing is known of it. */
 const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank);
 
-/* Apply a record.  Returns FENCE_* flags (0: old news or refused). */
+/* Apply a record found here (FROM_HERE: a fence of our own finding, or a
+ * neighbour's HELLO, its own word).  Returns FENCE_* flags (0: old news
+ * or refused). */
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src);
+
+/* Rank's own signature of its live record at inc (64 bytes, from its
+ * HELLO): kept, and sent with the record so that others believe it.
+ * Refused (false) unless it checks out. */
+bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
+                         const uint8_t *sig);
+
+/* This broker's signature of its live record at its incarnation, for its
+ * HELLO (false: it has no key). */
+bool fence_own_livesig (struct overlay *ov, uint8_t sig[64]);
 
 /* Put this broker's own live record (its incarnation) in the view and
  * spread it: rank 0 does when its links are up, so that after a restart

@@ -30,6 +30,10 @@ struct frame *fencemsg_encode (uint32_t root, const struct fence_record *recs,
     uint8_t *idx = n ? malloc (n) : NULL;
     int nreasons = 1;
     size_t size = 1 + 4 + 2 + 4 + n * RECORD_SIZE, off = 0;
+
+    for (size_t i = 0; i < n; i++)
+        if (recs[i].sig && !recs[i].fenced)
+            size += FENCEMSG_SIG_SIZE;
     struct frame *f;
     uint8_t *p;
 
@@ -69,6 +73,11 @@ struct frame *fencemsg_encode (uint32_t root, const struct fence_record *recs,
         p[off + 12] = recs[i].fenced ? 1 : 0;
         p[off + 13] = idx[i];
         off += RECORD_SIZE;
+        if (recs[i].sig && !recs[i].fenced) {
+            p[off - 2] |= 2;
+            memcpy (p + off, recs[i].sig, FENCEMSG_SIG_SIZE);
+            off += FENCEMSG_SIG_SIZE;
+        }
     }
     free (idx);
     return f;
@@ -105,19 +114,31 @@ int fencemsg_decode (const void *data, size_t len, uint32_t *root,
         goto proto;
     nrec = wire_get32 (p + off);
     off += 4;
-    if (len - off != (size_t)nrec * RECORD_SIZE)
+    if (len - off < (size_t)nrec * RECORD_SIZE)
         goto proto;
     /* check every record before passing any on */
+    size_t at = off;
     for (uint32_t i = 0; i < nrec; i++) {
-        const uint8_t *r = p + off + i * RECORD_SIZE;
-        if (r[12] > 1 || r[13] > nreasons)
+        const uint8_t *r;
+        if (len - at < RECORD_SIZE)
+            goto proto;
+        r = p + at;
+        if (r[12] > 2 || r[13] > nreasons)
+            goto proto;
+        at += RECORD_SIZE + (r[12] == 2 ? FENCEMSG_SIG_SIZE : 0);
+        if (at > len)
             goto proto;
     }
+    if (at != len)
+        goto proto;
     for (uint32_t i = 0; i < nrec; i++) {
-        const uint8_t *r = p + off + i * RECORD_SIZE;
+        const uint8_t *r = p + off;
         struct fence_record rec = { .rank = wire_get32 (r), .inc = wire_get64 (r + 4),
                                     .fenced = r[12] == 1,
-                                    .reason = reasons[r[13]] };
+                                    .reason = reasons[r[13]],
+                                    .sig = r[12] == 2 ? r + RECORD_SIZE
+                                                      : NULL };
+        off += RECORD_SIZE + (rec.sig ? FENCEMSG_SIG_SIZE : 0);
         fn (&rec, arg);
     }
     rc = (int)nrec;

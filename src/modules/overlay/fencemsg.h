@@ -7,7 +7,12 @@
  *
  *   u8  version (1)     u32 root (ENV_BATCH: the tree's root; else 0)
  *   u16 R reasons, each u8 length + bytes (deduplicated)
- *   u32 N records, each u32 rank, u64 incarnation, u8 fenced, u8 reason
+ *   u32 N records, each u32 rank, u64 incarnation, u8 flags, u8 reason
+ *       [, 64 bytes: the rank's own signature of its live record]
+ *
+ * flags: 1 fenced (else live); 2 a signature follows the record (a live
+ * record its rank signed: "bgn-live INSTANCE RANK INC", ovsign.h), so
+ * that brokers that never heard from the rank may believe it.
  *
  * All integers in network order.  Pure functions, no state.
  */
@@ -28,7 +33,10 @@ struct fence_record {
     uint64_t inc;
     bool fenced;
     const char *reason;      /* borrowed; "" if none */
+    const uint8_t *sig;      /* FENCEMSG_SIG_SIZE bytes, borrowed, or NULL */
 };
+
+#define FENCEMSG_SIG_SIZE 64
 
 /* A frame holding recs[0..n-1] for tree root 'root'.  NULL/ENOMEM. */
 struct frame *fencemsg_encode (uint32_t root, const struct fence_record *recs,

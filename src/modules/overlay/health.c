@@ -7,6 +7,7 @@
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
+#include "ovsign.h"
 
 int health_init (struct overlay *ov)
 {
@@ -117,14 +118,23 @@ static bool ready_from_self (const msg_t *req, int rank)
     return top && !strcmp (top, want);
 }
 
-void health_ready_request (struct overlay *ov, const msg_t *req)
+void health_ready_request (struct overlay *ov, const msg_t *req,
+                           const struct bgn_msg_info *info)
 {
     json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
+    const char *why = NULL;
     int rank = -1;
 
+    /* its own word: the route stack names it, and where it has a key,
+     * it signed the report (a relay could write any route stack) */
     if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
         && rank >= 0 && (uint32_t)rank < ov->size
-        && !ready_from_self (req, rank)) {
+        && (!ready_from_self (req, rank)
+            || (why = ovsign_origin_problem (info, (uint32_t)rank)))) {
+        ov->health.refused++;
+        ovl_log_limited (ov, LOG_WARNING, "refused a readiness report of "
+                         "rank %d: %s", rank,
+                         why ? why : "the route stack names another rank");
         ov->io->respond_error (ov->ctx, req, EPERM,
                                "a broker reports only its own readiness");
         json_decref (o);

@@ -19,6 +19,7 @@
 #include "src/common/libmsg/message.h"
 
 struct overlay;
+struct bgn_msg_info;
 
 int health_init (struct overlay *ov);
 void health_fini (struct overlay *ov);
@@ -33,7 +34,8 @@ void health_retry (struct overlay *ov, double now);
 const char *health_word (struct overlay *ov);
 
 /* overlay.ready: a report (rank 0 answers) or its answer. */
-void health_ready_request (struct overlay *ov, const msg_t *req);
+void health_ready_request (struct overlay *ov, const msg_t *req,
+                           const struct bgn_msg_info *info);
 void health_ready_response (struct overlay *ov, const msg_t *rsp);
 
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "fence.h"
 #include "heal.h"
@@ -53,6 +54,15 @@ static json_t *hello_payload (struct overlay *ov)
 static void send_payload (struct overlay *ov, struct peer *p, int kind)
 {
     json_t *o = hello_payload (ov);
+    uint8_t sig[64];
+    char hex[2 * sizeof (sig) + 1];
+
+    /* our live record, signed: the peer passes it on, and brokers that
+     * never hear from us believe it (fence.h) */
+    if (o && fence_own_livesig (ov, sig)) {
+        sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
+        json_object_set_new (o, "live", json_string (hex));
+    }
 
     if (o)
         route_send_control (ov, p, kind, o);
@@ -84,14 +94,16 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
                                 json_t *o, uint64_t *inc)
 {
     int version, rank;
-    const char *instance, *hostname = "", *topology = "";
+    const char *instance, *hostname = "", *topology = "", *live = NULL;
     json_int_t incarnation, seq = 0, view = 0;
+    uint8_t sig[64];
+    size_t siglen = 0;
 
-    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I}", "version",
-                           &version, "rank", &rank, "instance", &instance,
-                           "incarnation", &incarnation, "hostname", &hostname,
-                           "topology", &topology, "seq", &seq,
-                           "view", &view) < 0)
+    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I s?s}",
+                           "version", &version, "rank", &rank, "instance",
+                           &instance, "incarnation", &incarnation,
+                           "hostname", &hostname, "topology", &topology,
+                           "seq", &seq, "view", &view, "live", &live) < 0)
         return "malformed hello";
     p->hello_seq = seq > 0 ? (uint32_t)seq : 0;
     p->hello_view = (uint64_t)view;
@@ -110,6 +122,11 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
         return "incarnation out of range";
     snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
     *inc = (uint64_t)incarnation;
+    /* its live record, signed: kept to pass on with the record */
+    if (live && sodium_hex2bin (sig, sizeof (sig), live, strlen (live), NULL,
+                                &siglen, NULL) == 0
+        && siglen == sizeof (sig))
+        fence_note_livesig (ov, p->rank, *inc, sig);
     return NULL;
 }
 

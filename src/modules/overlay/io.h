@@ -88,6 +88,20 @@ struct ovl_io {
      * transport's send queues, the broker's own), as {"name": {"bytes",
      * "bound", ...}} (a new reference, or NULL).  May be NULL. */
     json_t *(*memory) (void *ctx);
+
+    /* Rank's public signing key (Ed25519, 32 bytes, ovsign.h) into pk:
+     * 0, or -1 if that rank has none the io knows of.  refresh: the
+     * key known may be old (a signature failed with it): ask where keys
+     * come from again, at most every few seconds per rank.  May be NULL
+     * (no broker has a key: nothing is signed or checked). */
+    int (*sign_key) (void *ctx, uint32_t rank, int refresh,
+                     unsigned char pk[32]);
+
+    /* Where rank listens now, as the bootstrap has it (past any copy
+     * kept: a broker restarted on a new port published its new endpoint):
+     * 0, or -1 if it cannot say (the bootstrap is closed).  It may block
+     * as long as one bootstrap lookup.  May be NULL. */
+    int (*peer_endpoint) (void *ctx, uint32_t rank, char *buf, size_t len);
 };
 
 #endif

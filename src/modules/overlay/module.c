@@ -26,6 +26,9 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
+#include "src/common/libutil/idmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
 #include "src/common/libzmqutil/multipart.h"
@@ -46,7 +49,17 @@ struct module {
     double wake_at;
     uint64_t rng;
     ratelimit_t *refusals;       /* warnings about refused contacts */
+    struct idmap *keys;          /* rank -> struct signkey (io_sign_key) */
 };
+
+/* Another rank's signing key as the bootstrap gave it (ovsign.h). */
+struct signkey {
+    unsigned char pk[32];
+    double asked;                /* when the bootstrap was last asked */
+    uint8_t state;               /* 0 never asked, 1 have it, 2 none */
+};
+
+#define SIGNKEY_REFRESH 5.0      /* s between two asks for one rank */
 
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
 
@@ -201,6 +214,48 @@ static json_t *io_memory (void *ctx)
     return o;
 }
 
+/* A rank's signing key, asked of the bootstrap once, and again (fresh,
+ * past the bootstrap's copies) when a signature failed with it -- the
+ * rank may have restarted with a new key -- at most every few seconds. */
+static int io_sign_key (void *ctx, uint32_t rank, int refresh,
+                        unsigned char pk[32])
+{
+    struct module *m = ctx;
+    struct signkey *k;
+    char hex[80];
+    double now = m->api->now (m->b);
+    int rc;
+
+    if (!m->keys || !(k = idmap_put (m->keys, rank, NULL)))
+        return -1;
+    if (k->state == 0 || (refresh && now - k->asked >= SIGNKEY_REFRESH)) {
+        bool first = k->state == 0;
+        k->asked = now;
+        rc = !first && m->api->boot_refresh
+                 ? m->api->boot_refresh (m->b, rank, "evkey", hex,
+                                         sizeof (hex))
+                 : m->api->boot_get (m->b, rank, "evkey", hex, sizeof (hex));
+        if (rc == 0 && evkey_parse (hex, k->pk) == 0)
+            k->state = 1;
+        else if (first || rc == 0)
+            k->state = 2;   /* none (a static bootstrap) */
+    }
+    if (k->state != 1)
+        return -1;
+    memcpy (pk, k->pk, 32);
+    return 0;
+}
+
+/* Where rank listens now: its endpoint as it last published it. */
+static int io_peer_endpoint (void *ctx, uint32_t rank, char *buf, size_t len)
+{
+    struct module *m = ctx;
+
+    return m->api->boot_refresh
+               ? m->api->boot_refresh (m->b, rank, "endpoint", buf, len)
+               : m->api->boot_get (m->b, rank, "endpoint", buf, len);
+}
+
 static const struct ovl_io io = {
     .send = io_send,
     .connect = io_connect,
@@ -218,6 +273,8 @@ static const struct ovl_io io = {
     .deliver_events = io_deliver_events,
     .resident = io_resident,
     .memory = io_memory,
+    .sign_key = io_sign_key,
+    .peer_endpoint = io_peer_endpoint,
 };
 
 /* ---- the socket's reports ---------------------------------------------- */
@@ -487,22 +544,42 @@ static int setup_curve (struct module *m)
     return 0;
 }
 
-/* Rank 0 signs the event stream with a key kept in its run directory
- * and announced through the bootstrap (evkey.h). */
+/* Every broker signs what it says about itself (ovsign.h) with a key
+ * kept in its run directory and announced through the bootstrap as
+ * "evkey" (evkey.h); rank 0's also signs the event stream. */
 static int setup_event_key (struct module *m)
 {
     unsigned char pk[32], sk[64];
     char hex[65], err[256];
 
-    if (m->api->rank (m->b) != 0 || m->api->size (m->b) == 1)
+    const char *want = "", *secret = "";
+    json_t *boot = json_object_get (m->api->config (m->b), "bootstrap");
+
+    if (m->api->size (m->b) == 1)
         return 0;
-    if (evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
-                    sizeof (err)) < 0) {
-        mlog (m, LOG_ERR, "event signing key: %s", err);
+    /* a static instance's rank 0 signs with the key its config names */
+    json_unpack (boot ? boot : json_null (), "{s?s s?s}", "event_key", &want,
+                 "event_key_secret", &secret);
+    if (m->api->rank (m->b) == 0 && *want && !*secret) {
+        mlog (m, LOG_ERR, "bootstrap.event_key is set: rank 0's host needs "
+              "its secret too (bootstrap.event_key_secret)");
+        errno = EINVAL;
         return -1;
     }
-    overlay_set_event_keys (m->ov, sk, NULL);
-    memset (sk, 0, sizeof (sk));
+    if (m->api->rank (m->b) == 0 && *secret
+        ? evkey_load_file (secret, *want ? want : NULL, pk, sk, hex, err,
+                           sizeof (err)) < 0
+        : evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
+                      sizeof (err)) < 0) {
+        mlog (m, LOG_ERR, "signing key: %s", err);
+        return -1;
+    }
+    overlay_set_sign_key (m->ov, sk);
+    if (m->api->rank (m->b) == 0)
+        overlay_set_event_keys (m->ov, sk, NULL);
+    sodium_memzero (sk, sizeof (sk));
+    if (!(m->keys = idmap_create (sizeof (struct signkey))))
+        return -1;
     return m->api->boot_put (m->b, "evkey", hex);
 }
 
@@ -554,6 +631,7 @@ static void module_free (struct module *m)
     sock_destroy (&m->sock);
     curve_destroy (&m->curve);
     ratelimit_destroy (&m->refusals);
+    idmap_destroy (&m->keys);
     free (m);
 }
 
@@ -615,6 +693,26 @@ static int learn_keys (struct module *m)
     return 0;
 }
 
+/* Every rank's signing key, now: the bootstrap may be closed later (a
+ * PMI client finalizes), and a key is needed for any rank whose word
+ * arrives, neighbour or not.  With CURVE the bundles are read already. */
+static void learn_sign_keys (struct module *m)
+{
+    unsigned char pk[32];
+    uint32_t size = m->api->size (m->b);
+    int have = 0;
+
+    if (!m->keys)
+        return;
+    for (uint32_t r = 0; r < size; r++)
+        if (io_sign_key (m, r, 0, pk) == 0)
+            have++;
+    if ((uint32_t)have < size)
+        mlog (m, LOG_NOTICE, "%u of %u ranks announced no signing key: "
+              "their word about themselves is taken unsigned",
+              (unsigned)(size - have), (unsigned)size);
+}
+
 /* After the bootstrap barrier: learn the peers' endpoints and keys,
  * authorize the keys of those that connect to us, start reading. */
 static int overlay_start_cb (void *state)
@@ -632,6 +730,7 @@ static int overlay_start_cb (void *state)
     if (m->curve && learn_keys (m) < 0)
         return -1;
     learn_event_key (m);
+    learn_sign_keys (m);
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,

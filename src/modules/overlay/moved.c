@@ -10,6 +10,7 @@
 #include "hello.h"
 #include "moved.h"
 #include "overlay.h"
+#include "ovsign.h"
 
 static void send_moved (struct overlay *ov, struct peer *p, double now)
 {
@@ -32,8 +33,82 @@ static void send_moved (struct overlay *ov, struct peer *p, double now)
     ov->io->request (ov->ctx, msg);
 }
 
+static bool endpoint_ok (const char *ep, size_t max);
+
+/* Dial p at ep from now on (its link is not up). */
+static void redial (struct overlay *ov, struct peer *p, const char *ep,
+                    const char *who)
+{
+    ovl_log (ov, LOG_NOTICE, "peer %u listens at %s now (was %s, %s): "
+             "dialling it there", (unsigned)p->rank, ep, p->endpoint, who);
+    ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
+    snprintf (p->endpoint, sizeof (p->endpoint), "%s", ep);
+    p->refused = false;
+    p->redial_at = 0;
+    p->link_broken = false;
+    ov->c.redials++;
+    if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
+        hello_send (ov, p);
+}
+
+/* Ask the bootstrap where p listens; dial it there if that moved. */
+static void reread (struct overlay *ov, struct peer *p, double now)
+{
+    char ep[sizeof (p->endpoint)];
+
+    p->reread_at = now;
+    p->reread_backoff = p->reread_backoff < REREAD_MIN
+                            ? REREAD_MIN
+                            : p->reread_backoff * 2 > REREAD_MAX
+                                  ? REREAD_MAX
+                                  : p->reread_backoff * 2;
+    if (!ov->io->peer_endpoint
+        || ov->io->peer_endpoint (ov->ctx, p->rank, ep, sizeof (ep)) < 0)
+        return;
+    ov->c.endpoint_rereads++;
+    if (endpoint_ok (ep, sizeof (ep)) && strcmp (ep, p->endpoint) != 0
+        && !peer_is_up (p))
+        redial (ov, p, ep, "says the bootstrap");
+}
+
+static bool dialled_away (const struct peer *p)
+{
+    return p->connector && !p->substitute && !peer_is_up (p);
+}
+
+void moved_neighbours_back (struct overlay *ov)
+{
+    double now = ovl_now (ov);
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (dialled_away (p) && now - p->reread_at >= 1.0)
+            reread (ov, p, now);
+    }
+}
+
+/* Diallers: ask the bootstrap again for a neighbour away for a while. */
+static void reread_tick (struct overlay *ov, double now)
+{
+    for (int i = 0; i < ov->peers->n; i++) {
+        struct peer *p = ov->peers->v[i];
+        if (!dialled_away (p)) {
+            p->reread_backoff = 0;
+            continue;
+        }
+        /* away: not heard from (its state may go back and forth between
+         * down and connecting as we dial) */
+        if (now - p->last_heard >= REREAD_AFTER
+            && now - ov->started_at >= REREAD_AFTER
+            && now - p->reread_at >= p->reread_backoff)
+            reread (ov, p, now);
+    }
+}
+
 void moved_tick (struct overlay *ov, double now)
 {
+    if (ov->started)
+        reread_tick (ov, now);
     if (!ov->started || !ov->endpoint[0] || ov->peers->up == 0)
         return;   /* with no link up, nothing could carry it */
     if (now - ov->started_at < MOVED_AFTER
@@ -72,7 +147,8 @@ static bool endpoint_ok (const char *ep, size_t max)
            && (!strncmp (ep, "tcp://", 6) || !strncmp (ep, "ipc://", 6));
 }
 
-static const char *moved_apply (struct overlay *ov, const msg_t *req)
+static const char *moved_apply (struct overlay *ov, const msg_t *req,
+                                const struct bgn_msg_info *info)
 {
     json_t *o = json_loads (msg_get_payload (req, NULL) ?: "", 0, NULL);
     const char *ep = NULL;
@@ -82,34 +158,27 @@ static const char *moved_apply (struct overlay *ov, const msg_t *req)
 
     if (!o || json_unpack (o, "{s:i s:s}", "rank", &rank, "endpoint", &ep))
         why = "need rank and endpoint";
-    else if (rank < 0 || origin_of (req) != rank)
+    else if (rank < 0 || origin_of (req) != rank
+             || ovsign_origin_problem (info, (uint32_t)rank))
         why = "a broker says only where it listens itself";
     else if (!(p = peers_lookup (ov->peers, (uint32_t)rank)) || !p->connector
              || p->substitute)
         why = "this broker does not dial that rank";
     else if (!endpoint_ok (ep, sizeof (p->endpoint)))
         why = "not a tcp:// or ipc:// endpoint";
-    else if (strcmp (p->endpoint, ep) != 0 && !peer_is_up (p)) {
-        ovl_log (ov, LOG_NOTICE, "peer %u listens at %s now (was %s): "
-                 "dialling it there", (unsigned)rank, ep, p->endpoint);
-        ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
-        snprintf (p->endpoint, sizeof (p->endpoint), "%s", ep);
-        p->refused = false;
-        p->redial_at = 0;
-        p->link_broken = false;
-        ov->c.redials++;
-        if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
-            hello_send (ov, p);
-    }
+    else if (strcmp (p->endpoint, ep) != 0 && !peer_is_up (p))
+        redial (ov, p, ep, "says the rank");
     json_decref (o);
     return why;
 }
 
-void moved_request (struct overlay *ov, const msg_t *req)
+void moved_request (struct overlay *ov, const msg_t *req,
+                    const struct bgn_msg_info *info)
 {
-    const char *why = moved_apply (ov, req);
+    const char *why = moved_apply (ov, req, info);
 
     if (why) {
+        ov->c.moved_refused++;
         ovl_log_limited (ov, LOG_WARNING, "refused overlay.moved: %s", why);
         ov->io->respond_error (ov->ctx, req, EPERM, why);
     }

@@ -15,23 +15,42 @@
  * relayed by another broker reaches nobody under CURVE, and the next
  * true message puts it right).
  */
+/* That needs a link up at the moved broker.  One all of whose neighbours
+ * dial it (rank N-1 of a bgn topology, every leaf of a tree) has none
+ * after a restart: so the diallers also ask the bootstrap again
+ * (io->peer_endpoint) where a neighbour they dial listens, when it has
+ * been away for REREAD_AFTER seconds, then at growing intervals
+ * (REREAD_MIN doubling to REREAD_MAX), and at once (at most every
+ * second) when news of its rejoin arrives from elsewhere.
+ */
 #ifndef BGN_OVERLAY_MOVED_H
 #define BGN_OVERLAY_MOVED_H
 
 #include "src/common/libmsg/message.h"
 
 struct overlay;
+struct bgn_msg_info;
 
 /* Seconds a neighbour that dials us may stay away before we tell it
  * where we listen, and between two tellings. */
 #define MOVED_AFTER 2.0
 #define MOVED_EVERY 5.0
+#define REREAD_AFTER 4.0
+#define REREAD_MIN 5.0
+#define REREAD_MAX 60.0
 
 /* On the overlay's tick: tell the neighbours that dial us and are not up
  * (nor fenced) where we listen, at most every MOVED_EVERY. */
 void moved_tick (struct overlay *ov, double now);
 
-/* An overlay.moved request: re-dial the sender at its new endpoint. */
-void moved_request (struct overlay *ov, const msg_t *req);
+/* News that neighbours we dial are live again (a fence lifted): ask
+ * the bootstrap where those whose link is still down listen now. */
+void moved_neighbours_back (struct overlay *ov);
+
+/* An overlay.moved request: re-dial the sender at its new endpoint.
+ * Believed only as the sender's own word: the rank on its route stack,
+ * and where that rank has a signing key, signed by it (ovsign.h). */
+void moved_request (struct overlay *ov, const msg_t *req,
+                    const struct bgn_msg_info *info);
 
 #endif

@@ -59,6 +59,10 @@ void overlay_set_instance (struct overlay *ov, const char *instance);
 void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
                              const unsigned char *root_pk);
 
+/* This broker's own signing key (64 bytes, crypto_sign; ovsign.h), or
+ * NULL: none (before overlay_start). */
+void overlay_set_sign_key (struct overlay *ov, const unsigned char *sk);
+
 /* Neighbours from the topology: how many, and the i-th one's rank. */
 int overlay_peer_count (const struct overlay *ov);
 uint32_t overlay_peer_rank (const struct overlay *ov, int i);

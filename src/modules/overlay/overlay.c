@@ -28,6 +28,7 @@
 #include "heal.h"
 #include "health.h"
 #include "moved.h"
+#include "ovsign.h"
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
@@ -166,7 +167,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || tracker_init (ov) < 0 || dedup_init (ov) < 0
         || health_init (ov) < 0
         || heal_init (ov) < 0 || status_init (ov) < 0 || hello_init (ov) < 0
-        || evglue_init (ov) < 0
+        || evglue_init (ov) < 0 || ovsign_init (ov) < 0
         || !(ov->tick = ovtimer_create (ov->timers, tick_cb, ov)))
         goto error;
     return ov;
@@ -185,6 +186,7 @@ void overlay_destroy (struct overlay **ovp)
     ovtimer_destroy (&ov->tick);
     hello_fini (ov);
     evglue_fini (ov);
+    ovsign_fini (ov);
     status_fini (ov);
     heal_fini (ov);
     health_fini (ov);
@@ -213,6 +215,11 @@ void overlay_set_event_keys (struct overlay *ov, const unsigned char *sk,
                              const unsigned char *root_pk)
 {
     evlayer_set_keys (ov->events, sk, root_pk);
+}
+
+void overlay_set_sign_key (struct overlay *ov, const unsigned char *sk)
+{
+    ovsign_set_key (ov, sk);
 }
 
 int overlay_peer_count (const struct overlay *ov)
@@ -344,9 +351,20 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
                                  .from_overlay = 1, .ttl = env->ttl,
                                  .source_unverified = source_unverified (
                                      ov, via, env->source) };
-    msg_t *msg = n == 1 ? body_decode (body[0], reason, sizeof (reason))
-                        : NULL;
+    size_t len = n == 1 ? frame_size (body[0]) : 0;
+    int sig = 0;
+    msg_t *msg = NULL;
 
+    /* a signed request ends with its signature block (ovsign.h): the
+     * message is what comes before it */
+    if (n == 1 && (env->flags & ENV_FLAG_SIGNED)
+        && len < ENV_SIZE + ENV_SIG_BLOCK)
+        snprintf (reason, sizeof (reason), "signed, without a signature");
+    else if (n == 1)
+        msg = body_decode_len (body[0],
+                               (env->flags & ENV_FLAG_SIGNED)
+                                   ? len - ENV_SIG_BLOCK : len,
+                               reason, sizeof (reason));
     if (!msg) {
         ov->c.malformed_drops++;
         ovl_log_limited (ov, LOG_WARNING, "dropped malformed message from "
@@ -358,6 +376,19 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
             && dedup_request (ov, env, msg))) {
         msg_destroy (&msg);
         return;
+    }
+    /* after the copies are dropped: a copy sent again carries the same
+     * nonce, and is no replay */
+    if (msg_get_type (msg) == MSGTYPE_REQUEST) {
+        bool sealed = env->flags & ENV_FLAG_SIGNED;
+        if (sealed)
+            sig = ovsign_check_request (ov, env, body[0], &len);
+        /* 1 signed and good; -1 a bad signature, or none where the
+         * origin has a key; 0 no key known for the origin */
+        info.source_signed = sig == 1 ? 1
+                             : (sealed && sig == 0)
+                                       || ovsign_rank_has_key (ov, env->source)
+                                   ? -1 : 0;
     }
     ov->c.delivered++;
     ov->io->deliver (ov->ctx, msg, &info);
@@ -417,8 +448,10 @@ static void recv_view (struct overlay *ov, struct peer *p,
     flags = fence_recv (ov, p, env, body, n);
     if (flags & FENCE_SELF)
         hello_rejoin (ov, "a peer says this incarnation is fenced");
-    if (flags & FENCE_NEIGHBOUR_BACK)
+    if (flags & FENCE_NEIGHBOUR_BACK) {
         hello_neighbours_back (ov);
+        moved_neighbours_back (ov);
+    }
     if (flags & FENCE_ROOT_NEW)
         health_report_again (ov);
 }
@@ -711,7 +744,7 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     /* known down: a request waits a while for the rank's rejoin (it may
      * have restarted, the news not here yet), or fails at once */
     if (!onward && down && !is_response) {
-        if (tracker_wait (ov, msgp, dest) == 0) {
+        if (tracker_wait (ov, msgp, dest, info && info->sign) == 0) {
             rc = 0;
             goto done;
         }
@@ -721,8 +754,15 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     if (!(frames[0] = body_encode (*msgp)))
         goto done;
     n = 1;
+    /* signed end to end: the origin's word, whoever relays it */
+    if (!onward && info && info->sign && !is_response
+        && ovsign_can_sign (ov)) {
+        if (!(frames[0] = ovsign_seal_request (ov, frames[0], dest)))
+            goto done;
+        env.flags |= ENV_FLAG_SIGNED;
+    }
     if (!onward && (key = tracker_add (ov, *msgp, dest)))
-        tracker_keep (ov, key, frames[0]);
+        tracker_keep (ov, key, frames[0], env.flags & ENV_FLAG_SIGNED);
     if (!onward && is_response && dest < ov->size)
         dedup_response (ov, *msgp, frames[0]);
     /* a response to a fenced rank waits a while for its rejoin */
@@ -825,7 +865,7 @@ static void method_ping (struct overlay *ov, const msg_t *req,
 static void method_ready (struct overlay *ov, const msg_t *req,
                           const struct bgn_msg_info *info)
 {
-    health_ready_request (ov, req);
+    health_ready_request (ov, req, info);
 }
 
 static void method_gather (struct overlay *ov, const msg_t *req,
@@ -849,7 +889,7 @@ static void method_contact (struct overlay *ov, const msg_t *req,
 static void method_moved (struct overlay *ov, const msg_t *req,
                           const struct bgn_msg_info *info)
 {
-    moved_request (ov, req);
+    moved_request (ov, req, info);
 }
 
 static void answer_ready (struct overlay *ov, const msg_t *rsp)

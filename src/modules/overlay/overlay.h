@@ -19,6 +19,7 @@
  *   tracker.c   requests injected here, failed once if their rank dies,
  *               sent again if a rank on their way dies
  *   dedup.c     requests run here for others: a copy is not run twice
+ *   ovsign.c    brokers' own signatures: live records, requests
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
  *   peer.c      the peer table (data only)
@@ -86,6 +87,8 @@ struct ovl_counters {
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
     uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
     uint64_t version_refusals;  /* messages in another protocol version */
+    uint64_t moved_refused;     /* overlay.moved not the rank's own word */
+    uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
 };
 
 struct route_state {
@@ -95,6 +98,8 @@ struct route_state {
 
 struct fence_state {
     struct idmap *map;          /* rank -> struct fence_entry */
+    struct idmap *livesig;      /* rank -> struct fence_livesig: the rank's
+                                   own signature of its live record */
     char reasons[64][48];       /* interned: entries keep an index */
     int nreasons;
     uint64_t digest;            /* of the records, for keepalives */
@@ -164,6 +169,7 @@ struct health_state {
     bool formed;                /* ready once with links up */
     double sent_at;
     bool dirty;                 /* check readiness at the next settle */
+    uint64_t refused;           /* rank 0: reports not the rank's own */
 };
 
 struct heal_state {
@@ -172,6 +178,20 @@ struct heal_state {
     int nsubst;
     struct idmap *contacts;     /* asked rank -> lost neighbour */
     double contacts_cleared;
+};
+
+struct sign_state {             /* ovsign.c */
+    bool can_sign;
+    unsigned char sk[64];       /* this broker's secret signing key */
+    struct idmap *seen;         /* signed requests taken in the window */
+    double floor;               /* nothing signed at or before: taken */
+    uint64_t signed_out;        /* requests signed here */
+    uint64_t verified;          /* signed requests taken */
+    uint64_t bad;               /* signatures that failed */
+    uint64_t stale;             /* signed outside the window */
+    uint64_t replays;           /* signed requests played again */
+    uint64_t unattested;        /* live records refused: not signed by
+                                   their rank nor heard from it */
 };
 
 struct status_state {
@@ -220,6 +240,7 @@ struct overlay {
     struct health_state health;
     struct heal_state heal;
     struct status_state status;
+    struct sign_state sign;
     struct evlayer *events;
     struct ovtimer *evflush;      /* rank 0: the event batching window */
     struct ovl_counters c;

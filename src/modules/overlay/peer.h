@@ -78,6 +78,9 @@ struct peer {
     double redial_at;        /* next time to redial a stuck link */
     double moved_sent;       /* it dials us: when we last told it where
                                 we listen (moved.c) */
+    double reread_at;        /* we dial it: when we last asked the
+                                bootstrap where it listens (moved.c) */
+    double reread_backoff;
     double redial_backoff;
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands

@@ -201,6 +201,15 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "rejoin_wait_expired", ov->tracker.wait_expired },
         { "version_refusals", ov->c.version_refusals },
         { "false_claims", ov->fence.false_claims },
+        { "signed_requests", ov->sign.signed_out },
+        { "verified_requests", ov->sign.verified },
+        { "bad_signatures", ov->sign.bad },
+        { "stale_signed", ov->sign.stale },
+        { "replayed_signed", ov->sign.replays },
+        { "unattested_records", ov->sign.unattested },
+        { "ready_refused", ov->health.refused },
+        { "moved_refused", ov->c.moved_refused },
+        { "endpoint_rereads", ov->c.endpoint_rereads },
     };
 
     for (size_t i = 0; o && i < sizeof (c) / sizeof (c[0]); i++)

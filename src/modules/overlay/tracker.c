@@ -20,6 +20,7 @@
 #include "src/common/libutil/idmap.h"
 #include "body.h"
 #include "overlay.h"
+#include "ovsign.h"
 #include "route.h"
 #include "tracker.h"
 
@@ -34,6 +35,7 @@ struct waiting {
     struct waiting *next;
     msg_t *req;
     uint32_t dest;
+    bool sign;                   /* signed when it goes (overlay_send) */
     double deadline;
     size_t cost;                 /* the entry's and the request's heap */
 };
@@ -47,6 +49,7 @@ struct tracked {
     int retries;
     int out;                 /* copies sent and not reported undelivered */
     struct frame *wire;      /* the request as sent, to send it again */
+    uint8_t flags;           /* ... with these envelope flags */
     size_t cost;             /* wire's heap */
     size_t hcost;            /* req's heap */
     char key[MSG_MAX_ROUTEID + 16];
@@ -196,7 +199,8 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
     return hash;
 }
 
-void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
+                   uint8_t flags)
 {
     struct tracked *t = idmap_get (ov->tracker.map, key);
     struct frame *f;
@@ -218,6 +222,7 @@ void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire)
         return;
     }
     t->wire = f;
+    t->flags = flags;
     t->cost = frame_footprint (f);
     ov->tracker.bytes += t->cost;
 }
@@ -346,7 +351,8 @@ static bool match_retry (const struct tracked *t, void *arg)
 static void send_again (struct overlay *ov, struct tracked *t)
 {
     struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
-                            .source = ov->rank, .dest = t->dest };
+                            .flags = t->flags, .source = ov->rank,
+                            .dest = t->dest };
     struct frame *f = frame_incref (t->wire);
 
     t->retries++;
@@ -429,7 +435,7 @@ static void sweep_cb (void *arg)
 
 /* ---- requests waiting for a rejoin -------------------------------------- */
 
-int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest)
+int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest, bool sign)
 {
     struct waiting *w;
     size_t cost;
@@ -454,6 +460,7 @@ int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest)
     w->req = *req;
     *req = NULL;
     w->dest = dest;
+    w->sign = sign;
     w->deadline = ovl_now (ov) + ov->cfg.rejoin_wait;
     w->cost = cost;
     if (ov->tracker.wait_tail)
@@ -493,12 +500,19 @@ static void send_waited (struct overlay *ov, struct waiting *w)
     uint64_t key = 0;
 
     if (route_ttl_step (&env) == 0 && (f = body_encode (w->req))) {
+        /* sealed now, as it leaves: its time is when it goes */
+        if (w->sign && ovsign_can_sign (ov)) {
+            if (!(f = ovsign_seal_request (ov, f, w->dest)))
+                goto fail;
+            env.flags |= ENV_FLAG_SIGNED;
+        }
         if ((key = tracker_add (ov, w->req, w->dest)))
-            tracker_keep (ov, key, f);
+            tracker_keep (ov, key, f, env.flags & ENV_FLAG_SIGNED);
         if (route_out (ov, &env, &f, 1, -1) == 0)
             return;
         tracker_forget (ov, key);
     }
+fail:
     frame_decref (&f);
     ov->c.no_route_drops++;
     ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, "rank came back "

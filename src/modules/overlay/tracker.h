@@ -26,6 +26,7 @@
 #ifndef BGN_OVERLAY_TRACKER_H
 #define BGN_OVERLAY_TRACKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "src/common/libmsg/message.h"
@@ -44,8 +45,11 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
 /* Keep a copy of the request with this key as it goes out ('wire', its
  * body_encode frame, borrowed), to send it again if a rank on its way
  * dies.  Only a client's requests are kept (a route stack with its id
- * under our rank), not streaming ones. */
-void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire);
+ * under our rank), not streaming ones.  'flags': the envelope flags
+ * the copy must go with again (ENV_FLAG_SIGNED: it ends with its
+ * signature block). */
+void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
+                   uint8_t flags);
 
 /* Heap the kept copies hold (overlay.retry_bytes bounds it). */
 size_t tracker_bytes (struct overlay *ov);
@@ -82,8 +86,10 @@ int tracker_count (struct overlay *ov);
  * is down or restarting: no rejoin within Ns; the request did not run".
  * 0 if kept; -1 if not (waiting off, a request without a response, or
  * WAIT_MAX requests or overlay.held_bytes held already): the caller
- * fails it at once. */
-int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest);
+ * fails it at once.  sign: seal it (ovsign) when it goes, as overlay_send
+ * would have. */
+int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest,
+                  bool sign);
 
 /* Rank 'rank' was unfenced: send the requests that waited for it. */
 void tracker_release (struct overlay *ov, uint32_t rank);

@@ -389,6 +389,11 @@ static void test_protocol_errors (void)
     is (xchg (srv, sv2[0], sv2[1], "cmd=get_maxes\n", NULL),
         "cmd=maxes rc=-1 msg=client_already_finalized",
         "command after finalize: rc=-1");
+    is (xchg (srv, sv2[0], sv2[1], "cmd=get kvsname=K key=nokey\n",
+              NULL),
+        "cmd=get_result rc=-1 msg=key_not_found",
+        "but a get after finalize is answered (a broker asks again where "
+        "a restarted peer listens)");
     close (sv2[1]);
     ok (pmi_server_handle (srv, sv2[0]) == 1, "EOF after finalize: 1");
     cmp_ok (pmi_server_client_state (srv, 1), "==", PMI_CLIENT_DONE,

@@ -60,6 +60,7 @@ struct sim {
     struct qmsg q[MAXQ];
     int qhead, qtail;
     double drop_tree;     /* probability an EV_TREE message is lost */
+    json_t *root_sync;    /* the last SYNC rank 0 sent (a copy) */
     double now;
 };
 
@@ -86,6 +87,10 @@ static int sim_control (void *arg, uint32_t to, int kind, json_t *o)
 {
     struct node *n = arg;
     n->ctl_sent[kind]++;
+    if (n->rank == 0 && kind == EV_CTL_SYNC) {
+        json_decref (n->s->root_sync);
+        n->s->root_sync = json_deep_copy (o);
+    }
     enqueue (n->s, (struct qmsg){ .from = n->rank, .to = to,
                                   .kind = 100 + kind,
                                   .ctl = json_deep_copy (o) });
@@ -236,6 +241,7 @@ static struct sim *sim_create (int buffer)
 
 static void sim_destroy (struct sim *s)
 {
+    json_decref (s->root_sync);
     for (int i = s->qhead; i < s->qtail; i++) {
         frame_decref (&s->q[i].batch);
         json_decref (s->q[i].ctl);
@@ -566,6 +572,70 @@ static void test_signed (void)
     sim_destroy (s);
 }
 
+/* A restarted rank 0 that signs learns the sequence only as far as what
+ * it signed proves; a SYNC of an older rank 0, signed, is refused. */
+static void test_seq_proof (void)
+{
+    struct sim *s = sim_create (256);
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    uint32_t kids[16];
+    int nk, nonchild = -1, parent5 = bgn_topo_bcast_parent (s->topo, 0, 5);
+    json_t *old;
+    char *oldtext;
+
+    crypto_sign_keypair (pk, sk);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    for (int i = 1; i < N; i++)
+        evlayer_set_keys (s->ev[i], NULL, pk);
+    publish (s, 5);
+    sim_tick (s, 1.1);
+    sim_run (s);
+    ok (all_complete (s, 1, 5) && s->root_sync != NULL,
+        "5 signed events everywhere, and rank 0 sent a signed SYNC");
+    old = json_deep_copy (s->root_sync);
+    json_object_set_new (old, "k", json_integer (EV_CTL_SYNC));
+    oldtext = json_dumps (old, JSON_COMPACT);
+
+    evlayer_destroy (&s->ev[0]);
+    s->cfg.epoch = 2000;
+    s->ev[0] = node_layer (s, 0);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    nk = bgn_topo_bcast_children (s->topo, 0, 0, kids, 16);
+    for (int r = 1; r < N && nonchild < 0; r++) {
+        int is_kid = 0;
+        for (int i = 0; i < nk; i++)
+            is_kid |= kids[i] == (uint32_t)r;
+        if (!is_kid)
+            nonchild = r;
+    }
+    evlayer_seq_hint (s->ev[0], kids[0], 1073741824u);
+    inject_ctl (s, 0, kids[0], kids[0], EV_CTL_SEQ_REPORT,
+                "{\"seq\":1073741824}");
+    inject_ctl (s, 0, nonchild, nonchild, EV_CTL_SEQ_REPORT,
+                "{\"seq\":1073741824}");
+    ok (stat (s->ev[0], "seq_unproven") == 1
+        && stat (s->ev[0], "rejected") == 1,
+        "a report 2^30 ahead with no proof is cut to what it proves; one "
+        "from a rank that is no tree child is refused; a hello's seq is "
+        "not taken");
+    sim_tick (s, 1.1);
+    sim_run (s);
+    ok (pub1 (s, "test.x", NULL) == 6,
+        "asked, the children prove 5 (rank 0's signed SYNC or batch): the "
+        "sequence goes on at 6, not past 2^30");
+    sim_flush (s);
+    sim_tick (s, 1.1);
+    sim_run (s);
+    ok (all_complete (s, 1, 6), "6 arrives everywhere");
+    inject_ctl (s, 5, parent5, parent5, EV_CTL_SYNC, oldtext);
+    ok (stat (s->ev[5], "rejected") >= 1 && s->node[5].lost_calls == 0,
+        "the older rank 0's SYNC, signed but played again, is refused");
+    free (oldtext);
+    json_decref (old);
+    sim_run (s);
+    sim_destroy (s);
+}
+
 static void test_trust (void)
 {
     struct sim *s = sim_create (256);
@@ -856,6 +926,7 @@ int main (void)
     test_loss ();
     test_trust ();
     test_signed ();
+    test_seq_proof ();
     test_restart ();
     test_backpressure ();
     test_buffers ();

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "src/common/libmsg/packed.h"
 #include "src/modules/overlay/body.h"
+#include "src/modules/overlay/ovsign.h"
+#include "src/modules/overlay/wire.h"
 #include "fakeio.h"
 
 static int io_send (void *ctx, uint32_t rank, struct frame **wire)
@@ -28,6 +31,9 @@ static int io_send (void *ctx, uint32_t rank, struct frame **wire)
         memset (s, 0, sizeof (*s));
         s->to = rank;
         s->wire = (uintptr_t)*wire;
+        s->rawlen = frame_size (*wire);
+        if ((s->raw = malloc (s->rawlen + 1)))
+            memcpy (s->raw, frame_data (*wire), s->rawlen);
         envelope_decode (frame_data (*wire), frame_size (*wire), &s->env,
                          &why);
         n = body_unpack (*wire, body, PACKED_MAX_FRAMES, &why);
@@ -144,6 +150,51 @@ static void io_stop (void *ctx, int exit_code)
     ((struct fake *)ctx)->stopped = exit_code + 1;
 }
 
+void fake_keypair (uint32_t r, unsigned char pk[32], unsigned char sk[64])
+{
+    unsigned char seed[crypto_sign_SEEDBYTES];
+
+    memset (seed, (int)(r & 0xff), sizeof (seed));
+    seed[0] = (unsigned char)(r >> 8);
+    crypto_sign_seed_keypair (pk, sk, seed);
+}
+
+void fake_livesig (struct fake *f, uint32_t r, uint64_t inc, uint8_t sig[64])
+{
+    unsigned char pk[32], sk[64];
+    char text[160];
+    int n = ovsign_live_text (f->ov, r, inc, text, sizeof (text));
+
+    fake_keypair (r, pk, sk);
+    crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
+                          sk);
+}
+
+static int io_sign_key (void *ctx, uint32_t rank, int refresh,
+                        unsigned char pk[32])
+{
+    struct fake *f = ctx;
+    unsigned char sk[64];
+
+    (void)refresh;
+    if (!f->keys || rank >= f->size)
+        return -1;
+    fake_keypair (rank, pk, sk);
+    return 0;
+}
+
+static int io_peer_endpoint (void *ctx, uint32_t rank, char *buf,
+                             size_t len)
+{
+    struct fake *f = ctx;
+
+    f->peer_ep_asked++;
+    if (rank >= FAKE_MAX_RANKS || !f->peer_ep[rank])
+        return -1;
+    snprintf (buf, len, "%s", f->peer_ep[rank]);
+    return 0;
+}
+
 static const struct ovl_io fake_io = {
     .send = io_send,
     .connect = io_connect,
@@ -158,6 +209,8 @@ static const struct ovl_io fake_io = {
     .respond = io_respond,
     .respond_error = io_respond_error,
     .stop = io_stop,
+    .sign_key = io_sign_key,
+    .peer_endpoint = io_peer_endpoint,
 };
 
 struct fake *fake_create (uint32_t rank, uint32_t size, const char *topology)
@@ -195,6 +248,11 @@ int fake_start (struct fake *f)
 
     if (!(f->ov = overlay_create (&f->cfg, &id, &fake_io, f)))
         return -1;
+    if (f->keys) {
+        unsigned char pk[32], sk[64];
+        fake_keypair (f->rank, pk, sk);
+        overlay_set_sign_key (f->ov, sk);
+    }
     for (int i = 0; i < overlay_peer_count (f->ov); i++) {
         char ep[64], key[41];
         uint32_t r = overlay_peer_rank (f->ov, i);
@@ -210,6 +268,7 @@ static void clear_sent (struct sent *s)
 {
     for (int i = 0; i < 8; i++)
         free (s->body[i]);
+    free (s->raw);
     msg_destroy (&s->msg);
 }
 
@@ -281,6 +340,23 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
     frame_decref_all (fr, n);
     snprintf (id, sizeof (id), "%u", (unsigned)from);
     overlay_recv (f->ov, id, strlen (id), &w, 1, user_id);
+}
+
+void fake_inject_wire (struct fake *f, uint32_t from, const uint8_t *raw,
+                       size_t len)
+{
+    struct peer *p = peers_lookup (f->ov->peers, from);
+    struct frame *w = frame_create (raw, len);
+    char id[16];
+
+    if (!w)
+        return;
+    if (p && len >= ENV_SIZE) {
+        wire_put64 (frame_data (w) + 16, p->incarnation);
+        wire_put64 (frame_data (w) + 24, f->ov->incarnation);
+    }
+    snprintf (id, sizeof (id), "%u", (unsigned)from);
+    overlay_recv (f->ov, id, strlen (id), &w, 1, NULL);
 }
 
 void fake_control (struct fake *f, uint32_t from, int kind, const char *json)

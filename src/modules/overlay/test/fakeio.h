@@ -28,6 +28,8 @@ struct sent {
     size_t len[8];
     msg_t *msg;             /* ENV_DATA / ENV_EVENT body decoded */
     uintptr_t wire;         /* which frame went (its address) */
+    uint8_t *raw;           /* a copy of the whole wire frame */
+    size_t rawlen;
 };
 
 struct answer {
@@ -59,6 +61,11 @@ struct fake {
     int nlogs;
     int connects, disconnects, authorized;
     int stopped;            /* exit code + 1, 0 if not stopped */
+    bool keys;              /* every rank has a signing key (fake_keypair):
+                               set before fake_start */
+    const char *peer_ep[FAKE_MAX_RANKS];   /* where the bootstrap says a
+                                              rank listens (NULL: -1) */
+    int peer_ep_asked;      /* io->peer_endpoint calls */
 };
 
 /* A core for rank of size on topology (NULL: "bgn"), started (its
@@ -76,6 +83,10 @@ void fake_advance (struct fake *f, double seconds);
 void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
                   const char *const *frames, const size_t *lens, int n,
                   const char *user_id);
+/* A whole wire frame (a copy of one a fake sent: struct sent raw) from
+ * peer 'from', its incarnations set to what this core knows. */
+void fake_inject_wire (struct fake *f, uint32_t from, const uint8_t *raw,
+                       size_t len);
 /* A JSON control message of kind from peer 'from'. */
 void fake_control (struct fake *f, uint32_t from, int kind, const char *json);
 /* A broker message (encoded) of kind ENV_DATA or ENV_EVENT. */
@@ -95,6 +106,12 @@ void fake_advance_alive (struct fake *f, double seconds);
 struct peer *fake_peer (struct fake *f, uint32_t rank);
 /* The last answer the core gave (respond or respond_error), or NULL. */
 struct answer *fake_last_answer (struct fake *f);
+
+/* The signing key pair the fake gives rank r (with keys set). */
+void fake_keypair (uint32_t r, unsigned char pk[32], unsigned char sk[64]);
+/* Rank r's signature of its live record at inc (ovsign.h). */
+void fake_livesig (struct fake *f, uint32_t r, uint64_t inc,
+                   uint8_t sig[64]);
 
 /* The CURVE key the fake gives rank r (with cfg.curve set). */
 const char *fake_key (uint32_t r, char buf[41]);

@@ -4,6 +4,7 @@
  * one report per window, the root multicasts one batch per window down
  * its tree, brokers pass batches on without reporting them, keepalive
  * digests repair what a batch missed. */
+#include <stdio.h>
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
@@ -113,6 +114,98 @@ static void check_bounds (void)
         "a live record of us at an incarnation we never had: we rejoin just "
         "above it, within what every broker accepts");
     fake_destroy (&f);
+}
+
+static struct fake *up_keyed (uint32_t rank, uint32_t size)
+{
+    struct fake *f = fake_create (rank, size, "bgn");
+    f->keys = true;
+    fake_start (f);
+    fake_all_up (f);
+    fake_advance (f, 0.1);
+    fake_clear (f);
+    return f;
+}
+
+/* With signing keys, a live record is believed only on its rank's own
+ * word: signed by it, or over its own link.  A fence on anyone's. */
+static void check_attested (void)
+{
+    struct fake *f = up_keyed (0, 16);
+    struct fence_record rec = { .rank = 5, .inc = 2005, .fenced = false,
+                                .reason = "rejoined" };
+    uint8_t sig[64];
+
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    ok (fence_is_fenced (f->ov, 5), "a fence on a peer's word is believed");
+    fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
+    ok (fence_is_fenced (f->ov, 5) && f->ov->sign.unattested == 1
+        && fake_logged (f, "not signed by it, nor heard from it"),
+        "a live record of rank 5 from rank 1, unsigned, lifts nothing");
+    fake_livesig (f, 6, 2005, sig);
+    rec.sig = sig;
+    fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
+    ok (fence_is_fenced (f->ov, 5) && f->ov->sign.unattested == 2,
+        "signed by another rank: refused too");
+    fake_livesig (f, 5, 2005, sig);
+    fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
+    ok (!fence_is_fenced (f->ov, 5)
+        && fence_lookup (f->ov, 5)->inc == 2005,
+        "signed by rank 5: believed, the fence is lifted");
+    fake_advance (f, 0.02);
+    struct sent *b = fake_last (f, ENV_BATCH, 4);
+    ok (b && fake_has_record (b, 5, 2005, false),
+        "and passed down (the signature with it)");
+    fake_fence1 (f, 1, ENV_REPORT, 9, 3000, false);
+    ok (!fence_lookup (f->ov, 9),
+        "an unsigned live record naming a new incarnation makes no record");
+    fake_fence1 (f, 1, ENV_REPORT, 2, 1002, true);
+    fake_hello (f, 2, ENV_HELLO, 2002);
+    ok (!fence_is_fenced (f->ov, 2) && fence_lookup (f->ov, 2)->inc == 2002,
+        "a neighbour's HELLO over its own link is its own word: unfenced");
+    fake_destroy (&f);
+}
+
+/* A refusal may push a rank past the record bound (up to the follow
+ * bound); its rejoin record is its own word, which peers take up to the
+ * HELLO bound: "fence it, then refuse it far ahead" evicts nobody. */
+static void check_refusal_bound (void)
+{
+    struct fake *r3 = up_keyed (3, 16), *r0 = up_keyed (0, 16);
+    uint64_t ahead = 1000000000ULL + FENCE_INC_AHEAD * 3 / 2;
+    char nak[128];
+    struct fence_record rec = { .rank = 3, .fenced = false,
+                                .reason = "up" };
+    uint8_t sig[64];
+
+    snprintf (nak, sizeof (nak), "{\"reason\":\"fenced: rejoin\","
+              "\"incarnation\":%llu}", (unsigned long long)ahead);
+    fake_hello_json (r3, 2, ENV_HELLO_NAK, 1002, nak, NULL);
+    fake_advance (r3, 0.5);
+    ok (r3->ov->incarnation == ahead + 1,
+        "a refusal naming an incarnation 1.5 years ahead is followed");
+    uint64_t bad = r3->ov->fence.bad_records;
+    fake_hello (r3, 2, ENV_HELLO, 1002);   /* rank 2 up again */
+    fake_fence1 (r3, 2, ENV_VIEW, 3, ahead + 1, false);
+    ok (r3->ov->fence.bad_records == bad,
+        "its own live record coming back from a peer is no bad record");
+    fake_fence1 (r0, 1, ENV_REPORT, 3, 1003, true);
+    rec.inc = r3->ov->incarnation;
+    fake_livesig (r0, 3, rec.inc, sig);
+    rec.sig = sig;
+    fake_fence (r0, 1, ENV_REPORT, 0, &rec, 1);
+    ok (!fence_is_fenced (r0->ov, 3),
+        "and the rank's signed rejoin record, as far ahead, is taken: it "
+        "is not kept out");
+    fake_fence1 (r0, 1, ENV_REPORT, 3, rec.inc, true);
+    ok (fence_is_fenced (r0->ov, 3),
+        "and when it dies, a fence of that incarnation (the one it "
+        "announced) is taken: it is not live for ever either");
+    fake_fence1 (r0, 1, ENV_REPORT, 7, ahead, true);
+    ok (!fence_is_fenced (r0->ov, 7),
+        "a fence that far ahead, on a peer's word, is refused");
+    fake_destroy (&r3);
+    fake_destroy (&r0);
 }
 
 /* Rank 4 of 16: its parent in rank 0's tree is 0, its children 5 and 6. */
@@ -246,5 +339,7 @@ int main (void)
     check_malformed ();
     check_partition ();
     check_not_formed ();
+    check_attested ();
+    check_refusal_bound ();
     done_testing ();
 }

@@ -148,8 +148,10 @@ static void test_malformed (void)
     size_t rec0 = 7 + 5 + 4, rec2 = rec0 + 2 * 14;
     buf[rec2 + 12] = 2;
     ok (refused (buf, len),
-        "a fenced flag of 2 in the last record: EPROTO, and not even the "
-        "first two records were passed on");
+        "a signature flag on the last record with no signature after it: "
+        "EPROTO, and not even the first two records were passed on");
+    buf[rec2 + 12] = 3;
+    ok (refused (buf, len), "flags 3: EPROTO");
     buf[rec2 + 12] = 1;
     buf[rec0 + 13] = 2;
     ok (refused (buf, len), "reason index 2 of 1 reason: EPROTO");

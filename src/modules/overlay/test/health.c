@@ -133,11 +133,60 @@ static void check_service_name (void)
     fake_destroy (&f);
 }
 
+/* A report that crossed the overlay, with what the overlay found of its
+ * signature (bgn_msg_info.source_signed) from envelope source 'source'. */
+static void ready_signed (struct fake *f, uint32_t source, uint32_t r,
+                          int source_signed)
+{
+    char payload[64], origin[16];
+    struct bgn_msg_info info = { .from_overlay = 1, .source = source,
+                                 .hops = 2, .source_signed = source_signed };
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":1}",
+              (unsigned)r);
+    snprintf (origin, sizeof (origin), "%u", (unsigned)r);
+    msg_t *req = msg_request_create ("overlay.ready", 0, payload);
+    msg_set_rolemask (req, MSG_ROLE_OWNER);
+    msg_route_enable (req);
+    msg_route_push (req, origin);
+    overlay_service (f->ov, req, &info);
+    msg_destroy (&req);
+}
+
+/* With signing keys, a readiness report is the rank's own only signed by
+ * it: a relay that writes "5" on the route stack of a report of rank 5
+ * cannot make the health read full. */
+static void check_signed (void)
+{
+    struct fake *f = fake_create (0, 8, "bgn");
+    struct answer *a;
+
+    f->keys = true;
+    fake_start (f);
+    fake_all_up (f);
+    for (uint32_t r = 1; r < 8; r++)
+        if (r != 5)
+            ready_signed (f, r, r, 1);
+    ready_signed (f, 5, 5, -1);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EPERM && f->ov->health.refused == 1
+        && strcmp (overlay_health (f->ov), "full") != 0,
+        "a report of rank 5 not signed by it is EPERM; health is not full");
+    ready_signed (f, 2, 5, 1);
+    a = fake_last_answer (f);
+    ok (a && a->errnum == EPERM && strcmp (overlay_health (f->ov), "full"),
+        "signed by rank 2, naming rank 5: EPERM");
+    ready_signed (f, 5, 5, 1);
+    ok (!strcmp (overlay_health (f->ov), "full"),
+        "signed by rank 5: full");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_member ();
     check_root ();
     check_service_name ();
+    check_signed ();
     done_testing ();
 }

@@ -278,6 +278,39 @@ static void check_moved (void)
     fake_destroy (&f);
 }
 
+/* Rank 15 of 16 is dialled by all its neighbours: restarted on a new
+ * port it has no link to say so, so the diallers ask the bootstrap. */
+static void check_reread (void)
+{
+    struct fake *f = fake_create (7, 16, "bgn");
+    struct peer *p15;
+
+    fake_start (f);
+    fake_all_up (f);
+    p15 = fake_peer (f, 15);
+    ok (p15 && p15->connector, "rank 7 dials rank 15");
+    f->peer_ep[15] = "tcp://127.0.0.1:5151";
+    fake_advance_alive (f, 10.0);
+    ok (f->peer_ep_asked == 0,
+        "while 15 is up, nobody asks the bootstrap");
+    overlay_sock_event (f->ov, OVL_SOCK_DISCONNECTED, p15->endpoint, NULL);
+    fake_advance_alive (f, 2.0);
+    ok (f->peer_ep_asked == 0, "2 s after 15 went away, not yet");
+    int connects = f->connects;
+    fake_advance_alive (f, 3.0);
+    ok (f->peer_ep_asked == 1
+        && !strcmp (p15->endpoint, "tcp://127.0.0.1:5151")
+        && f->connects > connects
+        && fake_logged (f, "peer 15 listens at tcp://127.0.0.1:5151 now"),
+        "4 s away: the bootstrap is asked, and 15 is dialled where it "
+        "listens now");
+    fake_advance_alive (f, 2.0);
+    ok (f->peer_ep_asked == 1, "then not again within 5 s");
+    fake_advance_alive (f, 4.0);
+    ok (f->peer_ep_asked == 2, "then again (then at doubling intervals)");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -285,5 +318,6 @@ int main (void)
     check_connector ();
     check_curve ();
     check_moved ();
+    check_reread ();
     done_testing ();
 }

@@ -555,6 +555,89 @@ static void check_purge (void)
     fake_destroy (&f);
 }
 
+/* An owner request sealed at its origin (rank 1) and checked at its
+ * destination (rank 0): what the broker is told (source_signed). */
+static void check_signed_origin (void)
+{
+    struct fake *a = fake_create (1, 16, "bgn"), *b = fake_create (0, 16,
+                                                                  "bgn");
+    struct bgn_msg_info info = { .sign = 1 };
+    struct sent *s = NULL;
+    msg_t *m;
+    uint8_t *raw;
+    size_t len;
+
+    a->keys = b->keys = true;
+    fake_start (a);
+    fake_all_up (a);
+    fake_start (b);
+    fake_all_up (b);
+    m = msg_request_create ("broker.shutdown", 0, "{}");
+    msg_set_rolemask (m, MSG_ROLE_OWNER);
+    msg_route_enable (m);
+    msg_route_push (m, "1");
+    ok (overlay_send (a->ov, &m, 0, &info) == 0
+        && (s = fake_last (a, ENV_DATA, 0)) && (s->env.flags & ENV_FLAG_SIGNED)
+        && s->rawlen > ENV_SIZE + ENV_SIG_BLOCK
+        && a->ov->sign.signed_out == 1,
+        "rank 1 seals its owner request: flag 0x10 and an 80-byte block");
+    if (!s || !(raw = malloc (s->rawlen)))
+        { ok (0, "no sealed request"); return; }
+    len = s->rawlen;
+    memcpy (raw, s->raw, len);
+    fake_inject_wire (b, 1, raw, len);
+    ok (b->ndelivered == 1 && b->delivered_info[0].source_signed == 1
+        && b->delivered_info[0].source == 1
+        && !strcmp (msg_get_topic (b->delivered[0]), "broker.shutdown"),
+        "rank 0 takes it as rank 1's own word (source_signed 1)");
+    raw[len - ENV_SIG_BLOCK - 3] ^= 1;   /* the payload, changed */
+    fake_inject_wire (b, 1, raw, len);
+    ok (b->ndelivered == 2 && b->delivered_info[1].source_signed == -1
+        && b->ov->sign.bad == 1,
+        "changed on the way: the signature fails (-1, counted)");
+    raw[len - ENV_SIG_BLOCK - 3] ^= 1;
+    b->ov->wall_offset += 200;   /* its wall clock, 200 s on */
+    fake_inject_wire (b, 1, raw, len);
+    ok (b->delivered_info[b->ndelivered - 1].source_signed == -1
+        && b->ov->sign.stale == 1,
+        "taken 200 s later: stale (-1, counted)");
+    free (raw);
+    m = msg_request_create ("broker.shutdown", 0, "{}");
+    msg_set_rolemask (m, MSG_ROLE_OWNER);
+    msg_route_enable (m);
+    msg_route_push (m, "1");
+    info.sign = 0;
+    overlay_send (a->ov, &m, 0, &info);
+    s = fake_last (a, ENV_DATA, 0);
+    fake_inject_wire (b, 1, s->raw, s->rawlen);
+    ok (b->delivered_info[b->ndelivered - 1].source_signed == -1,
+        "unsigned from a rank that has a key: -1");
+    fake_destroy (&a);
+    fake_destroy (&b);
+
+    /* no keys anywhere (a static bootstrap without them): 0 */
+    a = fake_create (1, 16, "bgn");
+    b = fake_create (0, 16, "bgn");
+    fake_start (a);
+    fake_all_up (a);
+    fake_start (b);
+    fake_all_up (b);
+    m = msg_request_create ("broker.shutdown", 0, "{}");
+    msg_set_rolemask (m, MSG_ROLE_OWNER);
+    msg_route_enable (m);
+    msg_route_push (m, "1");
+    info.sign = 1;
+    overlay_send (a->ov, &m, 0, &info);
+    s = fake_last (a, ENV_DATA, 0);
+    ok (s && !(s->env.flags & ENV_FLAG_SIGNED),
+        "without a key nothing is sealed");
+    fake_inject_wire (b, 1, s->raw, s->rawlen);
+    ok (b->ndelivered == 1 && b->delivered_info[0].source_signed == 0,
+        "and the receiver says no key is known (0): the older rules apply");
+    fake_destroy (&a);
+    fake_destroy (&b);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -572,5 +655,6 @@ int main (void)
     check_held_waited ();
     check_no_route ();
     check_bounce ();
+    check_signed_origin ();
     done_testing ();
 }

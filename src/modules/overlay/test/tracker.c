@@ -6,6 +6,7 @@
 #include "src/common/libtap/tap.h"
 #include "src/common/libutil/idmap.h"
 #include "src/modules/overlay/dedup.h"
+#include "src/modules/overlay/fence.h"
 #include "src/modules/overlay/tracker.h"
 #include "fakeio.h"
 
@@ -207,6 +208,41 @@ static void test_rejoin_wait (void)
     fake_destroy (&f);
 }
 
+/* An owner request that waited for its rank's rejoin is sealed when it
+ * goes, as overlay_send seals one that goes at once: unsealed, the
+ * destination would refuse it the owner role. */
+static void test_rejoin_wait_signed (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct bgn_msg_info info = { .sign = 1 };
+    struct sent *s;
+    struct peer *p;
+    msg_t *m;
+
+    f->keys = true;
+    fake_start (f);
+    fake_all_up (f);
+    f->ov->cfg.rejoin_wait = 0.5;
+    p = fake_peer (f, 4);
+    fake_fence1 (f, 1, ENV_REPORT, 4, p->incarnation, true);
+    fake_clear (f);
+    m = request (4, 70, 0);
+    msg_set_rolemask (m, MSG_ROLE_OWNER);
+    ok (fence_is_fenced (f->ov, 4) && overlay_send (f->ov, &m, 4, &info) == 0
+        && m == NULL && f->ov->tracker.nwaiting == 1,
+        "an owner request to 4, fenced here, waits");
+    /* 4 restarted: its own hello, a new incarnation */
+    fake_hello (f, 4, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 2004);
+    fake_advance (f, 0.05);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (!fence_is_fenced (f->ov, 4) && s && s->env.dest == 4
+        && (s->env.flags & ENV_FLAG_SIGNED) && (s->env.flags & ENV_FLAG_WAITED)
+        && s->rawlen > ENV_SIZE + ENV_SIG_BLOCK
+        && f->ov->sign.signed_out == 1,
+        "4 rejoins: it goes sealed, its signature made as it leaves");
+    fake_destroy (&f);
+}
+
 /* A request and its copy meet at the destination. */
 static void test_dedup (void)
 {
@@ -315,6 +351,7 @@ int main (void)
 
     plan (NO_PLAN);
     test_copy_error ();
+    test_rejoin_wait_signed ();
     fake_start (f);
     fake_all_up (f);
     fake_clear (f);
