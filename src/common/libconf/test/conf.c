@@ -273,6 +273,7 @@ static void test_cross_rules (void)
     ok (load ("[overlay]\nkeepalive_interval = \"100ms\"\npeer_timeout = 1",
               &c) == 0 && conf_finalize (c, errbuf, sizeof (errbuf)) == 0,
         "peer_timeout > keepalive accepted");
+    json_decref (c);
 
     /* a request waiting for a rejoin is answered before its deadline */
     ok (load ("[overlay]\nrejoin_wait = \"10s\"", &c) == 0, "load "
