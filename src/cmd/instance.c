@@ -245,6 +245,9 @@ static int start_fork_server (struct instance *in)
         prctl (PR_SET_PDEATHSIG, SIGKILL);
         setpgid (0, 0);
         fcntl (sv[1], F_SETFD, 0);
+        /* the brokers it forks inherit this: our PMI server answers
+         * requests written back to back (boot.c's read-ahead) */
+        setenv ("BGN_PMI_PIPELINE", "1", 1);
         execv (in->broker_path, argv);
         fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
                  strerror (errno));
