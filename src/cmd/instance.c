@@ -248,6 +248,9 @@ static int start_fork_server (struct instance *in)
         /* the brokers it forks inherit this: our PMI server answers
          * requests written back to back (boot.c's read-ahead) */
         setenv ("BGN_PMI_PIPELINE", "1", 1);
+        /* every symbol bound once, at its exec: a fork then finds them
+         * bound instead of resolving (and copying) them on first use */
+        setenv ("LD_BIND_NOW", "1", 1);
         execv (in->broker_path, argv);
         fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
                  strerror (errno));
