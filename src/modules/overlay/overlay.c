@@ -270,7 +270,9 @@ int overlay_start (struct overlay *ov)
             rc = -1;
             break;
         }
+        /* queued until the connection is up, then it goes first */
         hello_send (ov, p);
+        p->hello_queued = true;
     }
     ov->last_tick = now;
     ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
@@ -661,6 +663,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
             struct peer *p = ov->peers->v[i];
             if (p->connector && !strcmp (p->endpoint, endpoint)) {
                 p->link_broken = true;
+                p->hello_queued = false;
                 live_peer_lost (ov, p, "connection closed");
             }
         }

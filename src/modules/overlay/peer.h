@@ -75,6 +75,9 @@ struct peer {
     bool link_broken;        /* we connect: the transport said our
                                 connection closed, and not yet that it
                                 is back (no hello would get through) */
+    bool hello_queued;       /* we connect: a hello was queued on the
+                                new connection before its handshake, so
+                                the handshake need not trigger another */
     double redial_at;        /* next time to redial a stuck link */
     double moved_sent;       /* it dials us: when we last told it where
                                 we listen (moved.c) */
