@@ -62,6 +62,7 @@ struct peer {
     uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
     uint64_t reroutes, ttl_drops, backlog_drops;
     double rtt_us;           /* -1: not measured yet */
+    double rtt_at;           /* when rtt_us was measured */
     double ka_sent_at;       /* keepalive awaiting echo, for RTT */
     bool leaving;            /* said goodbye: its down is orderly */
     bool refused;            /* it refused our hello: stop saying it */
