@@ -98,6 +98,7 @@ struct evlayer {
     int nout, capout;
     size_t queued_bytes, queued_max;
     double last_flush, last_sync, armed;
+    uint32_t synced_seq, synced_gone, synced_base;  /* the last SYNC's */
 
     /* repair */
     struct {
