@@ -30,6 +30,16 @@ test_expect_success 'broker.info reports rank, size, version and bootstrap' '
 	grep "\"uptime\":" info.json
 '
 
+test_expect_success 'bgn start tells its brokers its PMI server takes pipelined gets' '
+	cat >pipeline.sh <<-\EOF &&
+	while read rank pid rest; do
+		tr "\000" "\n" </proc/$pid/environ >env.$rank &&
+		grep -qx BGN_PMI_PIPELINE=1 env.$rank || exit 1
+	done <"$BGN_RUNDIR/brokers"
+	EOF
+	bgn start --size=2 sh pipeline.sh
+'
+
 test_expect_success 'broker.module-list names the overlay module' '
 	bgn start --size=1 bgn rpc broker.module-list >mods.json &&
 	grep "overlay-bgn" mods.json

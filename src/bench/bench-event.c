@@ -24,6 +24,13 @@
  *       both publishers push to the root; each relay records when it got
  *       each event; what counts as delivery is the relay having it.
  *
+ *   bench-event raw --fair --size N [...]
+ *       the same relays, each with a subscriber process of its own: a
+ *       relay also pushes every event over ipc to its subscriber (a
+ *       PULL socket in a second process), and what counts as delivery
+ *       is that subscriber having it, as a bgn event counts when the
+ *       subscriber's client has it (2N processes).
+ *
  * Output, one line: size=N events=M rate_eps=.. tta_p50_ms=..
  *   tta_p99_ms=.. lost=..
  */
@@ -57,6 +64,7 @@ struct opts {
     int size;           /* raw: relays */
     int group;          /* bgn: events per publish request, flat out */
     int subs;           /* bgn: subscribers on the last ranks only */
+    int fair;           /* raw: a subscriber process on every relay */
 };
 
 static void die (const char *fmt, const char *what)
@@ -323,15 +331,57 @@ struct rawev {
     char payload[120];
 };
 
-/* Relay r: PULL bound at dir/r, a PUSH to each tree child; records when
+/* Subscriber of relay r (--fair): PULL bound at dir/r.sub; records when
  * each event came; after 'total' events writes dir/r.out and exits. */
-static void relay (const char *dir, int r, int n, long total)
+static void subscriber (const char *dir, int r, long total)
+{
+    void *ctx = zmq_ctx_new (), *in = zmq_socket (ctx, ZMQ_PULL);
+    char ep[600];
+    double *when = calloc (total, sizeof (double));
+    long got = 0;
+    int hwm = 100000;
+
+    zmq_setsockopt (in, ZMQ_RCVHWM, &hwm, sizeof (hwm));
+    snprintf (ep, sizeof (ep), "ipc://%s/%d.sub", dir, r);
+    if (zmq_bind (in, ep) < 0)
+        die ("%s", "subscriber bind");
+    snprintf (ep, sizeof (ep), "%s/%d.sub.ready", dir, r);
+    fclose (fopen (ep, "w"));
+    while (got < total) {
+        zmq_msg_t m;
+        zmq_msg_init (&m);
+        if (zmq_msg_recv (&m, in, 0) < 0)
+            continue;
+        if (zmq_msg_size (&m) >= sizeof (uint64_t)) {
+            struct rawev *e = zmq_msg_data (&m);
+            if (e->i < (uint64_t)total && when[e->i] == 0) {
+                when[e->i] = monotime_now ();
+                got++;
+            }
+        }
+        zmq_msg_close (&m);
+    }
+    snprintf (ep, sizeof (ep), "%s/%d.out", dir, r);
+    FILE *f = fopen (ep, "w");
+    if (f) {
+        fwrite (when, sizeof (double), total, f);
+        fclose (f);
+    }
+    zmq_close (in);
+    zmq_ctx_term (ctx);
+    exit (0);
+}
+
+/* Relay r: PULL bound at dir/r, a PUSH to each tree child; records when
+ * each event came; after 'total' events writes dir/r.out and exits.
+ * fair: also a PUSH to its subscriber, which writes dir/r.out instead. */
+static void relay (const char *dir, int r, int n, long total, int fair)
 {
     struct bgn_topo *topo = bgn_topo_create ("bgn", n);
     uint32_t kids[64];
     int nk = bgn_topo_bcast_children (topo, 0, r, kids, 64);
     void *ctx = zmq_ctx_new (), *in = zmq_socket (ctx, ZMQ_PULL);
-    void *out[64];
+    void *out[65];
     char ep[600];
     double *when = calloc (total, sizeof (double));
     long got = 0;
@@ -346,6 +396,15 @@ static void relay (const char *dir, int r, int n, long total)
         zmq_setsockopt (out[k], ZMQ_SNDHWM, &hwm, sizeof (hwm));
         snprintf (ep, sizeof (ep), "ipc://%s/%u", dir, kids[k]);
         zmq_connect (out[k], ep);
+    }
+    if (fair) {
+        /* the subscriber goes last: the children first, as a broker
+         * forwards before it delivers */
+        out[nk] = zmq_socket (ctx, ZMQ_PUSH);
+        zmq_setsockopt (out[nk], ZMQ_SNDHWM, &hwm, sizeof (hwm));
+        snprintf (ep, sizeof (ep), "ipc://%s/%d.sub", dir, r);
+        zmq_connect (out[nk], ep);
+        nk++;
     }
     snprintf (ep, sizeof (ep), "%s/%d.ready", dir, r);
     fclose (fopen (ep, "w"));
@@ -369,7 +428,7 @@ static void relay (const char *dir, int r, int n, long total)
         zmq_msg_close (&m);
     }
     snprintf (ep, sizeof (ep), "%s/%d.out", dir, r);
-    FILE *f = fopen (ep, "w");
+    FILE *f = fair ? NULL : fopen (ep, "w");
     if (f) {
         fwrite (when, sizeof (double), total, f);
         fclose (f);
@@ -383,11 +442,11 @@ static void relay (const char *dir, int r, int n, long total)
 
 /* Fork n relays for 'total' events, push them (at 'rate', 0: flat out),
  * and read back when each relay got each: the same figures as bgn_run. */
-static int raw_run (int n, long total, double rate, double *secs,
+static int raw_run (int n, int fair, long total, double rate, double *secs,
                     double *p50, double *p99, long *lost)
 {
     char dir[] = "/tmp/bench-event.XXXXXX", ep[600];
-    pid_t *pids = calloc (n, sizeof (pid_t));
+    pid_t *pids = calloc (2 * n, sizeof (pid_t));
     double *t_pub = calloc (total, sizeof (double));
     double *all = calloc (total, sizeof (double));
     double *when = calloc (total, sizeof (double));
@@ -396,13 +455,19 @@ static int raw_run (int n, long total, double rate, double *secs,
 
     if (!mkdtemp (dir))
         die ("%s", "mkdtemp");
-    for (int r = 0; r < n; r++)
+    for (int r = 0; r < n; r++) {
         if ((pids[r] = fork ()) == 0)
-            relay (dir, r, n, total);
+            relay (dir, r, n, total, fair);
+        if (fair && (pids[n + r] = fork ()) == 0)
+            subscriber (dir, r, total);
+    }
     for (int r = 0; r < n; r++) {
         struct stat st;
         snprintf (ep, sizeof (ep), "%s/%d.ready", dir, r);
         while (stat (ep, &st) < 0)
+            usleep (10000);
+        snprintf (ep, sizeof (ep), "%s/%d.sub.ready", dir, r);
+        while (fair && stat (ep, &st) < 0)
             usleep (10000);
     }
     void *ctx = zmq_ctx_new ();
@@ -426,15 +491,18 @@ static int raw_run (int n, long total, double rate, double *secs,
     }
     *lost = 0;
     for (int r = 0; r < n; r++) {
-        int status;
-        double limit = monotime_now () + TIMEOUT;
-        while (waitpid (pids[r], &status, WNOHANG) == 0) {
-            if (monotime_now () > limit) {
-                kill (pids[r], SIGKILL);
-                waitpid (pids[r], &status, 0);
-                break;
+        for (int w = 0; w < (fair ? 2 : 1); w++) {
+            pid_t pid = pids[r + w * n];
+            int status;
+            double limit = monotime_now () + TIMEOUT;
+            while (waitpid (pid, &status, WNOHANG) == 0) {
+                if (monotime_now () > limit) {
+                    kill (pid, SIGKILL);
+                    waitpid (pid, &status, 0);
+                    break;
+                }
+                usleep (2000);
             }
-            usleep (2000);
         }
         snprintf (ep, sizeof (ep), "%s/%d.out", dir, r);
         FILE *f = fopen (ep, "r");
@@ -445,6 +513,10 @@ static int raw_run (int n, long total, double rate, double *secs,
         snprintf (ep, sizeof (ep), "%s/%d.ready", dir, r);
         unlink (ep);
         snprintf (ep, sizeof (ep), "%s/%d", dir, r);
+        unlink (ep);
+        snprintf (ep, sizeof (ep), "%s/%d.sub.ready", dir, r);
+        unlink (ep);
+        snprintf (ep, sizeof (ep), "%s/%d.sub", dir, r);
         unlink (ep);
         for (long i = 0; i < total; i++) {
             if ((size_t)i >= k || when[i] == 0) {
@@ -483,8 +555,8 @@ static int do_raw (struct opts *o)
         fprintf (stderr, "bench-event raw: --size 2..4096\n");
         return 1;
     }
-    raw_run (o->size, o->events, 0, &secs, &x, &x, &lost);
-    raw_run (o->size, o->paced, o->rate, &x, &p50, &p99, &lost2);
+    raw_run (o->size, o->fair, o->events, 0, &secs, &x, &x, &lost);
+    raw_run (o->size, o->fair, o->paced, o->rate, &x, &p50, &p99, &lost2);
     printf ("size=%d events=%ld rate_eps=%.0f tta_p50_ms=%.3f "
             "tta_p99_ms=%.3f lost=%ld\n", o->size, o->events,
             secs > 0 ? o->events / secs : 0, p50, p99, lost + lost2);
@@ -501,6 +573,7 @@ int main (int argc, char **argv)
         { "size", required_argument, NULL, 'n' },
         { "group", required_argument, NULL, 'g' },
         { "subs", required_argument, NULL, 's' },
+        { "fair", no_argument, NULL, 'f' },
         { NULL, 0, NULL, 0 },
     };
     struct opts o = { .events = 100000, .paced = 3000, .rate = 1000,
@@ -516,6 +589,7 @@ int main (int argc, char **argv)
         case 'n': o.size = atoi (optarg); break;
         case 'g': o.group = atoi (optarg); break;
         case 's': o.subs = atoi (optarg); break;
+        case 'f': o.fair = 1; break;
         default:
             goto usage;
         }
@@ -532,7 +606,7 @@ usage:
     fprintf (stderr, "Usage: bench-event --check\n"
              "       bench-event bgn [--events M] [--group G] [--paced P] "
              "[--rate R]\n"
-             "       bench-event raw --size N [--events M] [--paced P] "
-             "[--rate R]\n");
+             "       bench-event raw --size N [--fair] [--events M] "
+             "[--paced P] [--rate R]\n");
     return 1;
 }

@@ -10,6 +10,15 @@
  *       --next it is the echo at the tail (sends every message back as it
  *       came).  Frames are moved, never copied (zmq_msg_t).
  *
+ *   bench-fwd relay --bind EP [--next EP] --pack
+ *       the same relay for a one-frame transport: the route stack lives
+ *       inside the message's single frame ([id length][id] pushed in
+ *       front of what came, popped off the front on the way back), so
+ *       a request is one frame on every hop whatever the chain's length
+ *       and CURVE encrypts one frame per hop, as bgn's overlay sends
+ *       one frame per message.  The push and the pop copy the frame (a
+ *       one-frame transport must rewrite its frame at every hop).
+ *
  *   bench-fwd raw-client --connect EP [options]
  *       a DEALER at the head of a raw chain.
  *
@@ -70,6 +79,7 @@ struct opts {
     char curve_public[41], curve_secret[41];   /* "" without --curve */
     long target, size, window, count;
     double duration, maxtime;
+    int pack;                  /* relay: route stack inside one frame */
 };
 
 /* Receive one multipart message into frames[]; returns the frame count. */
@@ -122,6 +132,49 @@ static void curve_client (void *s, const struct opts *o)
     zmq_setsockopt (s, ZMQ_CURVE_SERVERKEY, o->curve_public, 40);
 }
 
+/* --pack, upstream to downstream: [id][data] becomes one frame
+ * [idlen][id][data] to "next". */
+static void pack_push (void *s, zmq_msg_t *id, zmq_msg_t *data)
+{
+    size_t idlen = zmq_msg_size (id), len = zmq_msg_size (data);
+    zmq_msg_t out;
+    unsigned char *p;
+
+    if (idlen > 255) {
+        fprintf (stderr, "bench-fwd: routing id too long\n");
+        exit (1);
+    }
+    if (zmq_msg_init_size (&out, 1 + idlen + len) < 0)
+        die ("zmq_msg_init_size");
+    p = zmq_msg_data (&out);
+    p[0] = (unsigned char)idlen;
+    memcpy (p + 1, zmq_msg_data (id), idlen);
+    memcpy (p + 1 + idlen, zmq_msg_data (data), len);
+    if (zmq_send (s, "next", 4, ZMQ_SNDMORE) < 0
+        || zmq_msg_send (&out, s, 0) < 0)
+        die ("send");
+}
+
+/* --pack, a response from "next": [idlen][id][data] goes to id as
+ * [id][data]. */
+static void pack_pop (void *s, zmq_msg_t *data)
+{
+    const unsigned char *p = zmq_msg_data (data);
+    size_t len = zmq_msg_size (data), idlen;
+    zmq_msg_t out;
+
+    if (len < 1 || (idlen = p[0]) + 1 > len) {
+        fprintf (stderr, "bench-fwd: malformed packed response\n");
+        exit (1);
+    }
+    if (zmq_msg_init_size (&out, len - 1 - idlen) < 0)
+        die ("zmq_msg_init_size");
+    memcpy (zmq_msg_data (&out), p + 1 + idlen, len - 1 - idlen);
+    if (zmq_send (s, p + 1, idlen, ZMQ_SNDMORE) < 0
+        || zmq_msg_send (&out, s, 0) < 0)
+        die ("send");
+}
+
 static int do_relay (struct opts *o)
 {
     void *ctx = zmq_ctx_new ();
@@ -146,6 +199,19 @@ static int do_relay (struct opts *o)
         int n = recv_multi (s, frames + 1) + 1;
         if (!o->next) {
             send_multi (s, frames, 1, n);          /* echo, as it came */
+        }
+        else if (o->pack) {
+            if (n != 3) {
+                fprintf (stderr, "bench-fwd: --pack takes one frame\n");
+                exit (1);
+            }
+            if (zmq_msg_size (&frames[1]) == 4
+                && memcmp (zmq_msg_data (&frames[1]), "next", 4) == 0)
+                pack_pop (s, &frames[2]);
+            else
+                pack_push (s, &frames[1], &frames[2]);
+            zmq_msg_close (&frames[1]);
+            zmq_msg_close (&frames[2]);
         }
         else if (zmq_msg_size (&frames[1]) == 4
                  && memcmp (zmq_msg_data (&frames[1]), "next", 4) == 0) {
@@ -292,7 +358,7 @@ static int do_client (struct opts *o, int bgn)
 static void usage (void)
 {
     fprintf (stderr,
-"Usage: bench-fwd relay --bind EP [--next EP]\n"
+"Usage: bench-fwd relay --bind EP [--next EP] [--pack]\n"
 "       bench-fwd raw-client --connect EP [client options]\n"
 "       bench-fwd bgn-client --target RANK [--uri URI] [client options]\n"
 "       bench-fwd keygen\n"
@@ -315,6 +381,7 @@ int main (int argc, char **argv)
         { "count", required_argument, NULL, 'C' },
         { "maxtime", required_argument, NULL, 'm' },
         { "curve", required_argument, NULL, 'k' },
+        { "pack", no_argument, NULL, 'p' },
         { NULL, 0, NULL, 0 },
     };
     struct opts o = { .target = -1, .size = 64, .window = 64, .count = 1000,
@@ -345,6 +412,7 @@ int main (int argc, char **argv)
         case 'd': o.duration = atof (optarg); break;
         case 'C': o.count = atol (optarg); break;
         case 'm': o.maxtime = atof (optarg); break;
+        case 'p': o.pack = 1; break;
         case 'k':
             if (strlen (optarg) != 81 || optarg[40] != ':')
                 usage ();

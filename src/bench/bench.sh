@@ -87,22 +87,28 @@ if want a; then
     echo "Throughput: window of 64 outstanding requests for 1 s; RTT: one at a time."
     echo "bgn = default config (CURVE on); bgn-nc = overlay.curve=false;"
     echo "raw = the relays without encryption; raw-c = the relays with CURVE on"
-    echo "every link.  The four run interleaved, run by run (both bgn instances"
-    echo "and both raw chains are up together)."
+    echo "every link, the route stack one frame per hop (a message of h hops is"
+    echo "h+1 frames, each encrypted); raw-c1 = CURVE, the route stack packed"
+    echo "into the message's one frame (bench-fwd relay --pack: one encrypted"
+    echo "frame per hop, as bgn's overlay sends), the fair CURVE baseline."
+    echo "The five run interleaved, run by run (both bgn instances and the"
+    echo "three raw chains are up together)."
+    echo "Load average at the start of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
     : >"$tmp/a.fit"
     key=$("$FWD" keygen) || exit 1
     BENCH_CURVE_KEY=$key    # Z85 has shell characters: pass it in the environment
     export BENCH_CURVE_KEY
-    echo "| N | hops | bgn msg/s | bgn-nc msg/s | raw msg/s | raw-c msg/s | thr bgn/raw-c | thr bgn/raw | thr bgn-nc/raw | bgn RTT µs | bgn-nc RTT µs | raw RTT µs | raw-c RTT µs | RTT bgn/raw-c | RTT bgn/raw | RTT bgn-nc/raw |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| N | hops | bgn msg/s | bgn-nc msg/s | raw msg/s | raw-c msg/s | raw-c1 msg/s | thr bgn/raw-c1 | thr bgn/raw | thr bgn-nc/raw | bgn RTT µs | bgn-nc RTT µs | raw RTT µs | raw-c RTT µs | raw-c1 RTT µs | RTT bgn/raw-c1 | RTT bgn/raw | RTT bgn-nc/raw |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for n in $CHAIN; do
         hops=$((n - 1))
         relays=""
         start_chain "$tmp/raw$n" "$n"
         start_chain "$tmp/rawc$n" "$n" --curve "$key"
+        start_chain "$tmp/rawp$n" "$n" --curve "$key" --pack
         copts="--size 64 --window 64 --duration 1 --count 1000 --maxtime 0.7"
-        : >"$tmp/a.bgn.$n"; : >"$tmp/a.nc.$n"; : >"$tmp/a.raw.$n"; : >"$tmp/a.rawc.$n"
+        for k in bgn nc raw rawc rawp; do : >"$tmp/a.$k.$n"; done
         # the CURVE instance runs the no-CURVE one, which runs the loop
         "$BGN" start --size="$n" --topology=kary:1 sh -c "
             BGN_URI_CURVE=\$BGN_URI '$BGN' start --size=$n --topology=kary:1 \
@@ -112,53 +118,58 @@ if want a; then
                     \"$FWD\" bgn-client --target $hops $copts >>\"$tmp/a.nc.$n\" || exit 1
                     \"$FWD\" raw-client --connect ipc://$tmp/raw$n/0 $copts >>\"$tmp/a.raw.$n\" || exit 1
                     \"$FWD\" raw-client --connect ipc://$tmp/rawc$n/0 --curve \"\$BENCH_CURVE_KEY\" $copts >>\"$tmp/a.rawc.$n\" || exit 1
+                    \"$FWD\" raw-client --connect ipc://$tmp/rawp$n/0 --curve \"\$BENCH_CURVE_KEY\" $copts >>\"$tmp/a.rawp.$n\" || exit 1
                 done'" || echo "(chain N=$n failed)" >&2
         kill $relays 2>/dev/null
         wait $relays 2>/dev/null
         relays=""
-        bt=$(field thr "$tmp/a.bgn.$n" | median)
-        ct=$(field thr "$tmp/a.nc.$n" | median)
-        rt=$(field thr "$tmp/a.raw.$n" | median)
-        kt=$(field thr "$tmp/a.rawc.$n" | median)
-        bl=$(field rtt_med_us "$tmp/a.bgn.$n" | median)
-        cl=$(field rtt_med_us "$tmp/a.nc.$n" | median)
-        rl=$(field rtt_med_us "$tmp/a.raw.$n" | median)
-        kl=$(field rtt_med_us "$tmp/a.rawc.$n" | median)
-        echo "$hops $bl $cl $rl $kl $bt $ct $rt $kt" >>"$tmp/a.fit"
-        awk -v n=$n -v h=$hops -v bt="$bt" -v ct="$ct" -v rt="$rt" -v kt="$kt" \
-            -v bl="$bl" -v cl="$cl" -v rl="$rl" -v kl="$kl" '
+        thr="" rtt=""
+        for k in bgn nc raw rawc rawp; do
+            thr="$thr $(field thr "$tmp/a.$k.$n" | median)"
+            rtt="$rtt $(field rtt_med_us "$tmp/a.$k.$n" | median)"
+        done
+        # a.fit: hops, the five RTTs (columns 2-6), the five rates (7-11)
+        echo "$hops$rtt$thr" >>"$tmp/a.fit"
+        echo "$n $hops$rtt$thr" | awk '
             function r(a, b) { return b > 0 ? a / b : 0 }
-            BEGIN {
-            printf "| %d | %d | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n",
-                n, h, bt, ct, rt, kt, r(bt, kt), r(bt, rt), r(ct, rt),
-                bl, cl, rl, kl, r(bl, kl), r(bl, rl), r(cl, rl) }'
+            { printf "| %d | %d | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n",
+                $1, $2, $8, $9, $10, $11, $12, r($8, $12), r($8, $10), r($9, $10),
+                $3, $4, $5, $6, $7, r($3, $7), r($3, $5), r($4, $5) }'
     done
     echo
-    # least-squares slopes against hops: of the median RTT (k = 2..5:
-    # bgn, bgn-nc, raw, raw-c) and of 1/throughput (k = 6..9), whose
-    # inverse is the marginal forwarding rate one added hop sustains
+    # 0 hops (N=1): the broker's end-point cost against the raw echo
+    awk '$1 == 0 && $9 > 0 {
+        printf "0 hops (one broker, N=1): bgn %.0f, bgn-nc %.0f, raw echo %.0f round trips/s:\n", $7, $8, $9
+        printf "bgn/raw %.2f, bgn-nc/raw %.2f (target 0.6).\n\n", $7 / $9, $8 / $9 }' "$tmp/a.fit"
+    # least-squares slopes against hops: of the median RTT (k = 2..6:
+    # bgn, bgn-nc, raw, raw-c, raw-c1) and of 1/throughput (k = 7..11),
+    # whose inverse is the marginal forwarding rate one added hop sustains
     awk '{ n++; x += $1; xx += $1 * $1
-           for (k = 2; k <= 9; k++) {
-               v = (k <= 5) ? $k : 1e6 / $k
+           for (k = 2; k <= 11; k++) {
+               v = (k <= 6) ? $k : 1e6 / $k
                y[k] += v; xy[k] += $1 * v } }
         END {
         if (n < 2 || n * xx - x * x == 0) { print "(need two chain lengths for a per-hop fit)"; exit }
-        for (k = 2; k <= 9; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
+        for (k = 2; k <= 11; k++) s[k] = (n * xy[k] - x * y[k]) / (n * xx - x * x)
         print "Per added hop: least-squares slopes against hops over the chain sizes above,"
         print "of the median RTT (latency) and of 1/throughput (µs of pipeline time per"
         print "message per hop; its inverse is the rate one added hop sustains)."
         print ""
-        print "| per added hop | bgn | bgn-nc | raw | raw-c | bgn/raw-c | bgn/raw | bgn-nc/raw |"
-        print "|---|---|---|---|---|---|---|---|"
-        printf "| RTT, µs | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", s[2], s[3], s[4], s[5], s[2] / s[5], s[2] / s[4], s[3] / s[4]
-        printf "| one-way latency, µs | %.1f | %.1f | %.1f | %.1f | | | |\n", s[2] / 2, s[3] / 2, s[4] / 2, s[5] / 2
-        printf "| 1/throughput, µs/msg | %.2f | %.2f | %.2f | %.2f | | | |\n", s[6], s[7], s[8], s[9]
-        printf "| forwarding rate, msg/s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", 1e6 / s[6], 1e6 / s[7], 1e6 / s[8], 1e6 / s[9], s[9] / s[6], s[8] / s[6], s[8] / s[7]
+        print "| per added hop | bgn | bgn-nc | raw | raw-c | raw-c1 | bgn/raw-c1 | bgn/raw | bgn-nc/raw |"
+        print "|---|---|---|---|---|---|---|---|---|"
+        printf "| RTT, µs | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f |\n", s[2], s[3], s[4], s[5], s[6], s[2] / s[6], s[2] / s[4], s[3] / s[4]
+        printf "| one-way latency, µs | %.1f | %.1f | %.1f | %.1f | %.1f | | | |\n", s[2] / 2, s[3] / 2, s[4] / 2, s[5] / 2, s[6] / 2
+        printf "| 1/throughput, µs/msg | %.2f | %.2f | %.2f | %.2f | %.2f | | | |\n", s[7], s[8], s[9], s[10], s[11]
+        printf "| forwarding rate, msg/s | %.0f | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |\n", 1e6 / s[7], 1e6 / s[8], 1e6 / s[9], 1e6 / s[10], 1e6 / s[11], s[11] / s[7], s[9] / s[7], s[9] / s[8]
+        printf "\nPer-hop forwarding with CURVE against the one-frame CURVE chain:\n"
+        printf "bgn/raw-c1 %.2f (target 0.8); against the plain chain bgn/raw %.2f.\n", s[11] / s[7], s[9] / s[7]
     }' "$tmp/a.fit"
     # per-hop throughput: hop-traversals per second at the longest chain
     tail -n 1 "$tmp/a.fit" | awk '$1 > 0 {
-        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw), %.0f (raw-c) request hop-traversals/s\n", $1, $6 * $1, $7 * $1, $8 * $1, $9 * $1
-        printf "(msg/s x hops); throughput ratios at this length: bgn/raw-c %.2f, bgn/raw %.2f, bgn-nc/raw %.2f.\n", $6 / $9, $6 / $8, $7 / $8 }'
+        printf "\nAt %d hops: %.0f (bgn), %.0f (bgn-nc), %.0f (raw), %.0f (raw-c), %.0f (raw-c1) request\n", $1, $7 * $1, $8 * $1, $9 * $1, $10 * $1, $11 * $1
+        printf "hop-traversals/s (msg/s x hops); throughput ratios at this length: bgn/raw-c1 %.2f,\n", $7 / $11
+        printf "bgn/raw %.2f, bgn-nc/raw %.2f.\n", $7 / $9, $8 / $9 }'
+    echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
 fi
 
 # ---------------------------------------------------------------- b
@@ -210,21 +221,28 @@ if want c; then
         echo "PULL socket each and a PUSH to each child in the same binomial tree"
         echo "(libbgn, root 0), every message forwarded with zmq_msg_copy; both"
         echo "publishers push to the root; an event counts as delivered when the"
-        echo "relay has it.  Events of about 64 bytes.  Sustained: ${EV_EVENTS:=100000}"
+        echo "relay has it.  raw+sub (the fair baseline): the same relays, each also"
+        echo "pushing every event over ipc to a subscriber process of its own (2N"
+        echo "processes); an event counts as delivered when that subscriber has it,"
+        echo "as for bgn.  Events of about 64 bytes.  Sustained: ${EV_EVENTS:=100000}"
         echo "events flat out, timed until every subscriber (relay) has them all"
         echo "(bgn: G events per publish request; G=1 is one request per event)."
         echo "Paced: ${EV_PACED:=3000} events at 1,000/s, one per request; time-to-all ="
         echo "when the last subscriber got it - when it was published.  Medians of"
-        echo "$RUNS runs."
+        echo "$RUNS runs; raw, raw+sub and bgn run interleaved, run by run."
+        echo "Load average at the start of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
         echo
-        echo "| N | run | events/s | vs raw | p50 time-to-all ms | p99 ms | lost |"
-        echo "|---|---|---|---|---|---|---|"
+        echo "| N | run | events/s | vs raw | vs raw+sub | p50 time-to-all ms | p50 / raw | p50 / raw+sub | p99 ms | lost |"
+        echo "|---|---|---|---|---|---|---|---|---|---|"
         for n in ${EV_SIZES:=16 64}; do
-            : >"$tmp/c.raw.$n"; : >"$tmp/c.g32.$n"; : >"$tmp/c.g1.$n"
+            for k in raw fair g32 g1; do : >"$tmp/c.$k.$n"; done
             for r in $(seq "$RUNS"); do
                 "$BENCHDIR/bench-event" raw --size $n --events $EV_EVENTS \
                     --paced $EV_PACED --rate 1000 >>"$tmp/c.raw.$n" \
                     || echo "(raw N=$n failed)" >&2
+                "$BENCHDIR/bench-event" raw --fair --size $n --events $EV_EVENTS \
+                    --paced $EV_PACED --rate 1000 >>"$tmp/c.fair.$n" \
+                    || echo "(raw+sub N=$n failed)" >&2
                 "$BGN" start --size=$n "$BENCHDIR/bench-event" bgn --group 32 \
                     --events $EV_EVENTS --paced $EV_PACED --rate 1000 \
                     >>"$tmp/c.g32.$n" 2>/dev/null || echo "(bgn N=$n failed)" >&2
@@ -233,7 +251,10 @@ if want c; then
                     >>"$tmp/c.g1.$n" 2>/dev/null || echo "(bgn G=1 N=$n failed)" >&2
             done
             raw=$(field rate_eps "$tmp/c.raw.$n" | median)
-            for run in raw g32 g1; do
+            fair=$(field rate_eps "$tmp/c.fair.$n" | median)
+            rawp=$(field tta_p50_ms "$tmp/c.raw.$n" | median)
+            fairp=$(field tta_p50_ms "$tmp/c.fair.$n" | median)
+            for run in raw fair g32 g1; do
                 f=$tmp/c.$run.$n
                 eps=$(field rate_eps "$f" | median)
                 p50=$(field tta_p50_ms "$f" | median)
@@ -241,18 +262,24 @@ if want c; then
                 lost=$(field lost "$f" | awk '{ s += $1 } END { print s + 0 }')
                 case $run in
                     raw) label="raw libzmq" ;;
+                    fair) label="raw+sub (fair)" ;;
                     g32) label="bgn, G=32" ;;
                     g1) label="bgn, G=1"; p50=-; p99=- ;;
                 esac
-                awk -v n=$n -v l="$label" -v e="$eps" -v r="$raw" -v a="$p50" \
-                    -v b="$p99" -v lost="$lost" 'BEGIN {
-                    printf "| %d | %s | %.0f | %.2f | %s | %s | %d |\n", n, l, e,
-                        (r > 0 ? e / r : 0), a, b, lost }'
+                awk -v n=$n -v l="$label" -v e="$eps" -v r="$raw" -v fr="$fair" \
+                    -v a="$p50" -v rp="$rawp" -v fp="$fairp" \
+                    -v b="$p99" -v lost="$lost" '
+                    function ratio(x, y) { return (x != "-" && y > 0) ? sprintf ("%.2f", x / y) : "-" }
+                    BEGIN {
+                    printf "| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %d |\n", n, l, e,
+                        ratio(e, r), ratio(e, fr), a, ratio(a, rp), ratio(a, fp), b, lost }'
             done
         done
         echo
         echo "(G=1 runs sustained only, with a quarter of the events; its paced"
-        echo "figures are the G=32 row's, whose paced run is one event per request.)"
+        echo "figures are the G=32 row's, whose paced run is one event per request."
+        echo "Target (issue 24): bgn's paced p50 at most 3x the fair raw+sub's.)"
+        echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
     fi
 fi
 
@@ -263,16 +290,37 @@ if want d; then
     echo
     echo "Start-up: from launching \`bgn start --size=N\` (default topology bgn,"
     echo "CURVE on) to its COMMAND running (overlay health \"full\"); total adds"
-    echo "the shutdown. RSS: VmRSS of every broker while idle, from the median run;"
-    echo "VmRSS counts shared library pages in every broker, RssAnon is the private part."
+    echo "the shutdown; CPU = user + sys of every process of the run (bgn start,"
+    echo "its fork server and the brokers, from /usr/bin/time).  RSS: VmRSS of"
+    echo "every broker while idle, from the median run; VmRSS counts shared"
+    echo "library pages in every broker, RssAnon is the private part."
+    echo "Load average at the start of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo
-    echo "| N | start-up s | total s | RSS/broker mean MiB | RSS max MiB | private (RssAnon)/broker MiB | sum of RSS MiB |"
-    echo "|---|---|---|---|---|---|---|"
+    flux=$(command -v flux 2>/dev/null)
+    if [ -n "$flux" ]; then
+        echo "Flux: \`flux start --test-size=N -Sbroker.rc1_path= -Sbroker.rc3_path= true\`"
+        echo "($flux, $("$flux" version 2>/dev/null | sed -n 's/^commands:[[:space:]]*//p')), run"
+        echo "interleaved with bgn, run by run: its total (there is no COMMAND"
+        echo "to time apart from the shutdown) and to COMMAND (the same with"
+        echo "\`sh -c 'date'\` as the initial program)."
+    else
+        echo "Flux: no \`flux\` on PATH, so no Flux figures (install flux-core and"
+        echo "put its bin directory first in PATH, e.g. PATH=/opt/flux/bin:\$PATH)."
+    fi
+    echo
+    if [ -n "$flux" ]; then
+        echo "| N | start-up s | total s | CPU s | Flux to COMMAND s | Flux total s | Flux CPU s | bgn/Flux start-up | RSS/broker mean MiB | RSS max MiB | private (RssAnon)/broker MiB | sum of RSS MiB |"
+        echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+    else
+        echo "| N | start-up s | total s | CPU s | RSS/broker mean MiB | RSS max MiB | private (RssAnon)/broker MiB | sum of RSS MiB |"
+        echo "|---|---|---|---|---|---|---|---|"
+    fi
+    : >"$tmp/d.fit"
     for n in $SIZES; do
-        : >"$tmp/d.$n"
+        : >"$tmp/d.$n"; : >"$tmp/d.flux.$n"
         for r in $(seq "$RUNS"); do
             t0=$(now)
-            "$BGN" start --size=$n sh -c "
+            /usr/bin/time -f "%U %S" -o "$tmp/d.cpu" "$BGN" start --size=$n sh -c "
                 date +%s.%N >'$tmp/d.t'
                 while read rank pid rest; do
                     [ \"\$pid\" -gt 0 ] 2>/dev/null || continue
@@ -280,16 +328,48 @@ if want d; then
                 done <\"\$BGN_RUNDIR/brokers\" >'$tmp/d.rss'" || echo "(start N=$n failed)" >&2
             t2=$(now)
             t1=$(cat "$tmp/d.t")
+            cpu=$(tail -n 1 "$tmp/d.cpu" | awk '{ print $1 + $2 }')
             rss=$(awk '{ s += $1; a += $2; if ($1 > m) m = $1 } END { if (NR) printf "%.1f %.1f %.0f %.1f", s / NR / 1024, m / 1024, s / 1024, a / NR / 1024 }' "$tmp/d.rss")
-            echo "$t0 $t1 $t2 $rss" | awk '{ printf "%.3f %.3f %s %s %s %s\n", $2 - $1, $3 - $1, $4, $5, $6, $7 }' >>"$tmp/d.$n"
+            echo "$t0 $t1 $t2 $cpu $rss" | awk '{ printf "%.3f %.3f %.2f %s %s %s %s\n", $2 - $1, $3 - $1, $4, $5, $6, $7, $8 }' >>"$tmp/d.$n"
+            if [ -n "$flux" ]; then
+                t0=$(now)
+                "$flux" start --test-size=$n -Sbroker.rc1_path= -Sbroker.rc3_path= \
+                    sh -c "date +%s.%N >'$tmp/d.ft'" >/dev/null 2>&1 \
+                    || echo "(flux start N=$n failed)" >&2
+                t1=$(cat "$tmp/d.ft" 2>/dev/null || echo 0)
+                t2=$(now)
+                /usr/bin/time -f "%U %S" -o "$tmp/d.fcpu" "$flux" start --test-size=$n \
+                    -Sbroker.rc1_path= -Sbroker.rc3_path= true >/dev/null 2>&1
+                t3=$(now)
+                fcpu=$(tail -n 1 "$tmp/d.fcpu" | awk '{ print $1 + $2 }')
+                echo "$t0 $t1 $t2 $t3 $fcpu" | awk '{ printf "%.3f %.3f %.2f\n", $2 - $1, $4 - $3, $5 }' >>"$tmp/d.flux.$n"
+            fi
         done
-        sort -g "$tmp/d.$n" | awk -v n=$n '{ l[NR] = $0 } END {
+        sort -g "$tmp/d.$n" | awk '{ l[NR] = $0 } END {
             split(l[int((NR + 1) / 2)], m, " ")
-            # total: median of column 2 separately
-            printf "| %d | %.2f | TOTAL | %s | %s | %s | %s |\n", n, m[1], m[3], m[4], m[6], m[5] }' >"$tmp/d.row"
+            print m[1], m[4], m[5], m[7], m[6] }' >"$tmp/d.row"
         tot=$(awk '{ print $2 }' "$tmp/d.$n" | median)
-        sed "s/TOTAL/$(printf '%.2f' "$tot")/" "$tmp/d.row"
+        cpu=$(awk '{ print $3 }' "$tmp/d.$n" | median)
+        su=$(awk '{ print $1 }' "$tmp/d.row")
+        echo "$n $su" >>"$tmp/d.fit"
+        if [ -n "$flux" ]; then
+            fs=$(awk '{ print $1 }' "$tmp/d.flux.$n" | median)
+            ft=$(awk '{ print $2 }' "$tmp/d.flux.$n" | median)
+            fc=$(awk '{ print $3 }' "$tmp/d.flux.$n" | median)
+            awk -v n=$n -v tot="$tot" -v cpu="$cpu" -v fs="$fs" -v ft="$ft" -v fc="$fc" '{
+                printf "| %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n",
+                    n, $1, tot, cpu, fs, ft, fc, (ft > 0 ? $1 / ft : 0), $2, $3, $4, $5 }' "$tmp/d.row"
+        else
+            awk -v n=$n -v tot="$tot" -v cpu="$cpu" '{
+                printf "| %d | %.2f | %.2f | %.2f | %s | %s | %s | %s |\n", n, $1, tot, cpu, $2, $3, $4, $5 }' "$tmp/d.row"
+        fi
     done
+    echo
+    # growth: start-up at the largest size over start-up at 64
+    awk '$1 == 64 { a = $2 } { l = $1; b = $2 } END {
+        if (a > 0 && l > 64) printf "Start-up at %d / at 64: %.2f (%d times the brokers; target at 256: 4.5).\n", l, b / a, l / 64 }' "$tmp/d.fit"
+    [ -n "$flux" ] && echo "(bgn/Flux start-up: bgn to COMMAND over Flux's total with \`true\`, the issue's figure; target at 256: 0.3.)"
+    echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
 fi
 
 # ---------------------------------------------------------------- e

@@ -696,6 +696,52 @@ static int fork_child (void *arg, const struct forksrv_msg *req)
     return broker_main (fa->argc, fa->argv);
 }
 
+/* The value of --NAME=VALUE or --NAME VALUE in argv, or NULL. */
+static const char *long_arg (int argc, char **argv, const char *name)
+{
+    size_t len = strlen (name);
+
+    for (int i = 1; i < argc; i++) {
+        if (strncmp (argv[i], "--", 2) != 0
+            || strncmp (argv[i] + 2, name, len) != 0)
+            continue;
+        if (argv[i][2 + len] == '=')
+            return argv[i] + 3 + len;
+        if (argv[i][2 + len] == '\0' && i + 1 < argc)
+            return argv[i + 1];
+    }
+    return NULL;
+}
+
+/* What every broker would do for itself on the same libraries, done once
+ * here and inherited by each fork: the overlay module loaded and
+ * relocated (a child's dlopen of it then only counts a reference), and
+ * libzmq's first-context work (its PGM transport looks a protocol up
+ * through NSS, which reads nsswitch.conf and probes for NSS modules).
+ * Best effort: a module not found here is found, or reported, by the
+ * child.  No thread and no socket outlives this: a context with no
+ * socket has no I/O thread yet, and it is ended here. */
+static void fork_server_warm (int argc, char **argv)
+{
+    const char *name = long_arg (argc, argv, "overlay");
+    const char *dirs = long_arg (argc, argv, "module-path");
+    char *path = dirs ? strdup (dirs)
+                      : getenv ("BGN_MODULE_PATH")
+                            ? strdup (getenv ("BGN_MODULE_PATH"))
+                            : default_module_path ();
+    char err[512];
+    void *ctx;
+
+    if (!name)
+        name = "overlay-bgn";
+    /* kept open for good: the children share it */
+    if (path && strcmp (name, "none") != 0)
+        (void)module_open (name, path, err, sizeof (err));
+    free (path);
+    if ((ctx = zmq_ctx_new ()))
+        zmq_ctx_term (ctx);
+}
+
 /* bgn-broker --fork-server=FD [broker options]: started once by bgn
  * start, which asks it for each broker over FD (forksrv.h); every child
  * runs with the broker options given here.  Nothing else happens in this
@@ -715,6 +761,7 @@ static int fork_server (int argc, char **argv)
     argv[1] = argv[0];
     fa.argc = argc - 1;
     fa.argv = argv + 1;
+    fork_server_warm (fa.argc, fa.argv);
     return forksrv_serve ((int)fd, fork_child, &fa) == 0 ? 0
                                                          : EXIT_FAILURE_RUNTIME;
 }

@@ -2,8 +2,11 @@
 /* notify.c: the overlay's health, told to the log and to systemd
  * (sd_notify readiness and status; see notify.h).
  *
- * A 250 ms reactor timer samples the overlay's health; that is cheap (a
- * function call) and keeps this file out of the message path.
+ * A reactor timer samples the overlay's health; that is cheap (a
+ * function call) and keeps this file out of the message path.  It runs
+ * every 250 ms until the overlay is first full (or ready_timeout has
+ * passed), so readiness is told promptly, then every second: an idle
+ * broker wakes for it once a second, not four times.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -22,6 +25,7 @@
 #include "notify.h"
 
 #define NOTIFY_TICK_MS 250
+#define NOTIFY_SLOW_TICK_MS 1000
 
 struct notify {
     struct bgn_broker *b;
@@ -30,6 +34,7 @@ struct notify {
     double start;
     double ready_timeout;
     int ready;
+    int slow;                /* ticking every NOTIFY_SLOW_TICK_MS */
     char status[128];        /* last STATUS= sent */
     char health[32];         /* last health logged, "" before the first */
 };
@@ -89,6 +94,24 @@ static void tell_systemd (struct notify *n, const char *health)
     }
 }
 
+static int tick (zloop_t *loop, int timer_id, void *arg);
+
+/* Once full (or past ready_timeout), sample once a second. */
+static void slow_down (struct notify *n, const char *health)
+{
+    int id;
+
+    if (n->slow || n->timer_id < 0
+        || (strcmp (health, "full") != 0
+            && monotime_now () - n->start < n->ready_timeout))
+        return;
+    if ((id = zloop_timer (n->b->loop, NOTIFY_SLOW_TICK_MS, 0, tick, n)) < 0)
+        return;     /* keeps the fast tick */
+    zloop_timer_end (n->b->loop, n->timer_id);
+    n->timer_id = id;
+    n->slow = 1;
+}
+
 static int tick (zloop_t *loop, int timer_id, void *arg)
 {
     struct notify *n = arg;
@@ -97,6 +120,7 @@ static int tick (zloop_t *loop, int timer_id, void *arg)
     log_health (n, health);
     if (n->active)
         tell_systemd (n, health);
+    slow_down (n, health);
     return 0;
 }
 

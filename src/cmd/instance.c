@@ -249,6 +249,12 @@ static int start_fork_server (struct instance *in)
         fcntl (sv[1], F_SETFD, 0);
         /* its brokers' PMI server (ours) answers gets after finalize */
         setenv ("BGN_PMI_LATE_GET", "1", 1);
+        /* the brokers it forks inherit this: our PMI server answers
+         * requests written back to back (boot.c's read-ahead) */
+        setenv ("BGN_PMI_PIPELINE", "1", 1);
+        /* every symbol bound once, at its exec: a fork then finds them
+         * bound instead of resolving (and copying) them on first use */
+        setenv ("LD_BIND_NOW", "1", 1);
         execv (in->broker_path, argv);
         fprintf (stderr, "bgn start: exec %s: %s\n", in->broker_path,
                  strerror (errno));

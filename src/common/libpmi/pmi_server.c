@@ -6,6 +6,10 @@
  * chained hash table of strdup'd keys and values.  The caller's poll loop
  * drives everything through pmi_server_handle().
  *
+ * Replies to the client being handled are gathered and written once per
+ * read (a client that pipelines its gets, as bgn's bootstrap does, gets
+ * its answers in one write, not one write and one wake-up per line).
+ *
  * A client that must be dropped while we are handling a different fd
  * (its barrier_out could not be written) is shut down, not closed, so
  * its fd number stays valid in the caller's poll set until the caller
@@ -33,6 +37,8 @@
 #define READS_PER_CALL 16
 #define KVS_BUCKETS 4096
 #define MAX_SIZE (1 << 24)
+#define REPLY_LINE_MAX (PMI_SERVER_MAX_LINE + 256)
+#define BATCH_MAX (16 * REPLY_LINE_MAX)
 
 struct kvs_entry {
     struct kvs_entry *next;
@@ -65,6 +71,10 @@ struct pmi_server {
     struct kvs_entry *kvs[KVS_BUCKETS];
     pmi_server_log_f log_fn;
     void *log_arg;
+    /* replies to the client being handled, written at the end of a read */
+    int batch_rank;             /* -1: none, replies go out at once */
+    size_t batch_len;
+    char batch[BATCH_MAX];
 };
 
 static void logmsg (pmi_server_t *srv, const char *fmt, ...)
@@ -116,6 +126,7 @@ pmi_server_t *pmi_server_create (int size, const char *kvsname,
         return NULL;
     }
     srv->size = size;
+    srv->batch_rank = -1;
     strcpy (srv->kvsname, kvsname);
     for (int i = 0; i < size; i++)
         srv->clients[i].fd = -1;
@@ -386,11 +397,36 @@ static void mark_dead (pmi_server_t *srv, int rank, const char *why)
     }
 }
 
-/* Send one reply line (a newline is appended). */
+static void write_out (pmi_server_t *srv, int rank, const char *buf,
+                       size_t len)
+{
+    struct client *c = &srv->clients[rank];
+
+    if (c->dead || c->fd < 0 || len == 0)
+        return;
+    if (pmi_fd_write_all (c->fd, buf, len,
+                          pmi_fd_now () + WRITE_TIMEOUT_MS / 1000.0,
+                          NULL) < 0) {
+        char why[128];
+        snprintf (why, sizeof (why), "write failed: %s", strerror (errno));
+        mark_dead (srv, rank, why);
+    }
+}
+
+/* Write what was gathered for the client being handled. */
+static void batch_flush (pmi_server_t *srv)
+{
+    if (srv->batch_rank >= 0)
+        write_out (srv, srv->batch_rank, srv->batch, srv->batch_len);
+    srv->batch_len = 0;
+}
+
+/* Send one reply line (a newline is appended): gathered if it is for
+ * the client being handled, else written at once. */
 static void reply (pmi_server_t *srv, int rank, const char *fmt, ...)
 {
     struct client *c = &srv->clients[rank];
-    char buf[PMI_SERVER_MAX_LINE + 256];
+    char buf[REPLY_LINE_MAX];
     va_list ap;
     int n;
 
@@ -402,13 +438,14 @@ static void reply (pmi_server_t *srv, int rank, const char *fmt, ...)
     if (n < 0 || (size_t)n >= sizeof (buf) - 1)
         n = snprintf (buf, sizeof (buf) - 1, "cmd=error rc=-1 msg=reply_too_long");
     buf[n++] = '\n';
-    if (pmi_fd_write_all (c->fd, buf, (size_t)n,
-                          pmi_fd_now () + WRITE_TIMEOUT_MS / 1000.0,
-                          NULL) < 0) {
-        char why[128];
-        snprintf (why, sizeof (why), "write failed: %s", strerror (errno));
-        mark_dead (srv, rank, why);
+    if (rank != srv->batch_rank) {
+        write_out (srv, rank, buf, (size_t)n);
+        return;
     }
+    if (srv->batch_len + (size_t)n > sizeof (srv->batch))
+        batch_flush (srv);
+    memcpy (srv->batch + srv->batch_len, buf, (size_t)n);
+    srv->batch_len += (size_t)n;
 }
 
 /* Barrier */
@@ -628,6 +665,8 @@ static int close_client (pmi_server_t *srv, int rank, const char *why)
     struct client *c = &srv->clients[rank];
     bool early = (c->state == PMI_CLIENT_CONNECTED);
 
+    if (rank == srv->batch_rank)
+        batch_flush (srv);      /* its last answers (an error) go first */
     if (why)
         logmsg (srv, "rank %d: %s", rank, why);
     srv->fdmap[c->fd] = -1;
@@ -653,16 +692,29 @@ static int close_client (pmi_server_t *srv, int rank, const char *why)
     return 1;
 }
 
+static int handle_reads (pmi_server_t *srv, int rank, int fd);
+
 int pmi_server_handle (pmi_server_t *srv, int fd)
 {
-    int rank;
-    struct client *c;
+    int rank, rc;
 
     if (!srv || (rank = pmi_server_client_rank (srv, fd)) < 0) {
         errno = ENOENT;
         return -1;
     }
-    c = &srv->clients[rank];
+    srv->batch_rank = rank;
+    srv->batch_len = 0;
+    rc = handle_reads (srv, rank, fd);
+    batch_flush (srv);  /* after a close: c->fd < 0, nothing written */
+    srv->batch_rank = -1;
+    return rc;
+}
+
+/* Read and answer what rank sent (its replies gathered in the batch). */
+static int handle_reads (pmi_server_t *srv, int rank, int fd)
+{
+    struct client *c = &srv->clients[rank];
+
     for (int reads = 0; reads < READS_PER_CALL; reads++) {
         if (c->dead)
             return close_client (srv, rank, NULL);
@@ -703,6 +755,7 @@ int pmi_server_handle (pmi_server_t *srv, int fd)
         }
         memmove (c->inbuf, c->inbuf + start, c->inlen - start);
         c->inlen -= start;
+        batch_flush (srv);      /* this read's answers, in one write */
         if (c->inlen > PMI_SERVER_MAX_LINE) {
             reply_error (srv, rank, NULL, "line_too_long");
             return close_client (srv, rank,

@@ -504,8 +504,27 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
 
 /* ---- timers and hellos ------------------------------------------------- */
 
+/* A SYNC repeats what the last one said at most this often (in
+ * sync periods): an idle stream costs every broker a signature check a
+ * second otherwise, for news it has already had. */
+#define SYNC_QUIET_PERIODS 10
+
+static int sync_due (const struct evlayer *ev, double now)
+{
+    double since = now - ev->last_sync;
+
+    if (since < ev->cfg.sync_period)
+        return 0;
+    return ev->sent_seq != ev->synced_seq || ev->gone != ev->synced_gone
+           || ev->root_base != ev->synced_base
+           || since >= ev->cfg.sync_period * SYNC_QUIET_PERIODS;
+}
+
 static void send_sync (struct evlayer *ev)
 {
+    ev->synced_seq = ev->sent_seq;
+    ev->synced_gone = ev->gone;
+    ev->synced_base = ev->root_base;
     json_t *o = json_pack ("{s:I s:I s:I s:I}", "seq",
                            (json_int_t)ev->sent_seq, "epoch",
                            (json_int_t)ev->cfg.epoch, "gone",
@@ -523,8 +542,7 @@ void evlayer_tick (struct evlayer *ev, double now)
     ev->now = now;
     if (ev->rank == 0) {
         evroot_learn_check (ev, 1);
-        if (ev->can_publish && ev->sent_seq > 0
-            && now - ev->last_sync >= ev->cfg.sync_period) {
+        if (ev->can_publish && ev->sent_seq > 0 && sync_due (ev, now)) {
             ev->last_sync = now;
             send_sync (ev);
         }

@@ -100,6 +100,7 @@ struct evlayer {
     size_t granted;             /* room evlayer_room gave a group of
                                    events, not yet published */
     double last_flush, last_sync, armed;
+    uint32_t synced_seq, synced_gone, synced_base;  /* the last SYNC's */
 
     /* repair */
     struct {

@@ -384,6 +384,12 @@ void hello_connected (struct overlay *ov, const char *endpoint)
             continue;
         p->link_broken = false;
         p->hello_backoff = 0;
+        /* the first connection carries the hello queued at the start:
+         * a second one would be answered twice */
+        if (p->hello_queued) {
+            p->hello_queued = false;
+            continue;
+        }
         if ((p->state == PEER_DOWN || p->state == PEER_CONNECTING)
             && !p->refused)
             hello_send (ov, p);

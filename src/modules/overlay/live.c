@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* live.c: keepalives, suspect and lost (see live.h). */
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "fence.h"
@@ -8,6 +9,8 @@
 #include "route.h"
 
 #define SUSPECT_INTERVALS 3
+#define QUIET_INTERVALS 1.5      /* the higher end speaks after this */
+#define RTT_INTERVALS 10         /* the higher end measures its RTT this often */
 
 void live_set_state (struct overlay *ov, struct peer *p, int state)
 {
@@ -95,6 +98,26 @@ void live_never_joined (struct overlay *ov, double now)
     }
 }
 
+/* Whether to send 'p' a keepalive now.  Both ends of a link tick at
+ * once (overlay.c's grid), so if both spoke after the same silence,
+ * each keepalive would be echoed and a link would carry four messages a
+ * second.  The lower rank speaks after 0.9 intervals without sending;
+ * the higher one waits QUIET_INTERVALS, so that normally the lower
+ * end's keepalive and its echo are all a link carries, and each end
+ * still sends something at least that often.  The higher end also
+ * speaks now and then to measure its own RTT. */
+static bool keepalive_due (struct overlay *ov, struct peer *p, double now)
+{
+    double interval = ov->cfg.keepalive_interval;
+    double silent = now - p->last_sent;
+
+    if (ov->rank < p->rank)
+        return silent >= interval * 0.9;
+    return silent >= interval * QUIET_INTERVALS
+           || (silent >= interval * 0.9
+               && (p->rtt_us < 0 || now - p->rtt_at >= interval * RTT_INTERVALS));
+}
+
 void live_tick (struct overlay *ov, double now)
 {
     double interval = ov->cfg.keepalive_interval;
@@ -113,7 +136,7 @@ void live_tick (struct overlay *ov, double now)
         }
         if (silent >= SUSPECT_INTERVALS * interval)
             live_set_state (ov, p, PEER_SUSPECT);
-        if (now - p->last_sent >= interval * 0.9) {
+        if (keepalive_due (ov, p, now)) {
             if (p->ka_sent_at == 0 || now - p->ka_sent_at > timeout)
                 p->ka_sent_at = now;
             send_keepalive (ov, p, 0);
@@ -135,7 +158,8 @@ void live_keepalive (struct overlay *ov, struct peer *p,
     if (env->flags == 0)
         send_keepalive (ov, p, 1);   /* echo, so the sender gets an RTT */
     else if (p->ka_sent_at > 0) {
-        p->rtt_us = (ovl_now (ov) - p->ka_sent_at) * 1e6;
+        p->rtt_at = ovl_now (ov);
+        p->rtt_us = (p->rtt_at - p->ka_sent_at) * 1e6;
         p->ka_sent_at = 0;
     }
 }

@@ -111,6 +111,7 @@ static void wakeup_notify (void *arg, double when)
 }
 
 static void tick_cb (void *arg);
+static double next_tick (const struct overlay *ov, double now);
 
 static int make_peers (struct overlay *ov)
 {
@@ -277,10 +278,12 @@ int overlay_start (struct overlay *ov)
             rc = -1;
             break;
         }
+        /* queued until the connection is up, then it goes first */
         hello_send (ov, p);
+        p->hello_queued = true;
     }
     ov->last_tick = now;
-    ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
+    ovtimer_arm (ov->tick, next_tick (ov, now));
     ov->health.dirty = true;   /* no peers at all: ready at once */
     ovl_log (ov, LOG_DEBUG, "overlay %s: %d peers, bind %s, ttl %d",
              ov->topo_spec, ov->peers->n, ov->endpoint, ov->ttl);
@@ -301,6 +304,22 @@ void overlay_leave (struct overlay *ov)
 
 /* ---- timers ------------------------------------------------------------ */
 
+/* The next tick: on a grid of half keepalive intervals laid on the wall
+ * clock, the same for every broker whose clock agrees (all of one host,
+ * and hosts kept in time).  Brokers then tick together: each hears its
+ * peers' keepalives in a burst and wakes once for them, where ticks at
+ * random phases woke it once per peer. */
+static double next_tick (const struct overlay *ov, double now)
+{
+    double step = ov->cfg.keepalive_interval / 2;
+    double at;
+
+    if (!(step > 0))
+        return now;
+    at = (floor ((now + ov->wall_offset) / step) + 1) * step - ov->wall_offset;
+    return at > now ? at : at + step;
+}
+
 static void tick_cb (void *arg)
 {
     struct overlay *ov = arg;
@@ -316,7 +335,7 @@ static void tick_cb (void *arg)
     route_expire (ov, now);
     hello_retry (ov, now);
     moved_tick (ov, now);
-    ovtimer_arm (ov->tick, now + ov->cfg.keepalive_interval / 2);
+    ovtimer_arm (ov->tick, next_tick (ov, now));
 }
 
 void overlay_run_timers (struct overlay *ov)
@@ -694,6 +713,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
             struct peer *p = ov->peers->v[i];
             if (p->connector && !strcmp (p->endpoint, endpoint)) {
                 p->link_broken = true;
+                p->hello_queued = false;
                 live_peer_lost (ov, p, "connection closed");
             }
         }

@@ -62,6 +62,7 @@ struct peer {
     uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
     uint64_t reroutes, ttl_drops, backlog_drops;
     double rtt_us;           /* -1: not measured yet */
+    double rtt_at;           /* when rtt_us was measured */
     double ka_sent_at;       /* keepalive awaiting echo, for RTT */
     bool leaving;            /* said goodbye: its down is orderly */
     bool refused;            /* it refused our hello: stop saying it */
@@ -75,6 +76,9 @@ struct peer {
     bool link_broken;        /* we connect: the transport said our
                                 connection closed, and not yet that it
                                 is back (no hello would get through) */
+    bool hello_queued;       /* we connect: a hello was queued on the
+                                new connection before its handshake, so
+                                the handshake need not trigger another */
     double redial_at;        /* next time to redial a stuck link */
     double moved_sent;       /* it dials us: when we last told it where
                                 we listen (moved.c) */
