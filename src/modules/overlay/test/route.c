@@ -266,7 +266,7 @@ static void check_held (void)
 static void check_held_bound (void)
 {
     struct fake *f = rank0 ();
-    size_t one;
+    size_t one = 0;
 
     fake_fence1 (f, 1, ENV_VIEW, 5, 1005, true);
     fake_clear (f);
