@@ -7,8 +7,9 @@
 # and the simulator link it alone), its parts must call downward only,
 # and no include circle may creep in anywhere; t/scripts/layout.py checks
 # the sources, the link of the core's unit tests checks the build.  The
-# README's map names every folder and file under src/
-# (t/scripts/readmemap.py, against the files git knows).
+# README's map names every folder and file of the tree, src/, t/, doc/,
+# etc/, .ci/, config/ and the top level alike (t/scripts/readmemap.py,
+# against the files git knows).
 
 test_description='source layout: include circles, layering, a sans-I/O core'
 
@@ -56,10 +57,13 @@ test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
 	test_must_fail grep -E "libzmq|libczmq" ldd.out
 '
 
-test_expect_success GITTREE 'the README map names every folder and file under src/' '
+test_expect_success GITTREE 'the README map names every folder and file of the tree' '
 	git -C "$BGN_TOP_SRCDIR" ls-files --cached --others --exclude-standard \
-		src >src.files &&
+		>src.files &&
 	test $(wc -l <src.files) -gt 100 &&
+	grep -q "^t/t0002-layout.t$" src.files &&
+	grep -q "^doc/bgn.1$" src.files &&
+	grep -q "^.ci/run$" src.files &&
 	"$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <src.files >map.out 2>&1 ||
 	{ cat map.out; false; }
 '
@@ -83,7 +87,40 @@ test_expect_success GITTREE 'the map checker catches a file or a folder without 
 	grep "^src/broker/hosts.h: a file the README map does not name$" old.out &&
 	grep "^src/common/libpmi/pmi_fd.c: a file the README map does not name$" old.out &&
 	grep "^src/common/libpmi/pmi_fd.h: a file the README map does not name$" old.out &&
-	grep "^README map names pmi_fdx.c, which is not under src/$" old.out
+	grep "^README map names pmi_fdx.c, which is not in the tree$" old.out
+'
+
+test_expect_success GITTREE 'the map checker looks beyond src/: tests, docs, etc/, .ci/, the top' '
+	{ cat src.files &&
+	  printf "%s\n" NEWS doc/new-guide.md etc/bgn.logrotate \
+		t/t9999-new.t t/newdir/helper.sh t/toml/valid/new-case.toml \
+		doc/img/new-figure.png; } >more.files &&
+	test_must_fail "$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <more.files >more.out &&
+	cat more.out &&
+	test $(wc -l <more.out) -eq 6 &&
+	grep "^NEWS: a file the README map does not name$" more.out &&
+	grep "^doc/new-guide.md: a file the README map does not name$" more.out &&
+	grep "^etc/bgn.logrotate: a file the README map does not name$" more.out &&
+	grep "^t/t9999-new.t: a file the README map does not name$" more.out &&
+	grep "^t/newdir/: a folder the README map does not name$" more.out &&
+	grep "^t/newdir/helper.sh: a file the README map does not name$" more.out
+'
+
+test_expect_success GITTREE 'the map checker catches a line taken out, and a stale folder' '
+	grep "^| \`.ci/\` |" "$BGN_TOP_SRCDIR/README.md" &&
+	grep "\`t1400-security.t\` attacks" "$BGN_TOP_SRCDIR/README.md" &&
+	sed -e "/^| \`.ci\/\` |/d" \
+	    -e "s/\`t1400-security.t\` attacks/attacks/" \
+	    -e "s/\`t\/sim\/\`,/\`t\/sims\/\`,/" \
+		"$BGN_TOP_SRCDIR/README.md" >noci.md &&
+	test_must_fail "$PY" "$MAP" noci.md <src.files >noci.out &&
+	cat noci.out &&
+	test $(wc -l <noci.out) -eq 5 &&
+	grep "^.ci/: a folder the README map does not name$" noci.out &&
+	grep "^.ci/run: a file the README map does not name$" noci.out &&
+	grep "^t/t1400-security.t: a file the README map does not name$" noci.out &&
+	grep "^t/sim/: a folder the README map does not name$" noci.out &&
+	grep "^README map names t/sims/, a folder not in the tree$" noci.out
 '
 
 test_done
