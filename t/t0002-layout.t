@@ -9,7 +9,8 @@
 # the sources, the link of the core's unit tests checks the build.  The
 # README's map names every folder and file of the tree, src/, t/, doc/,
 # etc/, .ci/, config/ and the top level alike (t/scripts/readmemap.py,
-# against the files git knows).
+# against the files git knows), and no file points at one the tree does
+# not have (t/scripts/docrefs.py).
 
 test_description='source layout: include circles, layering, a sans-I/O core'
 
@@ -17,6 +18,7 @@ test_description='source layout: include circles, layering, a sans-I/O core'
 
 PY=${PYTHON3:-python3}
 MAP="$BGN_TOP_SRCDIR/t/scripts/readmemap.py"
+REFS="$BGN_TOP_SRCDIR/t/scripts/docrefs.py"
 
 # The files of the tree are the ones git knows (tracked, or new and not
 # ignored); a release tarball has no git and no need of this check.
@@ -121,6 +123,37 @@ test_expect_success GITTREE 'the map checker catches a line taken out, and a sta
 	grep "^t/t1400-security.t: a file the README map does not name$" noci.out &&
 	grep "^t/sim/: a folder the README map does not name$" noci.out &&
 	grep "^README map names t/sims/, a folder not in the tree$" noci.out
+'
+
+test_expect_success GITTREE 'no file points at a file outside the tree' '
+	(cd "$BGN_TOP_SRCDIR" && "$PY" "$REFS" .) <src.files >refs.out 2>&1 ||
+	{ cat refs.out; false; }
+'
+
+# The names a pointer out of the tree would use are written in pieces
+# here, so that this file does not name them itself.
+test_expect_success 'the pointer checker catches links and names of files elsewhere' '
+	mkdir -p refs/doc refs/src &&
+	printf "%s\n" "# x" "[the protocol](doc/proto.md), [gone](doc/gone.md)" \
+		"[a page](https://example.org/x.md), [here](#x)" \
+		"kept in ../sha""red/layout" >refs/README.md &&
+	printf "%s\n" "# proto" "[back](../README.md), see later.md" \
+		>refs/doc/proto.md &&
+	printf "%s\n" ".TH X 1" ".I overlay\\-gone.md" >refs/doc/x.1 &&
+	printf "%s\n" "/* why: see DES""IGN.md and not""es/ids.txt */" \
+		"/* the overlay-lay""out note */" >refs/src/a.c &&
+	printf "%s\n" README.md doc/proto.md doc/x.1 src/a.c >refs.files &&
+	test_must_fail "$PY" "$REFS" refs <refs.files >bad-refs.out &&
+	cat bad-refs.out &&
+	test $(wc -l <bad-refs.out) -eq 8 &&
+	grep "^README.md:2: links to doc/gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^README.md:2: names doc/gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^README.md:4: names a folder beside the repository$" bad-refs.out &&
+	grep "^doc/proto.md:2: names later.md, which is not in the tree$" bad-refs.out &&
+	grep "^doc/x.1:2: names overlay-gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^src/a.c:1: names design notes outside the tree$" bad-refs.out &&
+	grep "^src/a.c:1: names a notes folder outside the tree$" bad-refs.out &&
+	grep "^src/a.c:2: names a layout note outside the tree$" bad-refs.out
 '
 
 test_done
