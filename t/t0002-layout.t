@@ -7,8 +7,10 @@
 # and the simulator link it alone), its parts must call downward only,
 # and no include circle may creep in anywhere; t/scripts/layout.py checks
 # the sources, the link of the core's unit tests checks the build.  The
-# README's map names every folder and file under src/
-# (t/scripts/readmemap.py, against the files git knows).
+# README's map names every folder and file of the tree, src/, t/, doc/,
+# etc/, .ci/, config/ and the top level alike (t/scripts/readmemap.py,
+# against the files git knows), and no file points at one the tree does
+# not have (t/scripts/docrefs.py).
 
 test_description='source layout: include circles, layering, a sans-I/O core'
 
@@ -16,6 +18,7 @@ test_description='source layout: include circles, layering, a sans-I/O core'
 
 PY=${PYTHON3:-python3}
 MAP="$BGN_TOP_SRCDIR/t/scripts/readmemap.py"
+REFS="$BGN_TOP_SRCDIR/t/scripts/docrefs.py"
 
 # The files of the tree are the ones git knows (tracked, or new and not
 # ignored); a release tarball has no git and no need of this check.
@@ -56,10 +59,13 @@ test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
 	test_must_fail grep -E "libzmq|libczmq" ldd.out
 '
 
-test_expect_success GITTREE 'the README map names every folder and file under src/' '
+test_expect_success GITTREE 'the README map names every folder and file of the tree' '
 	git -C "$BGN_TOP_SRCDIR" ls-files --cached --others --exclude-standard \
-		src >src.files &&
+		>src.files &&
 	test $(wc -l <src.files) -gt 100 &&
+	grep -q "^t/t0002-layout.t$" src.files &&
+	grep -q "^doc/bgn.1$" src.files &&
+	grep -q "^.ci/run$" src.files &&
 	"$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <src.files >map.out 2>&1 ||
 	{ cat map.out; false; }
 '
@@ -83,7 +89,71 @@ test_expect_success GITTREE 'the map checker catches a file or a folder without 
 	grep "^src/broker/hosts.h: a file the README map does not name$" old.out &&
 	grep "^src/common/libpmi/pmi_fd.c: a file the README map does not name$" old.out &&
 	grep "^src/common/libpmi/pmi_fd.h: a file the README map does not name$" old.out &&
-	grep "^README map names pmi_fdx.c, which is not under src/$" old.out
+	grep "^README map names pmi_fdx.c, which is not in the tree$" old.out
+'
+
+test_expect_success GITTREE 'the map checker looks beyond src/: tests, docs, etc/, .ci/, the top' '
+	{ cat src.files &&
+	  printf "%s\n" NEWS doc/new-guide.md etc/bgn.logrotate \
+		t/t9999-new.t t/newdir/helper.sh t/toml/valid/new-case.toml \
+		doc/img/new-figure.png; } >more.files &&
+	test_must_fail "$PY" "$MAP" "$BGN_TOP_SRCDIR/README.md" <more.files >more.out &&
+	cat more.out &&
+	test $(wc -l <more.out) -eq 6 &&
+	grep "^NEWS: a file the README map does not name$" more.out &&
+	grep "^doc/new-guide.md: a file the README map does not name$" more.out &&
+	grep "^etc/bgn.logrotate: a file the README map does not name$" more.out &&
+	grep "^t/t9999-new.t: a file the README map does not name$" more.out &&
+	grep "^t/newdir/: a folder the README map does not name$" more.out &&
+	grep "^t/newdir/helper.sh: a file the README map does not name$" more.out
+'
+
+test_expect_success GITTREE 'the map checker catches a line taken out, and a stale folder' '
+	grep "^| \`.ci/\` |" "$BGN_TOP_SRCDIR/README.md" &&
+	grep "\`t1400-security.t\` attacks" "$BGN_TOP_SRCDIR/README.md" &&
+	sed -e "/^| \`.ci\/\` |/d" \
+	    -e "s/\`t1400-security.t\` attacks/attacks/" \
+	    -e "s/\`t\/sim\/\`,/\`t\/sims\/\`,/" \
+		"$BGN_TOP_SRCDIR/README.md" >noci.md &&
+	test_must_fail "$PY" "$MAP" noci.md <src.files >noci.out &&
+	cat noci.out &&
+	test $(wc -l <noci.out) -eq 5 &&
+	grep "^.ci/: a folder the README map does not name$" noci.out &&
+	grep "^.ci/run: a file the README map does not name$" noci.out &&
+	grep "^t/t1400-security.t: a file the README map does not name$" noci.out &&
+	grep "^t/sim/: a folder the README map does not name$" noci.out &&
+	grep "^README map names t/sims/, a folder not in the tree$" noci.out
+'
+
+test_expect_success GITTREE 'no file points at a file outside the tree' '
+	(cd "$BGN_TOP_SRCDIR" && "$PY" "$REFS" .) <src.files >refs.out 2>&1 ||
+	{ cat refs.out; false; }
+'
+
+# The names a pointer out of the tree would use are written in pieces
+# here, so that this file does not name them itself.
+test_expect_success 'the pointer checker catches links and names of files elsewhere' '
+	mkdir -p refs/doc refs/src &&
+	printf "%s\n" "# x" "[the protocol](doc/proto.md), [gone](doc/gone.md)" \
+		"[a page](https://example.org/x.md), [here](#x)" \
+		"kept in ../sha""red/layout" >refs/README.md &&
+	printf "%s\n" "# proto" "[back](../README.md), see later.md" \
+		>refs/doc/proto.md &&
+	printf "%s\n" ".TH X 1" ".I overlay\\-gone.md" >refs/doc/x.1 &&
+	printf "%s\n" "/* why: see DES""IGN.md and not""es/ids.txt */" \
+		"/* the overlay-lay""out note */" >refs/src/a.c &&
+	printf "%s\n" README.md doc/proto.md doc/x.1 src/a.c >refs.files &&
+	test_must_fail "$PY" "$REFS" refs <refs.files >bad-refs.out &&
+	cat bad-refs.out &&
+	test $(wc -l <bad-refs.out) -eq 8 &&
+	grep "^README.md:2: links to doc/gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^README.md:2: names doc/gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^README.md:4: names a folder beside the repository$" bad-refs.out &&
+	grep "^doc/proto.md:2: names later.md, which is not in the tree$" bad-refs.out &&
+	grep "^doc/x.1:2: names overlay-gone.md, which is not in the tree$" bad-refs.out &&
+	grep "^src/a.c:1: names design notes outside the tree$" bad-refs.out &&
+	grep "^src/a.c:1: names a notes folder outside the tree$" bad-refs.out &&
+	grep "^src/a.c:2: names a layout note outside the tree$" bad-refs.out
 '
 
 test_done

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-3.0-or-later
 """readmemap.py README [FILE...]: the README's "Source code layout" names
-every folder and file under src/.
+every folder and file of the tree.
 
 The files are the arguments, or one a line on standard input (git ls-files
-src); only those under src/ are looked at.  The map is the README section
-"## Source code layout", up to the next "## " heading; a name is any word
-of a `code span` in it.  Then:
+--cached --others --exclude-standard, from the top of the tree).  The map
+is the README section "## Source code layout", up to the next "## "
+heading; a name is any word of a `code span` in it.  Then:
 
 - a folder is named by a word ending in "/" that is its path, or the end
-  of its path ("libmsg/fuzz/", "test/"); every folder under src/ must be;
+  of its path ("libmsg/fuzz/", "test/", "t/"); every folder must be, the
+  top-level ones (".ci/", "doc/", "src/", "t/" ...) included;
 - a file is named by its file name or the end of its path
-  ("broker/hosts.c"), and its folder must be named too.  A header X.h
-  goes with its X.c.  Files under a folder "test" or "fuzz" go with
-  their folder (the map says what those hold once, for all);
-- a C file (.c, .h) the map names but no folder holds is stale.
+  ("broker/hosts.c", "README.md"), and its folder must be named too.  A
+  header X.h goes with its X.c.  Files under a folder "test" or "fuzz",
+  and the data of the folders in DATA (TOML cases, figures, benchmark
+  tables), go with their folder: the map says what those hold once;
+- a name of the map that looks like a file (a known ending) or a folder
+  and is nowhere in the tree is stale.
 
 Prints one line per problem and exits 1 if there is any.
 """
@@ -23,6 +26,11 @@ import re
 import sys
 
 WHOLE = ("test", "fuzz")     # folders whose files go with the folder
+DATA = ("t/toml/valid", "t/toml/invalid", "t/toml/schema",
+        "doc/img", "doc/bench-data")
+# endings of the words that are taken for file names (so a stale one is
+# caught); other words with a dot ("bgn.so", "bgn.rpc") are left alone
+FILELIKE = r"[\w./-]+\.(c|h|t|py|sh|md|toml|in|am|ac|[1-8])"
 
 
 def map_words(readme):
@@ -40,26 +48,32 @@ def map_words(readme):
     return words
 
 
+def matches(path, word):
+    """Is 'path' the word (without its trailing "/"), or its end?"""
+    w = word.rstrip("/")
+    return path == w or path.endswith("/" + w)
+
+
 def named(path, words, folder):
     """Is 'path' (a file, or with folder=True a folder) one of the words,
     or the end of one of them?"""
-    for w in words:
-        if folder != w.endswith("/"):
-            continue
-        w = w.rstrip("/")
-        if path == w or path.endswith("/" + w):
-            return True
-    return False
+    return any(folder == w.endswith("/") and matches(path, w)
+               for w in words)
 
 
 def folders_of(path):
     parts = path.split("/")[:-1]
-    return ["/".join(parts[:i]) for i in range(2, len(parts) + 1)]
+    return ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+
+
+def goes_with_folder(d):
+    return os.path.basename(d) in WHOLE or \
+        any(d == p or d.startswith(p + "/") for p in DATA)
 
 
 def problems(words, files):
     out = []
-    files = sorted(f for f in files if f.startswith("src/"))
+    files = sorted(set(files))
     present = set(files)
     folders = sorted({d for f in files for d in folders_of(f)})
     for d in folders:
@@ -67,7 +81,7 @@ def problems(words, files):
             out.append(f"{d}/: a folder the README map does not name")
     for f in files:
         d = os.path.dirname(f)
-        if os.path.basename(d) in WHOLE:
+        if goes_with_folder(d):
             continue
         if named(f, words, False):
             continue
@@ -76,11 +90,14 @@ def problems(words, files):
                                                            words, False):
             continue
         out.append(f"{f}: a file the README map does not name")
-    basenames = {os.path.basename(f) for f in files}
     for w in sorted(words):
-        if re.fullmatch(r"[\w./-]+\.[ch]", w) and not w.startswith("t/") \
-           and os.path.basename(w) not in basenames:
-            out.append(f"README map names {w}, which is not under src/")
+        if w.endswith("/"):
+            if re.fullmatch(r"[\w./-]+/", w) and \
+               not any(matches(d, w) for d in folders):
+                out.append(f"README map names {w}, a folder not in the tree")
+        elif re.fullmatch(FILELIKE, w) and \
+                not any(matches(f, w) for f in files):
+            out.append(f"README map names {w}, which is not in the tree")
     return out
 
 
