@@ -14,7 +14,7 @@ void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE])
     buf[3] = env->ttl;
     buf[4] = env->hops;
     buf[5] = env->flags;
-    buf[6] = buf[7] = 0;
+    wire_put16 (buf + 6, env->kind == ENV_DATA ? env->stamp : 0);
     wire_put32 (buf + 8, env->source);
     wire_put32 (buf + 12, env->dest);
     wire_put64 (buf + 16, env->sender_inc);
@@ -35,7 +35,7 @@ int envelope_decode (const void *data, size_t len, struct envelope *env,
         reason = "envelope has an unsupported version";
     else if (p[2] < 1 || p[2] > ENV_KIND_MAX)
         reason = "envelope has an unknown kind";
-    else if (p[6] || p[7])
+    else if (p[2] != ENV_DATA && (p[6] || p[7]))
         reason = "envelope reserved bytes are not zero";
     if (reason) {
         if (why)
@@ -47,11 +47,17 @@ int envelope_decode (const void *data, size_t len, struct envelope *env,
     env->ttl = p[3];
     env->hops = p[4];
     env->flags = p[5];
+    env->stamp = wire_get16 (p + 6);
     env->source = wire_get32 (p + 8);
     env->dest = wire_get32 (p + 12);
     env->sender_inc = wire_get64 (p + 16);
     env->receiver_inc = wire_get64 (p + 24);
     return 0;
+}
+
+uint16_t envelope_inc_stamp (uint64_t inc)
+{
+    return (uint16_t)(1 + inc % 65535);
 }
 
 const char *envelope_kindstr (int kind)

@@ -15,7 +15,7 @@
  *   3  u8   ttl (hops left)    16  u64 sender incarnation
  *   4  u8   hops (so far)      24  u64 receiver incarnation as the sender
  *   5  u8   flags                      knows it (0 only in HELLO)
- *   6  u16  reserved, 0
+ *   6  u16  DATA: the destination's stamp (below); other kinds: 0
  *
  * Bytes 0-15 keep this layout in every version, so a broker can name a
  * peer of another version (the rank a HELLO claims) and refuse it
@@ -71,16 +71,28 @@ enum {
 #define ENV_FLAG_SIGNED 0x10
 #define ENV_SIG_BLOCK (8 + 8 + 64)
 
+/* The stamp (ENV_DATA): which incarnation of the destination rank the
+ * origin meant, as a 16-bit tag of it (envelope_inc_stamp), or 0 if the
+ * origin knew none.  Relays carry it as it is.  A broker that rejoined
+ * after a fence runs a request only if it bears its present
+ * incarnation's stamp: one meant for the fenced incarnation is failed by
+ * its origin when the fence reaches it ("the request may have run"), so
+ * it must not run later at the new one.  Two incarnations share a stamp
+ * once in 65,535. */
 struct envelope {
     uint8_t kind;
     uint8_t ttl;
     uint8_t hops;
     uint8_t flags;
+    uint16_t stamp;
     uint32_t source;
     uint32_t dest;
     uint64_t sender_inc;
     uint64_t receiver_inc;
 };
+
+/* The stamp of incarnation inc: 1..65535, never 0. */
+uint16_t envelope_inc_stamp (uint64_t inc);
 
 /* Write the 32-byte form of env into buf. */
 void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
@@ -88,7 +100,7 @@ void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
 /* Parse the envelope at the front of len bytes at data (what follows
  * is not looked at).  Returns 0, or -1 with errno EPROTO and a reason in
  * *why (a static string) for fewer than ENV_SIZE bytes, a wrong magic,
- * version, kind or non-zero reserved field.
+ * version, kind, or bytes 6-7 not zero in a kind other than ENV_DATA.
  */
 int envelope_decode (const void *data, size_t len, struct envelope *env,
                      const char **why);

@@ -81,6 +81,13 @@ bool fence_is_fenced (struct overlay *ov, uint32_t rank)
     return bgn_router_is_down (ov->router, rank);
 }
 
+uint16_t fence_stamp (struct overlay *ov, uint32_t rank)
+{
+    const struct fence_entry *f = idmap_get (ov->fence.map, rank);
+
+    return f && !f->fenced && f->inc ? envelope_inc_stamp (f->inc) : 0;
+}
+
 const char *fence_reason (struct overlay *ov, const struct fence_entry *f)
 {
     return f->reason < ov->fence.nreasons ? ov->fence.reasons[f->reason] : "";
@@ -302,7 +309,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
                  (unsigned)rank, (unsigned long long)f->inc);
         bgn_router_set_down (ov->router, rank, false);
         route_release (ov, rank);
-        tracker_release (ov, rank);
+        tracker_release (ov, rank, envelope_inc_stamp (f->inc));
         note (ov, OVL_NOTE_UNFENCED, rank, f->inc);
         if (ov->rank == 0)
             mark (ov->fence.members, rank);

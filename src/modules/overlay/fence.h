@@ -129,6 +129,10 @@ int fence_init (struct overlay *ov);
 void fence_fini (struct overlay *ov);
 
 bool fence_is_fenced (struct overlay *ov, uint32_t rank);
+/* The stamp (envelope.h) of rank's incarnation as this broker knows it:
+ * its live record's, or 0 if it has none (never heard of, or fenced). */
+uint16_t fence_stamp (struct overlay *ov, uint32_t rank);
+
 /* The reason a record was written with ("" if none). */
 const char *fence_reason (struct overlay *ov, const struct fence_entry *f);
 /* The record of rank, or NULL if nothing is known of it. */

@@ -361,6 +361,25 @@ static int source_unverified (struct overlay *ov, const struct peer *via,
     return sp && peer_is_up (sp);
 }
 
+/* A request to this rank meant for an incarnation of it that was fenced
+ * (its stamp, envelope.h): its origin fails it when the fence reaches it,
+ * so it must not run here now.  Only a broker that rejoined checks: a
+ * process that started anew cannot tell its own stamp from a
+ * predecessor's, and its predecessor's requests are 'outcome unknown'
+ * anyway (the destination died). */
+static bool meant_for_fenced (struct overlay *ov, const struct envelope *env)
+{
+    if (env->dest != ov->rank || ov->rejoined_at <= 0
+        || env->stamp == envelope_inc_stamp (ov->incarnation))
+        return false;
+    ov->c.stale_drops++;
+    ovl_log_limited (ov, LOG_NOTICE, "dropped a request from rank %u meant "
+                     "for an incarnation of this broker that was fenced (not "
+                     "run: its origin reports it failed)",
+                     (unsigned)env->source);
+    return true;
+}
+
 static void deliver_local (struct overlay *ov, const struct peer *via,
                            const struct envelope *env, struct frame **body,
                            int n)
@@ -392,7 +411,7 @@ static void deliver_local (struct overlay *ov, const struct peer *via,
     }
     if (tracker_response (ov, msg, env->source)
         || (msg_get_type (msg) == MSGTYPE_REQUEST
-            && dedup_request (ov, env, msg))) {
+            && (meant_for_fenced (ov, env) || dedup_request (ov, env, msg)))) {
         msg_destroy (&msg);
         return;
     }
@@ -774,6 +793,9 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     if (!(frames[0] = body_encode (*msgp)))
         goto done;
     n = 1;
+    /* a request starting here names the incarnation it is meant for */
+    if (!onward && !is_response && dest < ov->size)
+        env.stamp = fence_stamp (ov, dest);
     /* signed end to end: the origin's word, whoever relays it */
     if (!onward && info && info->sign && !is_response
         && ovsign_can_sign (ov)) {
@@ -782,7 +804,8 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
         env.flags |= ENV_FLAG_SIGNED;
     }
     if (!onward && (key = tracker_add (ov, *msgp, dest)))
-        tracker_keep (ov, key, frames[0], env.flags & ENV_FLAG_SIGNED);
+        tracker_keep (ov, key, frames[0], env.flags & ENV_FLAG_SIGNED,
+                      env.stamp);
     if (!onward && is_response && dest < ov->size)
         dedup_response (ov, *msgp, frames[0]);
     /* a response to a fenced rank waits a while for its rejoin */

@@ -50,6 +50,7 @@ struct tracked {
     int out;                 /* copies sent and not reported undelivered */
     struct frame *wire;      /* the request as sent, to send it again */
     uint8_t flags;           /* ... with these envelope flags */
+    uint16_t stamp;          /* ... and this stamp (the incarnation meant) */
     size_t cost;             /* wire's heap */
     size_t hcost;            /* req's heap */
     char key[MSG_MAX_ROUTEID + 16];
@@ -200,7 +201,7 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest)
 }
 
 void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
-                   uint8_t flags)
+                   uint8_t flags, uint16_t stamp)
 {
     struct tracked *t = idmap_get (ov->tracker.map, key);
     struct frame *f;
@@ -223,6 +224,7 @@ void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
     }
     t->wire = f;
     t->flags = flags;
+    t->stamp = stamp;
     t->cost = frame_footprint (f);
     ov->tracker.bytes += t->cost;
 }
@@ -350,9 +352,11 @@ static bool match_retry (const struct tracked *t, void *arg)
 /* Send t's request again, on today's routes (around the rank gone). */
 static void send_again (struct overlay *ov, struct tracked *t)
 {
+    /* the stamp it first had: a copy must not run at an incarnation the
+     * first one was not meant for (envelope.h) */
     struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
-                            .flags = t->flags, .source = ov->rank,
-                            .dest = t->dest };
+                            .flags = t->flags, .stamp = t->stamp,
+                            .source = ov->rank, .dest = t->dest };
     struct frame *f = frame_incref (t->wire);
 
     t->retries++;
@@ -491,11 +495,12 @@ static void unlink_waiting (struct overlay *ov, struct waiting *prev,
 
 /* The rank is up here now: send the request on, as overlay_send would
  * have (tracked, a copy kept); if it cannot go, its client is told. */
-static void send_waited (struct overlay *ov, struct waiting *w)
+static void send_waited (struct overlay *ov, struct waiting *w,
+                         uint16_t stamp)
 {
     struct envelope env = { .kind = ENV_DATA, .ttl = ov->ttl,
-                            .flags = ENV_FLAG_WAITED, .source = ov->rank,
-                            .dest = w->dest };
+                            .flags = ENV_FLAG_WAITED, .stamp = stamp,
+                            .source = ov->rank, .dest = w->dest };
     struct frame *f = NULL;
     uint64_t key = 0;
 
@@ -507,7 +512,7 @@ static void send_waited (struct overlay *ov, struct waiting *w)
             env.flags |= ENV_FLAG_SIGNED;
         }
         if ((key = tracker_add (ov, w->req, w->dest)))
-            tracker_keep (ov, key, f, env.flags & ENV_FLAG_SIGNED);
+            tracker_keep (ov, key, f, env.flags & ENV_FLAG_SIGNED, stamp);
         if (route_out (ov, &env, &f, 1, -1) == 0)
             return;
         tracker_forget (ov, key);
@@ -520,7 +525,7 @@ fail:
                            "did not run");
 }
 
-void tracker_release (struct overlay *ov, uint32_t rank)
+void tracker_release (struct overlay *ov, uint32_t rank, uint16_t stamp)
 {
     struct waiting *prev = NULL, *w = ov->tracker.wait_head, *next;
 
@@ -532,7 +537,7 @@ void tracker_release (struct overlay *ov, uint32_t rank)
             continue;
         }
         unlink_waiting (ov, prev, w);
-        send_waited (ov, w);
+        send_waited (ov, w, stamp);
         waiting_free (ov, w);
         w = next;
     }

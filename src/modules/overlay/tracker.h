@@ -47,9 +47,10 @@ uint64_t tracker_add (struct overlay *ov, const msg_t *req, uint32_t dest);
  * dies.  Only a client's requests are kept (a route stack with its id
  * under our rank), not streaming ones.  'flags': the envelope flags
  * the copy must go with again (ENV_FLAG_SIGNED: it ends with its
- * signature block). */
+ * signature block); 'stamp': the envelope stamp it went with, which the
+ * copies keep (envelope.h). */
 void tracker_keep (struct overlay *ov, uint64_t key, const struct frame *wire,
-                   uint8_t flags);
+                   uint8_t flags, uint16_t stamp);
 
 /* Heap the kept copies hold (overlay.retry_bytes bounds it). */
 size_t tracker_bytes (struct overlay *ov);
@@ -91,8 +92,9 @@ int tracker_count (struct overlay *ov);
 int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest,
                   bool sign);
 
-/* Rank 'rank' was unfenced: send the requests that waited for it. */
-void tracker_release (struct overlay *ov, uint32_t rank);
+/* Rank 'rank' was unfenced: send the requests that waited for it, with
+ * the stamp of its new incarnation. */
+void tracker_release (struct overlay *ov, uint32_t rank, uint16_t stamp);
 
 /* Heap the waiting requests hold (counted against overlay.held_bytes with
  * the held responses). */

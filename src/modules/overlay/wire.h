@@ -6,6 +6,17 @@
 
 #include <stdint.h>
 
+static inline void wire_put16 (uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)(v >> 8);
+    p[1] = (uint8_t)v;
+}
+
+static inline uint16_t wire_get16 (const uint8_t *p)
+{
+    return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 static inline void wire_put32 (uint8_t *p, uint32_t v)
 {
     p[0] = (uint8_t)(v >> 24);

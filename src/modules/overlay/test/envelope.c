@@ -75,6 +75,31 @@ static void wire_frames (void)
     frame_decref_all (parts, 2);
 }
 
+/* DATA carries the destination's stamp in bytes 6-7; no other kind does. */
+static void stamps (void)
+{
+    struct envelope in = { .kind = ENV_DATA, .stamp = 0xbeef, .source = 1,
+                           .dest = 2 }, out;
+    uint8_t buf[ENV_SIZE];
+    const char *why = NULL;
+
+    envelope_encode (&in, buf);
+    ok (envelope_decode (buf, sizeof (buf), &out, &why) == 0
+        && out.stamp == 0xbeef && buf[6] == 0xbe && buf[7] == 0xef,
+        "a DATA envelope's stamp survives, in network order at byte 6");
+    in.kind = ENV_KEEPALIVE;
+    envelope_encode (&in, buf);
+    ok (envelope_decode (buf, sizeof (buf), &out, &why) == 0
+        && out.stamp == 0 && buf[6] == 0 && buf[7] == 0,
+        "another kind is written with bytes 6-7 zero, whatever the struct says");
+    ok (envelope_inc_stamp (0) != 0 && envelope_inc_stamp (65535) != 0
+        && envelope_inc_stamp (65535ULL * 7) != 0,
+        "no incarnation has stamp 0 (0: the origin knew none)");
+    ok (envelope_inc_stamp (1700000000706313ULL)
+            != envelope_inc_stamp (1700000000706314ULL),
+        "an incarnation and the next one have different stamps");
+}
+
 int main (void)
 {
     struct envelope in = { .kind = ENV_DATA, .ttl = 9, .hops = 3, .flags = 1,
@@ -116,9 +141,12 @@ int main (void)
     ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0 && strstr (why, "kind"),
         "kind past the last rejected");
     memcpy (bad, buf, ENV_SIZE);
+    bad[2] = ENV_KEEPALIVE;
     bad[7] = 1;
     ok (envelope_decode (bad, ENV_SIZE, &out, &why) < 0
-        && strstr (why, "reserved"), "non-zero reserved bytes rejected");
+        && strstr (why, "reserved"),
+        "bytes 6-7 not zero in a kind other than DATA: rejected");
+    stamps ();
     is (envelope_kindstr (ENV_HELLO), "hello", "kind names");
     is (envelope_kindstr (99), "unknown", "unknown kind name");
     wire_frames ();

@@ -309,6 +309,92 @@ static void relay_error_via (struct fake *f, uint32_t dest, uint32_t from,
 /* Two copies out: a relay's error for one says only that this copy did
  * not run; the other may still arrive and run, so the error is not told
  * (the client would see a failure, then the request run). */
+/* A request names the incarnation of its destination it is meant for
+ * (the envelope's stamp), and its copies keep that name. */
+static void test_stamp_origin (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    uint32_t hop, other;
+    struct sent *s;
+    msg_t *m;
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1005, false);
+    fake_clear (f);
+    m = request (5, 30, 0);
+    overlay_send (f->ov, &m, 5, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.stamp == envelope_inc_stamp (1005),
+        "a request to 5 bears the stamp of 5's live record here");
+    hop = s ? s->to : 4;
+    other = hop == 1 ? 4 : 1;
+    fake_fence1 (f, other, ENV_REPORT, 5, 1006, false);
+    fake_clear (f);
+    fake_fence1 (f, other, ENV_REPORT, hop, 1, true);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && f->ov->tracker.retries == 1
+        && s->env.stamp == envelope_inc_stamp (1005),
+        "a copy sent again bears the first one's stamp, though 5's record "
+        "moved on (it must not run at an incarnation the first was not "
+        "meant for)");
+    fake_clear (f);
+    m = request (9, 31, 0);
+    overlay_send (f->ov, &m, 9, NULL);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.stamp == 0, "a rank with no record here: stamp 0");
+    fake_destroy (&f);
+}
+
+/* A request from rank 0 to 5 through neighbour 4, with this stamp. */
+static void request_to_5 (struct fake *f, uint32_t tag, uint16_t stamp)
+{
+    msg_t *m = msg_request_create ("test.echo", 5, "{}");
+    struct envelope env = { .kind = ENV_DATA, .ttl = 9, .hops = 1,
+                            .stamp = stamp, .source = 0, .dest = 5 };
+
+    msg_route_enable (m);
+    msg_route_push (m, CLIENT);
+    msg_route_push (m, "0");
+    msg_set_matchtag (m, tag);
+    fake_data (f, 4, &env, m);
+    msg_destroy (&m);
+}
+
+/* A broker that rejoined after a fence runs only the requests meant for
+ * its present incarnation: its origin fails those meant for the fenced
+ * one ("the request may have run"), so they must not run later. */
+static void test_stamp_destination (void)
+{
+    struct fake *f = fake_create (5, 16, "bgn");
+    uint64_t old, drops;
+    int before;
+
+    fake_start (f);
+    fake_all_up (f);
+    old = f->ov->incarnation;
+    request_to_5 (f, 40, 0x1234);
+    request_to_5 (f, 41, 0);
+    ok (f->ndelivered == 2, "a broker that never rejoined runs requests "
+        "whatever their stamp (a new process cannot tell its own)");
+    fake_fence1 (f, 4, ENV_REPORT, 5, old, true);
+    ok (f->ov->incarnation > old, "fenced: it rejoins as a new incarnation");
+    fake_all_up (f);
+    before = f->ndelivered;
+    drops = f->ov->c.stale_drops;
+    request_to_5 (f, 42, envelope_inc_stamp (old));
+    request_to_5 (f, 43, 0);
+    ok (f->ndelivered == before && f->ov->c.stale_drops == drops + 2
+        && fake_logged (f, "meant for an incarnation of this broker that "
+                           "was fenced"),
+        "after the rejoin, requests meant for the fenced incarnation (or "
+        "for none) are dropped, counted and logged, not run");
+    request_to_5 (f, 44, envelope_inc_stamp (f->ov->incarnation));
+    ok (f->ndelivered == before + 1,
+        "one meant for the present incarnation runs");
+    fake_destroy (&f);
+}
+
 static void test_copy_error (void)
 {
     struct fake *f = fake_create (0, 16, "bgn");
@@ -350,6 +436,8 @@ int main (void)
     msg_t *m;
 
     plan (NO_PLAN);
+    test_stamp_origin ();
+    test_stamp_destination ();
     test_copy_error ();
     test_rejoin_wait_signed ();
     fake_start (f);
