@@ -90,7 +90,7 @@ layers = [
     ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
     ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],
-    ["evlayer_int", "evstore"],
+    ["evlayer_int", "evstore"], ["ovlog"],
 ]
 level = {part: i for i, group in enumerate(layers) for part in group}
 forbidden = re.compile(r"(?<![\w>.])(gettimeofday|time|clock_gettime|sleep|usleep|"

@@ -16,6 +16,7 @@
 #include "fence.h"
 #include "fencemsg.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
 #include "treecast.h"

@@ -7,6 +7,7 @@
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 
 int health_init (struct overlay *ov)

@@ -12,6 +12,7 @@
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define HELLO_RETRY 2.0          /* first retry, seconds; then doubling */

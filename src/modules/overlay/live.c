@@ -6,6 +6,7 @@
 #include "fence.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define SUSPECT_INTERVALS 3

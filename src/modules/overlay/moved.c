@@ -10,6 +10,7 @@
 #include "hello.h"
 #include "moved.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 
 static void send_moved (struct overlay *ov, struct peer *p, double now)

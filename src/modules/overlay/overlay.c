@@ -13,13 +13,11 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "src/common/libmsg/packed.h"
-#include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "dedup.h"
 #include "evglue.h"
@@ -32,36 +30,13 @@
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 #include "status.h"
 #include "trace.h"
 #include "tracker.h"
 
 #define SETTLE_ROUNDS 16
-
-void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start (ap, fmt);
-    ov->io->log (ov->ctx, level, fmt, ap);
-    va_end (ap);
-}
-
-void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
-{
-    char line[512], more[64];
-    unsigned long suppressed;
-    va_list ap;
-
-    if (!ratelimit_check (ov->drop_warnings, ovl_now (ov), &suppressed))
-        return;
-    va_start (ap, fmt);
-    vsnprintf (line, sizeof (line), fmt, ap);
-    va_end (ap);
-    ovl_log (ov, level, "%s%s", line,
-             ratelimit_suffix (more, sizeof (more), suppressed));
-}
 
 /* ---- settling: cross-part reactions, deferred ------------------------ */
 
@@ -160,7 +135,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
               bgn_topo_name (ov->topo));
     ov->diameter = bgn_topo_diameter (ov->topo);
     ov->ttl = ovconf_ttl (cfg, ov->topo);
-    if (!(ov->drop_warnings = ratelimit_create (10, 60.))
+    if (ovlog_init (ov) < 0
         || !(ov->timers = timerq_create (wakeup_notify, ov))
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
@@ -201,7 +176,7 @@ void overlay_destroy (struct overlay **ovp)
     if (ov->topo != ov->cfg.topo)
         bgn_topo_destroy (&ov->topo);
     timerq_destroy (&ov->timers);
-    ratelimit_destroy (&ov->drop_warnings);
+    ovlog_fini (ov);
     free (ov);
     *ovp = NULL;
     errno = saved;

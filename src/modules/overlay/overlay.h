@@ -2,9 +2,14 @@
 /* overlay.h: the overlay's protocol core: the hub, the parts' states.
  *
  * The hub (struct overlay) owns every part of the core; each part keeps
- * its state in its own struct below and borrows what else it needs
- * through the hub.  Parts call downward only, in this order (a part may
- * call any part listed after it):
+ * its state in its own struct below, marked with the part's file, and
+ * only that part touches it: another part asks the owner (its calls), and
+ * reactions that concern several parts are the coordinator's (overlay.c,
+ * which may read every part's state; ovcore.c and status.c, read-only
+ * observers, may read it too).  Parts call downward only, in this order:
+ * a file calls the files of its own line and of the lines after it, and
+ * calls between files of one line go one way (no cycles).  This list is
+ * the layering; t/scripts/layout.py reads it from here.
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
  *   ovcore.c    read-only observers for the core's users
@@ -23,8 +28,16 @@
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
  *   peer.c      the peer table (data only)
- *   timer.c, frame.c, ovconf.c, envelope.c, events.c (with evstore.c,
- *               evrepair.c, evroot.c, evsign.c)   pure helpers
+ *   fencemsg.c, treecast.c   fence records on the wire; a multicast's
+ *               children around down ranks
+ *   timer.c, frame.c, body.c, ovconf.c, io.h, wire.h   the timer queue,
+ *               frames, the wire frame, settings, the io, integers
+ *   envelope.c  the per-hop envelope codec
+ *   events.c    the event layer (events.h): receiving, timers, statistics
+ *   evrepair.c, evroot.c   gap repair and loss; rank 0's numbering
+ *   evsign.c    rank 0's signature on batches and SYNCs
+ *   evlayer_int.h, evstore.c   the event layer's state; the batch stores
+ *   ovlog.c     logging and the clock, below every part
  *
  * evkey.c (rank 0's signing key in its run directory) is the module's,
  * beside module.c: it touches files.
@@ -91,12 +104,12 @@ struct ovl_counters {
     uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
 };
 
-struct route_state {
+struct route_state {            /* route.c */
     struct ovtimer *retry;        /* backlogs waiting for a peer */
     struct backlog held;          /* responses to ranks fenced here */
 };
 
-struct fence_state {
+struct fence_state {            /* fence.c */
     struct idmap *map;          /* rank -> struct fence_entry */
     struct idmap *livesig;      /* rank -> struct fence_livesig: the rank's
                                    own signature of its live record */
@@ -123,7 +136,7 @@ struct fence_state {
 
 struct waiting;
 
-struct tracker_state {
+struct tracker_state {          /* tracker.c */
     struct idmap *map;          /* key hash -> struct tracked */
     struct ovtimer *sweep;
     uint64_t failed;
@@ -156,13 +169,13 @@ struct dedup_state {            /* dedup.c */
     uint64_t evicted;           /* forgotten early (overlay.dedup_bytes) */
 };
 
-struct trace_state {
+struct trace_state {            /* trace.c */
     struct trace *list[8];
     int n;
     bool emitting;              /* never trace the trace responses */
 };
 
-struct health_state {
+struct health_state {           /* health.c */
     struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
     bool reported;              /* this broker reported ready */
     bool acked;                 /* ... and rank 0 answered */
@@ -172,7 +185,7 @@ struct health_state {
     uint64_t refused;           /* rank 0: reports not the rank's own */
 };
 
-struct heal_state {
+struct heal_state {             /* heal.c */
     int threshold;              /* heal below this many peers up */
     int degree;                 /* topology degree, without substitutes */
     int nsubst;
@@ -194,7 +207,11 @@ struct sign_state {             /* ovsign.c */
                                    their rank nor heard from it */
 };
 
-struct status_state {
+struct log_state {              /* ovlog.c */
+    struct ratelimit *limit;    /* ovl_log_limited's budget */
+};
+
+struct status_state {           /* status.c */
     struct idmap *gathers;      /* matchtag -> struct gather_child */
     uint32_t next_tag;
 };
@@ -244,21 +261,7 @@ struct overlay {
     struct evlayer *events;
     struct ovtimer *evflush;      /* rank 0: the event batching window */
     struct ovl_counters c;
-    struct ratelimit *drop_warnings;   /* ovl_log_limited's budget */
+    struct log_state log;
 };
-
-/* Log through the io (printf-style). */
-void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-/* The same for what a peer can make happen again and again (drops of
- * malformed or unknown traffic): one budget for all of them, a few lines
- * a minute, then " (N similar messages suppressed)". */
-void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static inline double ovl_now (struct overlay *ov)
-{
-    return ov->io->now (ov->ctx);
-}
 
 #endif

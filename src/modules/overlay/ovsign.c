@@ -15,6 +15,7 @@
 
 #include "src/common/libutil/idmap.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "wire.h"
 

@@ -9,6 +9,7 @@
 
 #include "body.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 #include "trace.h"
 

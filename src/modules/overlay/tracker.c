@@ -20,6 +20,7 @@
 #include "src/common/libutil/idmap.h"
 #include "body.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
 #include "tracker.h"
