@@ -46,6 +46,47 @@ int fence_init (struct overlay *ov)
     return 0;
 }
 
+void fence_on_fenced (struct overlay *ov,
+                      void (*cb) (struct overlay *ov, uint32_t rank))
+{
+    ov->fence.fenced_cb = cb;
+}
+
+void fence_formed (struct overlay *ov)
+{
+    ov->fence.formed = true;
+}
+
+int fence_count (struct overlay *ov)
+{
+    return ov->fence.nfenced;
+}
+
+bool fence_partitioned (struct overlay *ov)
+{
+    return ov->fence.partitioned;
+}
+
+bool fence_changed (struct overlay *ov)
+{
+    return ov->fence.changed;
+}
+
+void fence_changed_seen (struct overlay *ov)
+{
+    ov->fence.changed = false;
+}
+
+void fence_count_bad_record (struct overlay *ov)
+{
+    ov->fence.bad_records++;
+}
+
+void fence_count_false_claim (struct overlay *ov)
+{
+    ov->fence.false_claims++;
+}
+
 void fence_fini (struct overlay *ov)
 {
     struct fence_state *fs = &ov->fence;
@@ -292,10 +333,10 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
             mark (ov->fence.members, rank);
         tracker_fail_dest (ov, rank);
         route_purge_requests (ov, rank);
-        /* rank 0's readiness count (data the health part keeps): it must
-         * report ready again when it is back */
-        if (ov->health.ready)
-            bgn_rankset_remove (ov->health.ready, rank);
+        /* the coordinator's reaction (rank 0's readiness count: the
+         * rank must report ready again when it is back) */
+        if (ov->fence.fenced_cb)
+            ov->fence.fenced_cb (ov, rank);
     }
     else if (!f->fenced && was_fenced) {
         ov->fence.nfenced--;
@@ -349,7 +390,7 @@ static bool unattested (struct overlay *ov, uint32_t rank, uint64_t inc,
         return false;             /* old news: nothing would change */
     if (!sig && !ovsign_rank_has_key (ov, rank))
         return false;             /* no key: anyone's word, as before */
-    ov->sign.unattested++;
+    ovsign_count_unattested (ov);
     ovl_log_limited (ov, LOG_WARNING, "refused a live record of rank %u "
                      "(incarnation %llu) that is not its own word: %s",
                      (unsigned)rank, (unsigned long long)inc,
@@ -690,7 +731,7 @@ static void partition_cb (void *arg)
          * catch up after a stall of our own; a dead (fenced) rank 0 is
          * not a partition either -- unless every peer is gone too, which
          * means this broker is the one cut off. */
-        if (!ov->health.formed
+        if (!ov->fence.formed
             || now - ov->stalled_at < 2 * ov->cfg.peer_timeout)
             return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)

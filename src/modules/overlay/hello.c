@@ -157,14 +157,14 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
         if (fenced_inc > 0
             && (uint64_t)fenced_inc
                    >= fence_inc_limit (ov, FENCE_BOUND_FOLLOW)) {
-            ov->fence.bad_records++;
+            fence_count_bad_record (ov);
             ovl_log_limited (ov, LOG_WARNING, "peer %u: refused a HELLO_NAK "
                              "naming incarnation %lld, out of range",
                              (unsigned)p->rank, (long long)fenced_inc);
             return;
         }
         if ((uint64_t)fenced_inc > ov->incarnation) {
-            ov->fence.false_claims++;
+            fence_count_false_claim (ov);
             ovl_log_limited (ov, LOG_WARNING, "peer %u says this broker is "
                              "fenced as incarnation %lld, which it never had "
                              "(it is %llu): rejoining above it",

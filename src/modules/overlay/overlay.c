@@ -44,14 +44,14 @@ static void settle (struct overlay *ov)
 {
     ov->depth++;   /* what settling calls must not settle again */
     for (int round = 0; round < SETTLE_ROUNDS; round++) {
-        bool ready_check = peers_changed (ov->peers) || ov->fence.changed
-                           || ov->health.dirty;
+        bool ready_check = peers_changed (ov->peers) || fence_changed (ov)
+                           || health_dirty (ov);
         if (!ov->peers->unreachable && !ready_check)
             break;
         live_check_unreachable (ov);
         if (ready_check) {
-            ov->fence.changed = false;
-            ov->health.dirty = false;
+            fence_changed_seen (ov);
+            health_dirty_seen (ov);
             health_check_ready (ov);
         }
     }
@@ -83,6 +83,13 @@ static void wakeup_notify (void *arg, double when)
 {
     struct overlay *ov = arg;
     ov->io->wakeup (ov->ctx, when);
+}
+
+/* A rank fenced here: rank 0's readiness count forgets it, so that it
+ * reports ready again when it is back. */
+static void fenced_cb (struct overlay *ov, uint32_t rank)
+{
+    health_forget (ov, rank);
 }
 
 static void tick_cb (void *arg);
@@ -146,6 +153,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || evglue_init (ov) < 0 || ovsign_init (ov) < 0
         || !(ov->tick = ovtimer_create (ov->timers, tick_cb, ov)))
         goto error;
+    fence_on_fenced (ov, fenced_cb);
     return ov;
 error:
     overlay_destroy (&ov);
@@ -259,7 +267,7 @@ int overlay_start (struct overlay *ov)
     }
     ov->last_tick = now;
     ovtimer_arm (ov->tick, next_tick (ov, now));
-    ov->health.dirty = true;   /* no peers at all: ready at once */
+    health_check_later (ov);   /* no peers at all: ready at once */
     ovl_log (ov, LOG_DEBUG, "overlay %s: %d peers, bind %s, ttl %d",
              ov->topo_spec, ov->peers->n, ov->endpoint, ov->ttl);
     leave (ov);

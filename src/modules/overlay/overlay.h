@@ -107,6 +107,9 @@ struct ovl_counters {
 struct route_state {            /* route.c */
     struct ovtimer *retry;        /* backlogs waiting for a peer */
     struct backlog held;          /* responses to ranks fenced here */
+    size_t waiting;               /* the tracker's requests waiting for a
+                                     rejoin: overlay.held_bytes bounds
+                                     them with held (route_set_waiting) */
 };
 
 struct fence_state {            /* fence.c */
@@ -132,6 +135,11 @@ struct fence_state {            /* fence.c */
     bool partitioned;           /* rank 0: live ranks unreachable */
     uint32_t unreachable_live;
     bool changed;               /* news since the last settle */
+    bool formed;                /* the overlay formed around us once
+                                   (health.c tells: fence_formed) */
+    void (*fenced_cb) (struct overlay *ov, uint32_t rank);
+                                /* the coordinator's reaction to a rank
+                                   fenced here (fence_on_fenced) */
 };
 
 struct waiting;
@@ -259,7 +267,8 @@ struct overlay {
     struct status_state status;
     struct sign_state sign;
     struct evlayer *events;
-    struct ovtimer *evflush;      /* rank 0: the event batching window */
+    struct ovtimer *evflush;      /* evglue.c: rank 0's event batching
+                                     window */
     struct ovl_counters c;
     struct log_state log;
 };

@@ -254,3 +254,8 @@ const char *ovsign_origin_problem (const struct bgn_msg_info *info,
         return "signed by another broker than the one it names";
     return NULL;
 }
+
+void ovsign_count_unattested (struct overlay *ov)
+{
+    ov->sign.unattested++;
+}
