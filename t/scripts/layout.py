@@ -89,7 +89,7 @@ layers = [
     ["ovsign"],
     ["route"], ["trace"], ["peer"],
     ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
-    ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],
+    ["envelope", "events", "evrepair", "evroot", "evsign", "evdeliver", "wire"],
     ["evlayer_int", "evstore"], ["ovlog"],
 ]
 level = {part: i for i, group in enumerate(layers) for part in group}

@@ -30,13 +30,15 @@
  *   peer.c      the peer table (data only)
  *   fencemsg.c, treecast.c   fence records on the wire; a multicast's
  *               children around down ranks
- *   timer.c, frame.c, body.c, ovconf.c, io.h, wire.h   the timer queue,
- *               frames, the wire frame, settings, the io, integers
+ *   body.c      the wire frame: an envelope and a packed frame list
  *   envelope.c  the per-hop envelope codec
  *   events.c    the event layer (events.h): receiving, timers, statistics
  *   evrepair.c, evroot.c   gap repair and loss; rank 0's numbering
  *   evsign.c    rank 0's signature on batches and SYNCs
+ *   evdeliver.c the event layer's delivery, buffers and tree
  *   evlayer_int.h, evstore.c   the event layer's state; the batch stores
+ *   timer.c, frame.c, ovconf.c, io.h, wire.h   the timer queue, frames,
+ *               settings, the io, integers in network order
  *   ovlog.c     logging and the clock, below every part
  *
  * evkey.c (rank 0's signing key in its run directory) is the module's,
