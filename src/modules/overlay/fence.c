@@ -57,6 +57,16 @@ void fence_formed (struct overlay *ov)
     ov->fence.formed = true;
 }
 
+void fence_stalled (struct overlay *ov, double now)
+{
+    ov->fence.stalled_at = now;
+}
+
+uint64_t fence_claimed (struct overlay *ov)
+{
+    return ov->fence.claimed;
+}
+
 int fence_count (struct overlay *ov)
 {
     return ov->fence.nfenced;
@@ -369,8 +379,8 @@ static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
                      "rejoining above it", fenced ? "fenced" : "live",
                      (unsigned long long)inc,
                      (unsigned long long)ov->incarnation);
-    if (inc > ov->rejoin_floor)
-        ov->rejoin_floor = inc;
+    if (inc > ov->fence.claimed)
+        ov->fence.claimed = inc;
     return FENCE_SELF;
 }
 
@@ -732,7 +742,7 @@ static void partition_cb (void *arg)
          * not a partition either -- unless every peer is gone too, which
          * means this broker is the one cut off. */
         if (!ov->fence.formed
-            || now - ov->stalled_at < 2 * ov->cfg.peer_timeout)
+            || now - ov->fence.stalled_at < 2 * ov->cfg.peer_timeout)
             return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
             && bgn_router_reachable (ov->router, ov->rank, 0) != 1) {

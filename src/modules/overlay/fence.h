@@ -135,6 +135,12 @@ void fence_on_fenced (struct overlay *ov,
 /* The overlay formed around this broker (health.c): from now on, rank 0
  * unreachable from here is a partition. */
 void fence_formed (struct overlay *ov);
+/* This broker found it had not run for a while (live.c): no partition
+ * is declared while it catches up. */
+void fence_stalled (struct overlay *ov, double now);
+/* The highest incarnation of ours a record named that we never had
+ * (0 if none): a rejoin goes above it (hello.c). */
+uint64_t fence_claimed (struct overlay *ov);
 /* How many ranks are fenced here. */
 int fence_count (struct overlay *ov);
 /* Rank 0: are live ranks unreachable from it? */

@@ -271,14 +271,21 @@ done:
     json_decref (o);
 }
 
+double hello_rejoined_at (struct overlay *ov)
+{
+    return ov->rejoined_at;
+}
+
 static void rejoin_now (struct overlay *ov, const char *why)
 {
     double now = ovl_now (ov);
+    uint64_t floor = ov->rejoin_floor > fence_claimed (ov)
+                         ? ov->rejoin_floor : fence_claimed (ov);
 
     /* Above our own and above any fenced incarnation a peer named: no
      * clock involved, so a clock that jumps cannot keep us out. */
-    if (ov->rejoin_floor >= ov->incarnation)
-        ov->incarnation = ov->rejoin_floor;
+    if (floor >= ov->incarnation)
+        ov->incarnation = floor;
     ov->incarnation++;
     ov->rejoined_at = now;
     fence_announce_self (ov);

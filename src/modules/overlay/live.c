@@ -73,7 +73,7 @@ bool live_stalled (struct overlay *ov, double now)
     if (!ov->started || idle <= ov->cfg.peer_timeout / 2)
         return false;
     ovl_log (ov, LOG_WARNING, "this broker did not run for %.1fs", idle);
-    ov->stalled_at = now;
+    fence_stalled (ov, now);
     ov->last_tick = now;
     /* Do not fence peers for our own silence. */
     for (int i = 0; i < ov->peers->n; i++)

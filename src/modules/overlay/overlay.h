@@ -139,6 +139,10 @@ struct fence_state {            /* fence.c */
     bool changed;               /* news since the last settle */
     bool formed;                /* the overlay formed around us once
                                    (health.c tells: fence_formed) */
+    double stalled_at;          /* when we found we had not run (live.c
+                                   tells: fence_stalled) */
+    uint64_t claimed;           /* the highest incarnation of ours a
+                                   record falsely named: rejoin above it */
     void (*fenced_cb) (struct overlay *ov, uint32_t rank);
                                 /* the coordinator's reaction to a rank
                                    fenced here (fence_on_fenced) */
@@ -248,12 +252,12 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
-    double stalled_at;          /* when we found we had not run */
-    double rejoined_at;         /* last rejoin, for its back-off */
-    double rejoin_backoff;
-    uint64_t rejoin_floor;      /* the highest fenced incarnation of ours
-                                   a peer named */
-    struct ovtimer *rejoin;       /* a delayed rejoin */
+    double rejoined_at;         /* hello.c: last rejoin, for its
+                                   back-off */
+    double rejoin_backoff;      /* hello.c: the back-off now */
+    uint64_t rejoin_floor;      /* hello.c: the highest fenced incarnation
+                                   of ours a HELLO_NAK named */
+    struct ovtimer *rejoin;       /* hello.c: a delayed rejoin */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */
