@@ -4,9 +4,10 @@
 # t0002-layout.t: the source layout rules the README states.
 #
 # The overlay's protocol core must run without sockets (the unit tests
-# and the simulator link it alone), its parts must call downward only,
-# and no include circle may creep in anywhere; t/scripts/layout.py checks
-# the sources, the link of the core's unit tests checks the build.  The
+# and the simulator link it alone), its parts must call downward only
+# (overlay.h's opening comment lists the layering), touch no other part's
+# state, and no include circle may creep in anywhere; t/scripts/layout.py
+# checks the sources, the link of the core's unit tests checks the build.  The
 # README's map names every folder and file of the tree, src/, t/, doc/,
 # etc/, .ci/, config/ and the top level alike (t/scripts/readmemap.py,
 # against the files git knows), and no file points at one the tree does
@@ -40,6 +41,51 @@ test_expect_success 'the checker catches a part that calls upward' '
 	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" bad >bad.out &&
 	grep "route.c: includes hello.h, a part above it" bad.out &&
 	grep "fence.c: the protocol core calls gettimeofday()" bad.out
+'
+
+# A made-up core: its overlay.h lists the layering (a above b
+# and c, which share a line, above d) and marks a_state as a.c's.
+test_expect_success 'the checker catches an upward call, a call cycle and a foreign field' '
+	mkdir -p tiny/src/modules/overlay &&
+	(cd tiny/src/modules/overlay &&
+	 printf "%s\n" "/* SPDX-License-Identifier: LGPL-3.0-or-later */" \
+		"/* overlay.h: a made-up core." " *" \
+		" *   overlay.c   the coordinator" " *   a.c         a part" \
+		" *   b.c, c.c    two parts on one line" " *   d.c         the bottom" \
+		" *" " * d.c is the bottom." " */" \
+		"struct a_state {   /* a.c */" "    int x;" "};" \
+		"struct overlay {" "    struct a_state a;" "};" >overlay.h &&
+	 printf "%s\n" "#include \"overlay.h\"" \
+		"int top (struct overlay *ov) { return a_f (ov) + ov->a.x; }" \
+		>overlay.c &&
+	 printf "%s\n" "#include \"overlay.h\"" \
+		"int a_f (struct overlay *ov) { ov->a.x++; return b_g () + ov->a.x; }" \
+		>a.c &&
+	 printf "%s\n" "int b_g (void) { return c_h (); }" \
+		"int b_k (void) { return 1; }" >b.c &&
+	 printf "%s\n" "#include \"overlay.h\"" \
+		"int c_h (void) { return b_k (); }" \
+		"int c_read (struct overlay *ov) { return ov->a.x; }" \
+		"void c_write (struct overlay *ov) { ov->a.x = 2; }" >c.c &&
+	 printf "%s\n" "int a_f (void *ov);" \
+		"int d_f (void *ov) { return ov ? a_f (ov) : 0; }" >d.c) &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" tiny >tiny.out &&
+	cat tiny.out &&
+	test $(wc -l <tiny.out) -eq 4 &&
+	grep "^overlay/d.c: d_f() calls a_f() of a, a part above it$" tiny.out &&
+	grep "^overlay: call cycle: b.c -> c.c -> b.c$" tiny.out &&
+	grep "^overlay/c.c:3: reads ov->a, the state of a.c$" tiny.out &&
+	grep "^overlay/c.c:4: writes ov->a, the state of a.c$" tiny.out
+'
+
+test_expect_success 'the coordinator reads a part'"'"'s state (above), it writes none' '
+	cp -R tiny tiny2 &&
+	echo "void top_set (struct overlay *ov) { ov->a.x = 0; }" \
+		>>tiny2/src/modules/overlay/overlay.c &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" tiny2 >tiny2.out &&
+	cat tiny2.out &&
+	test $(wc -l <tiny2.out) -eq 5 &&
+	grep "^overlay/overlay.c:3: writes ov->a, the state of a.c$" tiny2.out
 '
 
 test_expect_success 'the checker catches the simulator reading the core'"'"'s insides' '

@@ -1,17 +1,34 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-3.0-or-later
-"""layout.py: check the source layout rules (README "Source code layout").
+"""layout.py: check the source layout rules (README "Source code layout";
+the overlay core's layering is the list in overlay.h's opening comment).
 
 1. No include circles anywhere in src/ (quoted includes between files).
 2. In src/modules/overlay only sock.c and curve.c (and libzmqutil) touch
    ZeroMQ: no other file includes zmq.h or czmq.h.
 3. The protocol core (every overlay file but module.c, sock.*, curve.*)
    reads no wall clock, sleeps not, and touches no socket or file.
-4. The overlay's parts include only the headers of parts below them
-   (overlay.h's layering), so calls go downward.
+4. The overlay's parts include only the headers of parts below them.
+   The layering is read from overlay.h's opening comment, the one place
+   it is written: a list of lines "  name.c[, name.c ...]   what it is",
+   top first; a part is a file name without its ending (X.c with X.h).
 5. No two functions of the overlay module or of the broker share a name.
 6. The simulator (src/sim) includes only the core's public headers
    (ovcore.h and the io, wire format, event and settings headers).
+7. Calls in the overlay core go downward: a function defined in one part
+   calls functions of its own part, of parts on its line of the layering
+   or of lines below it, never of a line above, nor of the module side
+   (module.c and the files not in the layering).  Only direct calls count
+   ("name (...)"): a function handed over as a pointer (an ops table) is
+   the way to call up.  And the parts' calls make no cycle (A calls B, B
+   calls A, or longer), on one line or across lines.
+8. Each part owns its state: the members of struct overlay whose struct
+   is marked with its owner ("struct fence_state {  /* fence.c */") or
+   whose own comment starts with the owner ("/* evglue.c: ... */") are
+   touched only by that part.  overlay.c, the coordinator, may read them;
+   the read-only observers ovcore.c and status.c may read them too.
+   Nobody else reads them, and only the owner writes them (an
+   assignment, ++/--, or taking the address).
 
 Prints one line per violation and exits 1 if there is any.
 """
@@ -39,9 +56,11 @@ def text(path):
 
 
 def strip_comments(s):
-    s = re.sub(r"/\*.*?\*/", " ", s, flags=re.S)
+    """s without comments and string contents, its lines kept."""
+    s = re.sub(r"/\*.*?\*/", lambda m: " " + "\n" * m.group(0).count("\n"),
+               s, flags=re.S)
     s = re.sub(r"//[^\n]*", " ", s)
-    return re.sub(r'"(\\.|[^"\\])*"', '""', s)
+    return re.sub(r'"(\\.|[^"\\\n])*"', '""', s)
 
 
 # 1. include graph over files in src (resolved like the build: relative to
@@ -83,15 +102,29 @@ ovl = os.path.join(src, "modules", "overlay")
 transport = {"sock.c", "sock.h", "curve.c", "curve.h"}
 # module-side (files, libsodium), beside module.c
 glue = {"module.c", "evkey.c", "evkey.h"}
-layers = [
-    ["overlay", "ovcore"], ["moved"], ["hello"], ["live", "status"],
-    ["heal", "evglue", "health"], ["fence"], ["tracker"], ["dedup"],
-    ["ovsign"],
-    ["route"], ["trace"], ["peer"],
-    ["timer", "frame", "body", "ovconf", "io", "fencemsg", "treecast"],
-    ["envelope", "events", "evrepair", "evroot", "evsign", "wire"],
-    ["evlayer_int", "evstore"],
-]
+hub = os.path.join(ovl, "overlay.h")
+
+
+def layering(path):
+    """The layering list of the opening comment of overlay.h: one list of
+    parts per line, top first."""
+    m = re.match(r"\s*/\*.*?\*/\s*/\*(.*?)\*/", text(path), re.S)
+    lines, started = [], False
+    for line in (m.group(1) if m else "").splitlines():
+        item = re.match(r"^ \*   (\w+\.[ch](?:, \w+\.[ch])*)(?:\s|$)", line)
+        if item:
+            started = True
+            lines.append([os.path.splitext(n)[0]
+                          for n in item.group(1).split(", ")])
+        elif started and re.match(r"^ \*\s*$", line):
+            break
+    return lines
+
+
+layers = layering(hub) if os.path.isfile(hub) else []
+if os.path.isdir(ovl) and not layers:
+    problems.append("overlay/overlay.h: no layering list in its opening "
+                    "comment")
 level = {part: i for i, group in enumerate(layers) for part in group}
 forbidden = re.compile(r"(?<![\w>.])(gettimeofday|time|clock_gettime|sleep|usleep|"
                        r"nanosleep|socket|connect|bind|open|fopen|read|write|"
@@ -121,8 +154,7 @@ for path in sorted(sources(ovl)):
         # overlay.h is the hub every part includes for the types
         if os.path.dirname(inc) or dep in (part, "overlay") or dep not in level:
             continue
-        if level[dep] < level[part] and not (part == "overlay" or
-                                             name.endswith(".h")):
+        if level[dep] < level[part] and not name.endswith(".h"):
             problems.append(f"overlay/{rel}: includes {inc}, a part above it")
 
 # 5. function names, per component
@@ -143,6 +175,7 @@ for comp in (ovl, os.path.join(src, "broker")):
                                 f"{os.path.relpath(path, top)}")
             seen.setdefault(name, path)
 
+
 # 6. the simulator reads the core through its public headers only
 core_public = {"ovcore.h", "io.h", "envelope.h", "body.h", "events.h",
                "frame.h", "ovconf.h"}
@@ -152,6 +185,169 @@ for path in sorted(sources(os.path.join(src, "sim"))):
                 and os.path.basename(inc) not in core_public):
             problems.append(f"{os.path.relpath(path, top)}: includes {inc}, "
                             "a header private to the overlay core")
+
+# 7. calls in the overlay core: downward, no cycles
+KEYWORDS = {"if", "while", "for", "switch", "return", "sizeof", "defined",
+            "__attribute__", "__typeof__", "typeof", "alignof", "_Alignof",
+            "offsetof", "va_arg", "format"}
+
+
+def functions(code):
+    """(name, body, is_static) of each function defined at the top level
+    of code (comments and strings stripped)."""
+    out, depth, start, i = [], 0, 0, 0
+    while i < len(code):
+        c = code[i]
+        if c == "{":
+            if depth == 0:
+                head = code[start:i]
+                name = declarator(head)
+                open_at = i
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                if name:
+                    out.append((name, code[open_at:i + 1],
+                                re.search(r"\bstatic\b", head) is not None))
+                start = i + 1
+        elif c == ";" and depth == 0:
+            start = i + 1
+        i += 1
+    return out
+
+
+def declarator(head):
+    """The function a head "type name (params)" before a '{' defines,
+    None for a struct, an initializer or anything else."""
+    head = head.rstrip()
+    if not head.endswith(")") or "=" in head:
+        return None
+    depth, i = 0, len(head) - 1
+    while i >= 0:
+        depth += {")": 1, "(": -1}.get(head[i], 0)
+        if depth == 0:
+            break
+        i -= 1
+    m = re.search(r"(\w+)\s*$", head[:i])
+    if not m or m.group(1) in KEYWORDS or m.group(1) == "__attribute__":
+        return None
+    return m.group(1)
+
+
+CALL = re.compile(r"(?<![\w.>])(\w+)\s*\(")
+
+
+def core_calls(root):
+    """defined: function -> part (non-static ones, and a header's inline
+    ones; "hub" for overlay.h's); calls: part -> {called name: first
+    caller}; local: part -> the names it defines."""
+    defined, calls, local = {}, {}, {}
+    for path in sorted(sources(root)):
+        rel = os.path.relpath(path, root)
+        if rel.startswith("test" + os.sep):
+            continue
+        part = os.path.splitext(os.path.basename(path))[0]
+        code = re.sub(r"^\s*#.*$", " ", strip_comments(text(path)), flags=re.M)
+        for name, body, static in functions(code):
+            if path.endswith(".h") or not static:
+                defined.setdefault(name, "hub" if rel == "overlay.h"
+                                   else part)
+            local.setdefault(part, set()).add(name)
+            for callee in CALL.findall(body[1:]):
+                if callee not in KEYWORDS:
+                    calls.setdefault(part, {}).setdefault(callee, name)
+    return defined, calls, local
+
+
+if layers:
+    defined, calls, local = core_calls(ovl)
+    edges = {}
+    for part, called in sorted(calls.items()):
+        if part not in level:
+            continue   # the module side: above the core
+        for callee, caller in sorted(called.items()):
+            owner = defined.get(callee)
+            # the hub's inline helpers (overlay.h) go with the types
+            if (owner is None or owner in (part, "hub")
+                    or callee in local.get(part, ())):
+                continue
+            edges.setdefault(part, set()).add(owner)
+            if owner not in level:
+                problems.append(f"overlay/{part}.c: {caller}() calls "
+                                f"{callee}() of {owner}, outside the core")
+            elif level[owner] < level[part]:
+                problems.append(f"overlay/{part}.c: {caller}() calls "
+                                f"{callee}() of {owner}, a part above it")
+    color, seen_cycles = {}, set()
+
+    def walk(node, stack):
+        color[node] = 1
+        stack.append(node)
+        for dep in sorted(edges.get(node, ())):
+            if color.get(dep) == 1:
+                cycle = stack[stack.index(dep):]
+                key = frozenset(cycle)
+                if key not in seen_cycles:
+                    seen_cycles.add(key)
+                    problems.append("overlay: call cycle: " + " -> ".join(
+                        c + ".c" for c in cycle + [dep]))
+            elif dep not in color:
+                walk(dep, stack)
+        stack.pop()
+        color[node] = 2
+
+    for node in sorted(edges):
+        if node not in color:
+            walk(node, [])
+
+# 8. each part's state is its own
+READERS = {"overlay", "ovcore", "status"}   # may read, never write
+
+
+def owned_members(path):
+    """member of struct overlay -> owning part, from overlay.h's marks."""
+    s = text(path)
+    owners = {m.group(1): m.group(2) for m in re.finditer(
+        r"struct\s+(\w+)\s*\{\s*/\*\s*(\w+)\.c\b", s)}
+    m = re.search(r"struct overlay\s*\{(.*?)\n\};", s, re.S)
+    out = {}
+    for line in (m.group(1) if m else "").splitlines():
+        d = re.match(r"\s*struct\s+(\w+)\s+\*?\s*(\w+)\s*;"
+                     r"(?:\s*/\*\s*(\w+)\.c:)?", line)
+        if not d:
+            d = re.match(r"\s*[\w\s]+?[\s*](\w+)\s*(?:\[[^]]*\])?\s*;"
+                         r"\s*/\*\s*(\w+)\.c:", line)
+            if d:
+                out[d.group(1)] = d.group(2)
+            continue
+        owner = d.group(3) or owners.get(d.group(1))
+        if owner:
+            out[d.group(2)] = owner
+    return out
+
+
+WRITE = re.compile(r"^(?:[.\w\[\]]|->)*?\s*(?:[-+*/%&|^]?=(?!=)|\+\+|--)")
+if os.path.isfile(hub):
+    members = owned_members(hub)
+    for path in sorted(sources(ovl, (".c",))):
+        rel = os.path.relpath(path, ovl)
+        part = os.path.splitext(os.path.basename(path))[0]
+        if rel.startswith("test" + os.sep) or part not in level:
+            continue
+        code = strip_comments(text(path))
+        for m in re.finditer(r"((?<!&)&\s*|\+\+\s*|--\s*)?\bov->(\w+)\b", code):
+            owner = members.get(m.group(2))
+            if owner is None or owner == part:
+                continue
+            rest = code[m.end():m.end() + 80]
+            writes = bool(m.group(1)) or bool(WRITE.match(rest))
+            if part in READERS and not writes:
+                continue
+            line = code.count("\n", 0, m.start()) + 1
+            problems.append(f"overlay/{rel}:{line}: "
+                            f"{'writes' if writes else 'reads'} ov->"
+                            f"{m.group(2)}, the state of {owner}.c")
 
 for p in problems:
     print(p)

@@ -17,6 +17,7 @@
 #include "src/common/libutil/idmap.h"
 #include "dedup.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define DEDUP_KEY_MAX (MSG_MAX_ROUTES * (MSG_MAX_ROUTEID + 1) + 32)

@@ -15,10 +15,12 @@
  * store never holds overlapping entries.  Seq ranges are handled as
  * ranges: nothing here loops over the seqs of a gap.
  *
- * This file: delivery and the buffers, the tree, receiving, timers and
- * the statistics.  The stores are in evstore.c, repair in evrepair.c,
- * rank 0's numbering and batching in evroot.c; the state they share is
- * in evlayer_int.h.
+ * This file: the layer's entry points (events.h): receiving, timers and
+ * the statistics.  Below it, and called only downward: repair in
+ * evrepair.c and rank 0's numbering and batching in evroot.c, rank 0's
+ * signature in evsign.c, delivery, the buffers and the tree in
+ * evdeliver.c, the stores in evstore.c; the state they share is in
+ * evlayer_int.h.
  */
 #include <errno.h>
 #include <math.h>
@@ -41,16 +43,7 @@ void evlayer_config_defaults (struct evlayer_config *cfg)
     cfg->learn_timeout = 10.0;
 }
 
-/* ---- helpers ------------------------------------------------------------ */
-
-void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
-                          uint32_t a, uint32_t b)
-{
-    if (n == 1 || n % LOG_EVERY == 0)
-        ev->ops->log (ev->arg, LOG_WARNING, "events: %s (seqs %u..%u; %llu "
-                      "so far)", what, (unsigned)a, (unsigned)b,
-                      (unsigned long long)n);
-}
+/* ---- who may send us tree traffic ----------------------------------- */
 
 /* Who may send us tree traffic (batches, SYNCs): the nearest ancestor
  * that is not fenced, since the tree re-forms around fenced ones.  Its
@@ -76,155 +69,6 @@ static int tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via)
     if (bgn_topo_linked (ev->topo, ev->rank, expect))
         return via == expect;
     return 1;
-}
-
-double evl_now (struct evlayer *ev)
-{
-    if (ev->ops->now)
-        ev->now = ev->ops->now (ev->arg);
-    return ev->now;
-}
-
-/* The end of the gap after 'last': the seq before the first held batch,
- * or the highest seq known. */
-uint32_t evl_gap_end (const struct evlayer *ev)
-{
-    return ev->early.n ? evstore_at (&ev->early, 0)->first - 1 : ev->high;
-}
-
-/* ---- the tree ------------------------------------------------------------ */
-
-/* Send to rank's subtree: to rank itself, or, if it is down, to each of
- * its children in turn (recursively), which re-forms the tree.  With
- * 'list', collect the ranks instead of sending. */
-static void subtree (struct evlayer *ev, uint32_t rank, int depth,
-                     struct frame *batch, int kind, json_t *ctl,
-                     uint32_t *list, int *nlist, int max)
-{
-    uint32_t kids[MAX_CHILDREN];
-    int n;
-
-    if (!ev->ops->is_down (ev->arg, rank)) {
-        if (list) {
-            if (*nlist < max)
-                list[(*nlist)++] = rank;
-        }
-        else if (batch)
-            ev->ops->send (ev->arg, rank, kind, batch);
-        else
-            ev->ops->control (ev->arg, rank, EV_CTL_SYNC, ctl);
-        return;
-    }
-    if (depth > 64)
-        return;
-    n = bgn_topo_bcast_children (ev->topo, 0, rank, kids, MAX_CHILDREN);
-    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
-        subtree (ev, kids[i], depth + 1, batch, kind, ctl, list, nlist, max);
-}
-
-void evl_forward_down (struct evlayer *ev, struct frame *batch,
-                          json_t *ctl)
-{
-    uint32_t kids[MAX_CHILDREN];
-    int n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
-                                     MAX_CHILDREN);
-    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
-        subtree (ev, kids[i], 0, batch, EV_TREE, ctl, NULL, NULL, 0);
-}
-
-/* The ranks that would get a batch from us now. */
-int evl_effective_children (struct evlayer *ev, uint32_t *list, int max)
-{
-    uint32_t kids[MAX_CHILDREN];
-    int nlist = 0;
-    int n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
-                                     MAX_CHILDREN);
-    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
-        subtree (ev, kids[i], 0, NULL, 0, NULL, list, &nlist, max);
-    return nlist;
-}
-
-/* ---- delivery and the buffers ------------------------------------------ */
-
-void evl_deliver (struct evlayer *ev, const struct held *h)
-{
-    uint32_t from = ev->last + 1;
-
-    ev->ops->deliver (ev->arg, h->f, from);
-    ev->delivered += from <= h->first ? h->count : h->last - from + 1;
-    ev->last = h->last;
-    if (ev->high < ev->last)
-        ev->high = ev->last;
-}
-
-/* Keep a delivered batch for repairs (reference taken over); the oldest
- * drop out past the bounds (the byte bound counts the store's array
- * too: each eviction frees a frame and leaves a free slot). */
-void evl_ring_add (struct evlayer *ev, struct held *h)
-{
-    if (evstore_overlaps (&ev->ring, h->first, h->last)
-        || evstore_insert (&ev->ring, h) < 0) {
-        frame_decref (&h->f);
-        return;
-    }
-    while (ev->ring.n > 0
-           && (ev->ring.events > (uint64_t)ev->cfg.buffer
-               || evstore_memory (&ev->ring) > ev->cfg.buffer_bytes)) {
-        if (evstore_at (&ev->ring, 0)->last > ev->gone)
-            ev->gone = evstore_at (&ev->ring, 0)->last;
-        evstore_remove (&ev->ring, 0, NULL);
-        ev->evictions++;
-    }
-}
-
-/* Deliver held batches that are now next in line. */
-static void drain_early (struct evlayer *ev)
-{
-    struct held h;
-
-    while (ev->early.n > 0 && evstore_at (&ev->early, 0)->first <= ev->last + 1) {
-        evstore_remove (&ev->early, 0, &h);
-        if (h.last > ev->last)
-            evl_deliver (ev, &h);
-        evl_ring_add (ev, &h);
-    }
-}
-
-/* Hold a batch that came past a gap (reference taken over).  When full,
- * the batch farthest ahead goes: the repair fetches it again later. */
-static void early_add (struct evlayer *ev, struct held *h)
-{
-    while (evstore_full (&ev->early, &ev->cfg, h->count, h->bytes)
-           && ev->early.n > 0
-           && evstore_at (&ev->early, ev->early.n - 1)->first > h->first) {
-        struct held *far = evstore_at (&ev->early, ev->early.n - 1);
-        ev->early_drops++;
-        evl_warn_counted (ev, ev->early_drops, "early-arrival buffer full, "
-                      "dropped a batch (overlay.event_buffer*)", far->first,
-                      far->last);
-        evstore_remove (&ev->early, ev->early.n - 1, NULL);
-    }
-    if (evstore_full (&ev->early, &ev->cfg, h->count, h->bytes)
-        || evstore_insert (&ev->early, h) < 0) {
-        ev->early_drops++;
-        evl_warn_counted (ev, ev->early_drops, "early-arrival buffer full, "
-                      "dropped a batch (overlay.event_buffer*)", h->first,
-                      h->last);
-        frame_decref (&h->f);
-    }
-}
-
-void evl_declare_lost (struct evlayer *ev, uint32_t from, uint32_t to)
-{
-    if (to < from || from != ev->last + 1)
-        return;
-    ev->lost += (uint64_t)to - from + 1;
-    ev->lost_ranges++;
-    ev->ops->lost (ev->arg, from, to);
-    ev->last = to;
-    if (ev->high < to)
-        ev->high = to;
-    drain_early (ev);
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -362,10 +206,10 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     if (h->first <= ev->last + 1) {
         evl_deliver (ev, &hd);
         evl_ring_add (ev, &hd);
-        drain_early (ev);
+        evl_drain_early (ev);
     }
     else
-        early_add (ev, &hd);
+        evl_early_add (ev, &hd);
     if (ev->rep.active && kind == EV_REPAIR && !evrepair_have_gap (ev))
         ev->rep.active = 0;
     evrepair_kick (ev);

@@ -20,6 +20,7 @@
 #include "ovsign.h"
 #include "fence.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 /* Route [frames] of 'kind' to rank 'to' (frames taken in every case). */

@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evlayer_int.h: the event layer's state, shared by its parts.
  *
- * The event layer (events.h is its contract) is one state machine in four
- * files: events.c (delivery, the tree, receiving, timers), evstore.c (the
- * sorted batch stores), evrepair.c (gap repair and loss) and evroot.c
- * (rank 0: learning the sequence after a start, batching, publishing).
- * Nothing outside them includes this header.
+ * The event layer (events.h is its contract) is one state machine in six
+ * files, which call one way, top to bottom: events.c (the entry points:
+ * receiving, timers, statistics); evrepair.c (gap repair and loss) and
+ * evroot.c (rank 0: learning the sequence after a start, batching,
+ * publishing); evsign.c (rank 0's signature); evdeliver.c (delivery,
+ * the buffers, the tree); evstore.c (the sorted batch stores).  Nothing
+ * outside them includes this header.
  */
 #ifndef BGN_OVERLAY_EVLAYER_INT_H
 #define BGN_OVERLAY_EVLAYER_INT_H
@@ -156,33 +158,12 @@ size_t evstore_memory (const struct store *s);
 int evstore_full (const struct store *s, const struct evlayer_config *c,
                   uint32_t count, size_t bytes);
 
-/* ---- events.c: helpers the parts share ------------------------------- */
+/* ---- evdeliver.c: delivery, buffers and the tree, below the others ---- */
 /* A repeated warning: the first, then every LOG_EVERY-th. */
 void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
                        uint32_t a, uint32_t b);
 /* The time now (the ops' clock, remembered in ev->now). */
 double evl_now (struct evlayer *ev);
-
-/* ---- evsign.c: rank 0's signature ---------------------------------------- */
-/* Rank 0: the frame for a sealed batch buf[0..len-1], signed if it can
- * sign.  NULL on ENOMEM. */
-struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
-                                size_t len);
-/* Others: is this checked batch signed by rank 0 (or are we not
- * checking)?  0 counts and logs it. */
-/* Rank 0: the highest seq a SEQ_REPORT 'o' proves rank 0 numbered (a
- * signed SYNC, or a signed batch, it carries); 0 if none. */
-uint32_t evl_report_proven (struct evlayer *ev, json_t *o);
-/* Others: add the proof of our highest seq to a SEQ_REPORT. */
-void evl_report_proof (struct evlayer *ev, json_t *o);
-
-int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
-                         const struct evbatch_hdr *h);
-/* Rank 0: add "sig" to the SYNC object o.  Others: check it. */
-int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
-                   json_int_t epoch, json_int_t gone, json_int_t base);
-int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
-                        json_int_t epoch, json_int_t gone, json_int_t base);
 /* The end of the gap after 'last': before the first early batch, or
  * the highest seq known. */
 uint32_t evl_gap_end (const struct evlayer *ev);
@@ -195,8 +176,33 @@ int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
 void evl_deliver (struct evlayer *ev, const struct held *h);
 /* Keep a delivered batch for repairs (oldest dropped past the bounds). */
 void evl_ring_add (struct evlayer *ev, struct held *h);
+/* Deliver the early batches that are now next in line. */
+void evl_drain_early (struct evlayer *ev);
+/* Hold a batch that came past a gap (its frame taken); when full, the
+ * batch farthest ahead goes (the repair fetches it again). */
+void evl_early_add (struct evlayer *ev, struct held *h);
 /* from..to will never come: one event.lost notice, 'last' moves on. */
 void evl_declare_lost (struct evlayer *ev, uint32_t from, uint32_t to);
+
+/* ---- evsign.c: rank 0's signature ------------------------------------- */
+/* Rank 0: the frame for a sealed batch buf[0..len-1], signed if it can
+ * sign.  NULL on ENOMEM. */
+struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
+                                size_t len);
+/* Rank 0: the highest seq a SEQ_REPORT 'o' proves rank 0 numbered (a
+ * signed SYNC, or a signed batch, it carries); 0 if none. */
+uint32_t evl_report_proven (struct evlayer *ev, json_t *o);
+/* Others: add the proof of our highest seq to a SEQ_REPORT. */
+void evl_report_proof (struct evlayer *ev, json_t *o);
+/* Others: is this checked batch signed by rank 0 (or are we not
+ * checking)?  0 counts and logs it. */
+int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
+                         const struct evbatch_hdr *h);
+/* Rank 0: add "sig" to the SYNC object o.  Others: check it. */
+int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
+                   json_int_t epoch, json_int_t gone, json_int_t base);
+int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
+                        json_int_t epoch, json_int_t gone, json_int_t base);
 
 /* ---- evrepair.c ------------------------------------------------------ */
 /* Is something missing after 'last'? */

@@ -16,6 +16,7 @@
 #include "fence.h"
 #include "fencemsg.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
 #include "treecast.h"
@@ -43,6 +44,57 @@ int fence_init (struct overlay *ov)
         || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov)))
         return -1;
     return 0;
+}
+
+void fence_on_fenced (struct overlay *ov,
+                      void (*cb) (struct overlay *ov, uint32_t rank))
+{
+    ov->fence.fenced_cb = cb;
+}
+
+void fence_formed (struct overlay *ov)
+{
+    ov->fence.formed = true;
+}
+
+void fence_stalled (struct overlay *ov, double now)
+{
+    ov->fence.stalled_at = now;
+}
+
+uint64_t fence_claimed (struct overlay *ov)
+{
+    return ov->fence.claimed;
+}
+
+int fence_count (struct overlay *ov)
+{
+    return ov->fence.nfenced;
+}
+
+bool fence_partitioned (struct overlay *ov)
+{
+    return ov->fence.partitioned;
+}
+
+bool fence_changed (struct overlay *ov)
+{
+    return ov->fence.changed;
+}
+
+void fence_changed_seen (struct overlay *ov)
+{
+    ov->fence.changed = false;
+}
+
+void fence_count_bad_record (struct overlay *ov)
+{
+    ov->fence.bad_records++;
+}
+
+void fence_count_false_claim (struct overlay *ov)
+{
+    ov->fence.false_claims++;
 }
 
 void fence_fini (struct overlay *ov)
@@ -298,10 +350,10 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
             mark (ov->fence.members, rank);
         tracker_fail_dest (ov, rank);
         route_purge_requests (ov, rank);
-        /* rank 0's readiness count (data the health part keeps): it must
-         * report ready again when it is back */
-        if (ov->health.ready)
-            bgn_rankset_remove (ov->health.ready, rank);
+        /* the coordinator's reaction (rank 0's readiness count: the
+         * rank must report ready again when it is back) */
+        if (ov->fence.fenced_cb)
+            ov->fence.fenced_cb (ov, rank);
     }
     else if (!f->fenced && was_fenced) {
         ov->fence.nfenced--;
@@ -334,8 +386,8 @@ static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
                      "rejoining above it", fenced ? "fenced" : "live",
                      (unsigned long long)inc,
                      (unsigned long long)ov->incarnation);
-    if (inc > ov->rejoin_floor)
-        ov->rejoin_floor = inc;
+    if (inc > ov->fence.claimed)
+        ov->fence.claimed = inc;
     return FENCE_SELF;
 }
 
@@ -355,7 +407,7 @@ static bool unattested (struct overlay *ov, uint32_t rank, uint64_t inc,
         return false;             /* old news: nothing would change */
     if (!sig && !ovsign_rank_has_key (ov, rank))
         return false;             /* no key: anyone's word, as before */
-    ov->sign.unattested++;
+    ovsign_count_unattested (ov);
     ovl_log_limited (ov, LOG_WARNING, "refused a live record of rank %u "
                      "(incarnation %llu) that is not its own word: %s",
                      (unsigned)rank, (unsigned long long)inc,
@@ -696,8 +748,8 @@ static void partition_cb (void *arg)
          * catch up after a stall of our own; a dead (fenced) rank 0 is
          * not a partition either -- unless every peer is gone too, which
          * means this broker is the one cut off. */
-        if (!ov->health.formed
-            || now - ov->stalled_at < 2 * ov->cfg.peer_timeout)
+        if (!ov->fence.formed
+            || now - ov->fence.stalled_at < 2 * ov->cfg.peer_timeout)
             return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
             && bgn_router_reachable (ov->router, ov->rank, 0) != 1) {

@@ -128,6 +128,31 @@ enum fence_source {
 int fence_init (struct overlay *ov);
 void fence_fini (struct overlay *ov);
 
+/* The coordinator's reaction to a rank newly fenced here, called as the
+ * fence is applied (overlay.c: rank 0's readiness count forgets it). */
+void fence_on_fenced (struct overlay *ov,
+                      void (*cb) (struct overlay *ov, uint32_t rank));
+/* The overlay formed around this broker (health.c): from now on, rank 0
+ * unreachable from here is a partition. */
+void fence_formed (struct overlay *ov);
+/* This broker found it had not run for a while (live.c): no partition
+ * is declared while it catches up. */
+void fence_stalled (struct overlay *ov, double now);
+/* The highest incarnation of ours a record named that we never had
+ * (0 if none): a rejoin goes above it (hello.c). */
+uint64_t fence_claimed (struct overlay *ov);
+/* How many ranks are fenced here. */
+int fence_count (struct overlay *ov);
+/* Rank 0: are live ranks unreachable from it? */
+bool fence_partitioned (struct overlay *ov);
+/* News since the last settle (overlay.c), and its reset. */
+bool fence_changed (struct overlay *ov);
+void fence_changed_seen (struct overlay *ov);
+/* A record refused elsewhere (a HELLO_NAK, hello.c): its incarnation out
+ * of range, or naming one of ours we never had. */
+void fence_count_bad_record (struct overlay *ov);
+void fence_count_false_claim (struct overlay *ov);
+
 bool fence_is_fenced (struct overlay *ov, uint32_t rank);
 /* The stamp (envelope.h) of rank's incarnation as this broker knows it:
  * its live record's, or 0 if it has none (never heard of, or fenced). */

@@ -9,6 +9,7 @@
 #include "fence.h"
 #include "heal.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define CONTACT_PATIENCE 3.0   /* seconds before asking someone else */

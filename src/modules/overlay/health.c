@@ -7,6 +7,7 @@
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 
 int health_init (struct overlay *ov)
@@ -73,8 +74,10 @@ void health_check_ready (struct overlay *ov)
     if (ov->rank == 0 && !ov->health.reported)
         fence_announce_self (ov);
     /* formed: ready with links actually up (not merely all fenced) */
-    if (ov->peers->up > 0)
+    if (ov->peers->up > 0 && !ov->health.formed) {
         ov->health.formed = true;
+        fence_formed (ov);
+    }
     report_ready (ov);
 }
 
@@ -82,6 +85,27 @@ void health_report_again (struct overlay *ov)
 {
     ov->health.reported = false;
     ov->health.dirty = true;
+}
+
+void health_forget (struct overlay *ov, uint32_t rank)
+{
+    if (ov->health.ready)
+        bgn_rankset_remove (ov->health.ready, rank);
+}
+
+void health_check_later (struct overlay *ov)
+{
+    ov->health.dirty = true;
+}
+
+bool health_dirty (struct overlay *ov)
+{
+    return ov->health.dirty;
+}
+
+void health_dirty_seen (struct overlay *ov)
+{
+    ov->health.dirty = false;
 }
 
 void health_retry (struct overlay *ov, double now)
@@ -95,9 +119,9 @@ const char *health_word (struct overlay *ov)
 {
     if (ov->size == 1)
         return "full";
-    if (ov->fence.partitioned)
+    if (fence_partitioned (ov))
         return "partitioned";
-    if (ov->fence.nfenced > 0)
+    if (fence_count (ov) > 0)
         return "degraded";
     if (ov->rank == 0)
         return bgn_rankset_count (ov->health.ready) == ov->size ? "full"

@@ -14,6 +14,7 @@
 #ifndef BGN_OVERLAY_HEALTH_H
 #define BGN_OVERLAY_HEALTH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "src/common/libmsg/message.h"
@@ -32,6 +33,14 @@ void health_report_again (struct overlay *ov);
 void health_retry (struct overlay *ov, double now);
 
 const char *health_word (struct overlay *ov);
+
+/* Rank 0: rank was fenced; it must report ready again when back. */
+void health_forget (struct overlay *ov, uint32_t rank);
+/* Look at readiness again at the next settle (overlay.c); whether that
+ * is asked, and its reset once settling looks. */
+void health_check_later (struct overlay *ov);
+bool health_dirty (struct overlay *ov);
+void health_dirty_seen (struct overlay *ov);
 
 /* overlay.ready: a report (rank 0 answers) or its answer. */
 void health_ready_request (struct overlay *ov, const msg_t *req,

@@ -12,6 +12,7 @@
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define HELLO_RETRY 2.0          /* first retry, seconds; then doubling */
@@ -156,14 +157,14 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
         if (fenced_inc > 0
             && (uint64_t)fenced_inc
                    >= fence_inc_limit (ov, FENCE_BOUND_FOLLOW)) {
-            ov->fence.bad_records++;
+            fence_count_bad_record (ov);
             ovl_log_limited (ov, LOG_WARNING, "peer %u: refused a HELLO_NAK "
                              "naming incarnation %lld, out of range",
                              (unsigned)p->rank, (long long)fenced_inc);
             return;
         }
         if ((uint64_t)fenced_inc > ov->incarnation) {
-            ov->fence.false_claims++;
+            fence_count_false_claim (ov);
             ovl_log_limited (ov, LOG_WARNING, "peer %u says this broker is "
                              "fenced as incarnation %lld, which it never had "
                              "(it is %llu): rejoining above it",
@@ -270,14 +271,21 @@ done:
     json_decref (o);
 }
 
+double hello_rejoined_at (struct overlay *ov)
+{
+    return ov->rejoined_at;
+}
+
 static void rejoin_now (struct overlay *ov, const char *why)
 {
     double now = ovl_now (ov);
+    uint64_t floor = ov->rejoin_floor > fence_claimed (ov)
+                         ? ov->rejoin_floor : fence_claimed (ov);
 
     /* Above our own and above any fenced incarnation a peer named: no
      * clock involved, so a clock that jumps cannot keep us out. */
-    if (ov->rejoin_floor >= ov->incarnation)
-        ov->incarnation = ov->rejoin_floor;
+    if (floor >= ov->incarnation)
+        ov->incarnation = floor;
     ov->incarnation++;
     ov->rejoined_at = now;
     fence_announce_self (ov);

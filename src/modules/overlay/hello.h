@@ -42,6 +42,8 @@ void hello_rejoin (struct overlay *ov, const char *why);
 
 /* After a stall: rejoin now, whatever the back-off. */
 void hello_rejoin_stalled (struct overlay *ov);
+/* When this broker last rejoined (0: never). */
+double hello_rejoined_at (struct overlay *ov);
 
 /* Peers we connect to that are down but no longer fenced: greet them. */
 void hello_neighbours_back (struct overlay *ov);

@@ -6,6 +6,7 @@
 #include "fence.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 
 #define SUSPECT_INTERVALS 3
@@ -72,7 +73,7 @@ bool live_stalled (struct overlay *ov, double now)
     if (!ov->started || idle <= ov->cfg.peer_timeout / 2)
         return false;
     ovl_log (ov, LOG_WARNING, "this broker did not run for %.1fs", idle);
-    ov->stalled_at = now;
+    fence_stalled (ov, now);
     ov->last_tick = now;
     /* Do not fence peers for our own silence. */
     for (int i = 0; i < ov->peers->n; i++)

@@ -10,6 +10,7 @@
 #include "hello.h"
 #include "moved.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 
 static void send_moved (struct overlay *ov, struct peer *p, double now)
@@ -112,7 +113,7 @@ void moved_tick (struct overlay *ov, double now)
     if (!ov->started || !ov->endpoint[0] || ov->peers->up == 0)
         return;   /* with no link up, nothing could carry it */
     if (now - ov->started_at < MOVED_AFTER
-        || now - ov->rejoined_at < MOVED_AFTER)
+        || now - hello_rejoined_at (ov) < MOVED_AFTER)
         return;
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];

@@ -13,13 +13,11 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "src/common/libmsg/packed.h"
-#include "src/common/libutil/ratelimit.h"
 #include "body.h"
 #include "dedup.h"
 #include "evglue.h"
@@ -32,6 +30,7 @@
 #include "hello.h"
 #include "live.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 #include "status.h"
 #include "trace.h"
@@ -39,44 +38,20 @@
 
 #define SETTLE_ROUNDS 16
 
-void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
-{
-    va_list ap;
-
-    va_start (ap, fmt);
-    ov->io->log (ov->ctx, level, fmt, ap);
-    va_end (ap);
-}
-
-void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
-{
-    char line[512], more[64];
-    unsigned long suppressed;
-    va_list ap;
-
-    if (!ratelimit_check (ov->drop_warnings, ovl_now (ov), &suppressed))
-        return;
-    va_start (ap, fmt);
-    vsnprintf (line, sizeof (line), fmt, ap);
-    va_end (ap);
-    ovl_log (ov, level, "%s%s", line,
-             ratelimit_suffix (more, sizeof (more), suppressed));
-}
-
 /* ---- settling: cross-part reactions, deferred ------------------------ */
 
 static void settle (struct overlay *ov)
 {
     ov->depth++;   /* what settling calls must not settle again */
     for (int round = 0; round < SETTLE_ROUNDS; round++) {
-        bool ready_check = peers_changed (ov->peers) || ov->fence.changed
-                           || ov->health.dirty;
+        bool ready_check = peers_changed (ov->peers) || fence_changed (ov)
+                           || health_dirty (ov);
         if (!ov->peers->unreachable && !ready_check)
             break;
         live_check_unreachable (ov);
         if (ready_check) {
-            ov->fence.changed = false;
-            ov->health.dirty = false;
+            fence_changed_seen (ov);
+            health_dirty_seen (ov);
             health_check_ready (ov);
         }
     }
@@ -108,6 +83,13 @@ static void wakeup_notify (void *arg, double when)
 {
     struct overlay *ov = arg;
     ov->io->wakeup (ov->ctx, when);
+}
+
+/* A rank fenced here: rank 0's readiness count forgets it, so that it
+ * reports ready again when it is back. */
+static void fenced_cb (struct overlay *ov, uint32_t rank)
+{
+    health_forget (ov, rank);
 }
 
 static void tick_cb (void *arg);
@@ -160,7 +142,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
               bgn_topo_name (ov->topo));
     ov->diameter = bgn_topo_diameter (ov->topo);
     ov->ttl = ovconf_ttl (cfg, ov->topo);
-    if (!(ov->drop_warnings = ratelimit_create (10, 60.))
+    if (ovlog_init (ov) < 0
         || !(ov->timers = timerq_create (wakeup_notify, ov))
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
@@ -171,6 +153,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || evglue_init (ov) < 0 || ovsign_init (ov) < 0
         || !(ov->tick = ovtimer_create (ov->timers, tick_cb, ov)))
         goto error;
+    fence_on_fenced (ov, fenced_cb);
     return ov;
 error:
     overlay_destroy (&ov);
@@ -201,7 +184,7 @@ void overlay_destroy (struct overlay **ovp)
     if (ov->topo != ov->cfg.topo)
         bgn_topo_destroy (&ov->topo);
     timerq_destroy (&ov->timers);
-    ratelimit_destroy (&ov->drop_warnings);
+    ovlog_fini (ov);
     free (ov);
     *ovp = NULL;
     errno = saved;
@@ -284,7 +267,7 @@ int overlay_start (struct overlay *ov)
     }
     ov->last_tick = now;
     ovtimer_arm (ov->tick, next_tick (ov, now));
-    ov->health.dirty = true;   /* no peers at all: ready at once */
+    health_check_later (ov);   /* no peers at all: ready at once */
     ovl_log (ov, LOG_DEBUG, "overlay %s: %d peers, bind %s, ttl %d",
              ov->topo_spec, ov->peers->n, ov->endpoint, ov->ttl);
     leave (ov);

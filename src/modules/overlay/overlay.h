@@ -2,9 +2,14 @@
 /* overlay.h: the overlay's protocol core: the hub, the parts' states.
  *
  * The hub (struct overlay) owns every part of the core; each part keeps
- * its state in its own struct below and borrows what else it needs
- * through the hub.  Parts call downward only, in this order (a part may
- * call any part listed after it):
+ * its state in its own struct below, marked with the part's file, and
+ * only that part touches it: another part asks the owner (its calls), and
+ * reactions that concern several parts are the coordinator's (overlay.c,
+ * which may read every part's state; ovcore.c and status.c, read-only
+ * observers, may read it too).  Parts call downward only, in this order:
+ * a file calls the files of its own line and of the lines after it, and
+ * calls between files of one line go one way (no cycles).  This list is
+ * the layering; t/scripts/layout.py reads it from here.
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
  *   ovcore.c    read-only observers for the core's users
@@ -23,8 +28,18 @@
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
  *   peer.c      the peer table (data only)
- *   timer.c, frame.c, ovconf.c, envelope.c, events.c (with evstore.c,
- *               evrepair.c, evroot.c, evsign.c)   pure helpers
+ *   fencemsg.c, treecast.c   fence records on the wire; a multicast's
+ *               children around down ranks
+ *   body.c      the wire frame: an envelope and a packed frame list
+ *   envelope.c  the per-hop envelope codec
+ *   events.c    the event layer (events.h): receiving, timers, statistics
+ *   evrepair.c, evroot.c   gap repair and loss; rank 0's numbering
+ *   evsign.c    rank 0's signature on batches and SYNCs
+ *   evdeliver.c the event layer's delivery, buffers and tree
+ *   evlayer_int.h, evstore.c   the event layer's state; the batch stores
+ *   timer.c, frame.c, ovconf.c, io.h, wire.h   the timer queue, frames,
+ *               settings, the io, integers in network order
+ *   ovlog.c     logging and the clock, below every part
  *
  * evkey.c (rank 0's signing key in its run directory) is the module's,
  * beside module.c: it touches files.
@@ -91,12 +106,15 @@ struct ovl_counters {
     uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
 };
 
-struct route_state {
+struct route_state {            /* route.c */
     struct ovtimer *retry;        /* backlogs waiting for a peer */
     struct backlog held;          /* responses to ranks fenced here */
+    size_t waiting;               /* the tracker's requests waiting for a
+                                     rejoin: overlay.held_bytes bounds
+                                     them with held (route_set_waiting) */
 };
 
-struct fence_state {
+struct fence_state {            /* fence.c */
     struct idmap *map;          /* rank -> struct fence_entry */
     struct idmap *livesig;      /* rank -> struct fence_livesig: the rank's
                                    own signature of its live record */
@@ -119,11 +137,20 @@ struct fence_state {
     bool partitioned;           /* rank 0: live ranks unreachable */
     uint32_t unreachable_live;
     bool changed;               /* news since the last settle */
+    bool formed;                /* the overlay formed around us once
+                                   (health.c tells: fence_formed) */
+    double stalled_at;          /* when we found we had not run (live.c
+                                   tells: fence_stalled) */
+    uint64_t claimed;           /* the highest incarnation of ours a
+                                   record falsely named: rejoin above it */
+    void (*fenced_cb) (struct overlay *ov, uint32_t rank);
+                                /* the coordinator's reaction to a rank
+                                   fenced here (fence_on_fenced) */
 };
 
 struct waiting;
 
-struct tracker_state {
+struct tracker_state {          /* tracker.c */
     struct idmap *map;          /* key hash -> struct tracked */
     struct ovtimer *sweep;
     uint64_t failed;
@@ -156,13 +183,13 @@ struct dedup_state {            /* dedup.c */
     uint64_t evicted;           /* forgotten early (overlay.dedup_bytes) */
 };
 
-struct trace_state {
+struct trace_state {            /* trace.c */
     struct trace *list[8];
     int n;
     bool emitting;              /* never trace the trace responses */
 };
 
-struct health_state {
+struct health_state {           /* health.c */
     struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
     bool reported;              /* this broker reported ready */
     bool acked;                 /* ... and rank 0 answered */
@@ -172,7 +199,7 @@ struct health_state {
     uint64_t refused;           /* rank 0: reports not the rank's own */
 };
 
-struct heal_state {
+struct heal_state {             /* heal.c */
     int threshold;              /* heal below this many peers up */
     int degree;                 /* topology degree, without substitutes */
     int nsubst;
@@ -194,7 +221,11 @@ struct sign_state {             /* ovsign.c */
                                    their rank nor heard from it */
 };
 
-struct status_state {
+struct log_state {              /* ovlog.c */
+    struct ratelimit *limit;    /* ovl_log_limited's budget */
+};
+
+struct status_state {           /* status.c */
     struct idmap *gathers;      /* matchtag -> struct gather_child */
     uint32_t next_tag;
 };
@@ -221,12 +252,12 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
-    double stalled_at;          /* when we found we had not run */
-    double rejoined_at;         /* last rejoin, for its back-off */
-    double rejoin_backoff;
-    uint64_t rejoin_floor;      /* the highest fenced incarnation of ours
-                                   a peer named */
-    struct ovtimer *rejoin;       /* a delayed rejoin */
+    double rejoined_at;         /* hello.c: last rejoin, for its
+                                   back-off */
+    double rejoin_backoff;      /* hello.c: the back-off now */
+    uint64_t rejoin_floor;      /* hello.c: the highest fenced incarnation
+                                   of ours a HELLO_NAK named */
+    struct ovtimer *rejoin;       /* hello.c: a delayed rejoin */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */
@@ -242,23 +273,10 @@ struct overlay {
     struct status_state status;
     struct sign_state sign;
     struct evlayer *events;
-    struct ovtimer *evflush;      /* rank 0: the event batching window */
+    struct ovtimer *evflush;      /* evglue.c: rank 0's event batching
+                                     window */
     struct ovl_counters c;
-    struct ratelimit *drop_warnings;   /* ovl_log_limited's budget */
+    struct log_state log;
 };
-
-/* Log through the io (printf-style). */
-void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-/* The same for what a peer can make happen again and again (drops of
- * malformed or unknown traffic): one budget for all of them, a few lines
- * a minute, then " (N similar messages suppressed)". */
-void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
-    __attribute__ ((format (printf, 3, 4)));
-
-static inline double ovl_now (struct overlay *ov)
-{
-    return ov->io->now (ov->ctx);
-}
 
 #endif

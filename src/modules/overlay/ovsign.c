@@ -15,6 +15,7 @@
 
 #include "src/common/libutil/idmap.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "wire.h"
 
@@ -252,4 +253,9 @@ const char *ovsign_origin_problem (const struct bgn_msg_info *info,
     if (info->source != rank)
         return "signed by another broker than the one it names";
     return NULL;
+}
+
+void ovsign_count_unattested (struct overlay *ov)
+{
+    ov->sign.unattested++;
 }

@@ -64,6 +64,9 @@ int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
 
 /* Does rank have a key, so that its word must come signed? */
 bool ovsign_rank_has_key (struct overlay *ov, uint32_t rank);
+/* A live record refused as not its rank's own word (fence.c): counted
+ * here with the other signature failures. */
+void ovsign_count_unattested (struct overlay *ov);
 
 /* The text a live record's signature covers: "bgn-live INSTANCE RANK
  * INC".  Returns its length. */

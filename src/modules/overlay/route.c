@@ -9,6 +9,7 @@
 
 #include "body.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "route.h"
 #include "trace.h"
 
@@ -208,6 +209,11 @@ size_t route_held_bytes (struct overlay *ov)
     return ov->route.held.bytes;
 }
 
+void route_set_waiting (struct overlay *ov, size_t bytes)
+{
+    ov->route.waiting = bytes;
+}
+
 /* [env][frames] as a pending message for a store that may keep it a
  * peer timeout: frames that wrap a transport buffer are copied
  * (frame_keep).  NULL with errno, frames left with the caller: ENOMEM,
@@ -244,7 +250,7 @@ int route_hold (struct overlay *ov, const struct envelope *env,
     /* with the requests waiting for a rejoin at their origin (tracker) */
     struct pending *pd = pending_take (ov, env, frames, n,
                                        route_held_bytes (ov)
-                                           + ov->tracker.wait_bytes,
+                                           + ov->route.waiting,
                                        ov->cfg.held_bytes);
 
     if (!pd) {

@@ -79,6 +79,10 @@ size_t route_backlog_bytes (struct overlay *ov);
 /* Heap the responses held for a rank's rejoin hold (overlay.held_bytes
  * bounds it: route_hold). */
 size_t route_held_bytes (struct overlay *ov);
+/* The bytes of the requests the tracker keeps waiting for a rejoin: the
+ * same bound covers them and the held responses (the tracker tells each
+ * change). */
+void route_set_waiting (struct overlay *ov, size_t bytes);
 
 /* Fail what waited in a backlog longer than the peer timeout. */
 void route_expire (struct overlay *ov, double now);

@@ -12,6 +12,7 @@
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "status.h"
 #include "dedup.h"
 #include "route.h"

@@ -8,6 +8,7 @@
 
 #include "body.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "trace.h"
 
 #define MAX_TRACES 8

@@ -20,6 +20,7 @@
 #include "src/common/libutil/idmap.h"
 #include "body.h"
 #include "overlay.h"
+#include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
 #include "tracker.h"
@@ -72,6 +73,7 @@ int tracker_init (struct overlay *ov)
 static void waiting_free (struct overlay *ov, struct waiting *w)
 {
     ov->tracker.wait_bytes -= w->cost;
+    route_set_waiting (ov, ov->tracker.wait_bytes);
     ov->tracker.nwaiting--;
     msg_destroy (&w->req);
     free (w);
@@ -474,6 +476,7 @@ int tracker_wait (struct overlay *ov, msg_t **req, uint32_t dest, bool sign)
     ov->tracker.wait_tail = w;
     ov->tracker.nwaiting++;
     ov->tracker.wait_bytes += cost;
+    route_set_waiting (ov, ov->tracker.wait_bytes);
     ov->tracker.waits++;
     if (!ovtimer_armed (ov->tracker.wait_timer))
         ovtimer_arm (ov->tracker.wait_timer, w->deadline);

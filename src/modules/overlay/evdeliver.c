@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/* evdeliver.c: the event layer's delivery, buffers and tree
+ * (evlayer_int.h).
+ *
+ * What the layer's upper files (events.c, evrepair.c, evroot.c,
+ * evsign.c) all need: the clock and counted warnings, handing batches to
+ * the subscribers in order, the replay buffer and the early-arrival
+ * buffer, declaring a gap lost, and sending down rank 0's tree around
+ * fenced ranks.  It sits below them so that they call it one way; it
+ * calls only the stores (evstore.c) and the layer's ops.
+ */
+#include <stdint.h>
+#include <syslog.h>
+
+#include "evlayer_int.h"
+
+/* ---- the time, warnings, the gap ------------------------------------ */
+
+void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
+                          uint32_t a, uint32_t b)
+{
+    if (n == 1 || n % LOG_EVERY == 0)
+        ev->ops->log (ev->arg, LOG_WARNING, "events: %s (seqs %u..%u; %llu "
+                      "so far)", what, (unsigned)a, (unsigned)b,
+                      (unsigned long long)n);
+}
+
+double evl_now (struct evlayer *ev)
+{
+    if (ev->ops->now)
+        ev->now = ev->ops->now (ev->arg);
+    return ev->now;
+}
+
+/* The end of the gap after 'last': the seq before the first held batch,
+ * or the highest seq known. */
+uint32_t evl_gap_end (const struct evlayer *ev)
+{
+    return ev->early.n ? evstore_at (&ev->early, 0)->first - 1 : ev->high;
+}
+
+/* ---- the tree ------------------------------------------------------------ */
+
+/* Send to rank's subtree: to rank itself, or, if it is down, to each of
+ * its children in turn (recursively), which re-forms the tree.  With
+ * 'list', collect the ranks instead of sending. */
+static void subtree (struct evlayer *ev, uint32_t rank, int depth,
+                     struct frame *batch, int kind, json_t *ctl,
+                     uint32_t *list, int *nlist, int max)
+{
+    uint32_t kids[MAX_CHILDREN];
+    int n;
+
+    if (!ev->ops->is_down (ev->arg, rank)) {
+        if (list) {
+            if (*nlist < max)
+                list[(*nlist)++] = rank;
+        }
+        else if (batch)
+            ev->ops->send (ev->arg, rank, kind, batch);
+        else
+            ev->ops->control (ev->arg, rank, EV_CTL_SYNC, ctl);
+        return;
+    }
+    if (depth > 64)
+        return;
+    n = bgn_topo_bcast_children (ev->topo, 0, rank, kids, MAX_CHILDREN);
+    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
+        subtree (ev, kids[i], depth + 1, batch, kind, ctl, list, nlist, max);
+}
+
+void evl_forward_down (struct evlayer *ev, struct frame *batch,
+                          json_t *ctl)
+{
+    uint32_t kids[MAX_CHILDREN];
+    int n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
+                                     MAX_CHILDREN);
+    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
+        subtree (ev, kids[i], 0, batch, EV_TREE, ctl, NULL, NULL, 0);
+}
+
+/* The ranks that would get a batch from us now. */
+int evl_effective_children (struct evlayer *ev, uint32_t *list, int max)
+{
+    uint32_t kids[MAX_CHILDREN];
+    int nlist = 0;
+    int n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
+                                     MAX_CHILDREN);
+    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
+        subtree (ev, kids[i], 0, NULL, 0, NULL, list, &nlist, max);
+    return nlist;
+}
+
+/* ---- delivery and the buffers ------------------------------------------ */
+
+void evl_deliver (struct evlayer *ev, const struct held *h)
+{
+    uint32_t from = ev->last + 1;
+
+    ev->ops->deliver (ev->arg, h->f, from);
+    ev->delivered += from <= h->first ? h->count : h->last - from + 1;
+    ev->last = h->last;
+    if (ev->high < ev->last)
+        ev->high = ev->last;
+}
+
+/* Keep a delivered batch for repairs (reference taken over); the oldest
+ * drop out past the bounds (the byte bound counts the store's array
+ * too: each eviction frees a frame and leaves a free slot). */
+void evl_ring_add (struct evlayer *ev, struct held *h)
+{
+    if (evstore_overlaps (&ev->ring, h->first, h->last)
+        || evstore_insert (&ev->ring, h) < 0) {
+        frame_decref (&h->f);
+        return;
+    }
+    while (ev->ring.n > 0
+           && (ev->ring.events > (uint64_t)ev->cfg.buffer
+               || evstore_memory (&ev->ring) > ev->cfg.buffer_bytes)) {
+        if (evstore_at (&ev->ring, 0)->last > ev->gone)
+            ev->gone = evstore_at (&ev->ring, 0)->last;
+        evstore_remove (&ev->ring, 0, NULL);
+        ev->evictions++;
+    }
+}
+
+/* Deliver held batches that are now next in line. */
+void evl_drain_early (struct evlayer *ev)
+{
+    struct held h;
+
+    while (ev->early.n > 0 && evstore_at (&ev->early, 0)->first <= ev->last + 1) {
+        evstore_remove (&ev->early, 0, &h);
+        if (h.last > ev->last)
+            evl_deliver (ev, &h);
+        evl_ring_add (ev, &h);
+    }
+}
+
+/* Hold a batch that came past a gap (reference taken over).  When full,
+ * the batch farthest ahead goes: the repair fetches it again later. */
+void evl_early_add (struct evlayer *ev, struct held *h)
+{
+    while (evstore_full (&ev->early, &ev->cfg, h->count, h->bytes)
+           && ev->early.n > 0
+           && evstore_at (&ev->early, ev->early.n - 1)->first > h->first) {
+        struct held *far = evstore_at (&ev->early, ev->early.n - 1);
+        ev->early_drops++;
+        evl_warn_counted (ev, ev->early_drops, "early-arrival buffer full, "
+                      "dropped a batch (overlay.event_buffer*)", far->first,
+                      far->last);
+        evstore_remove (&ev->early, ev->early.n - 1, NULL);
+    }
+    if (evstore_full (&ev->early, &ev->cfg, h->count, h->bytes)
+        || evstore_insert (&ev->early, h) < 0) {
+        ev->early_drops++;
+        evl_warn_counted (ev, ev->early_drops, "early-arrival buffer full, "
+                      "dropped a batch (overlay.event_buffer*)", h->first,
+                      h->last);
+        frame_decref (&h->f);
+    }
+}
+
+void evl_declare_lost (struct evlayer *ev, uint32_t from, uint32_t to)
+{
+    if (to < from || from != ev->last + 1)
+        return;
+    ev->lost += (uint64_t)to - from + 1;
+    ev->lost_ranges++;
+    ev->ops->lost (ev->arg, from, to);
+    ev->last = to;
+    if (ev->high < to)
+        ev->high = to;
+    evl_drain_early (ev);
+}

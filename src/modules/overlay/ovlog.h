@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/* ovlog.h: logging and the clock, at the bottom of the core's layering.
+ *
+ * Every part logs and reads the time; these calls sit below all of them
+ * so that no part calls up to do either.  Both go through the io
+ * (io.h).  The budget of ovl_log_limited is this file's state in the
+ * hub (struct log_state, ov->log).
+ */
+#ifndef BGN_OVERLAY_OVLOG_H
+#define BGN_OVERLAY_OVLOG_H
+
+#include "overlay.h"
+
+/* The limited log's budget (ovl_log_limited); -1 with errno (ENOMEM). */
+int ovlog_init (struct overlay *ov);
+void ovlog_fini (struct overlay *ov);
+
+/* Log through the io (printf-style). */
+void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+/* The same for what a peer can make happen again and again (drops of
+ * malformed or unknown traffic): one budget for all of them, a few lines
+ * a minute, then " (N similar messages suppressed)". */
+void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
+/* The io's monotonic clock, in seconds. */
+static inline double ovl_now (struct overlay *ov)
+{
+    return ov->io->now (ov->ctx);
+}
+
+#endif
