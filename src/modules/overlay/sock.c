@@ -341,23 +341,19 @@ static void bind_in (struct sock *s, uint32_t rank, const char *id)
 }
 
 /* The rank a HELLO on an unbound connection claims, or -1.  Any
- * version's: bytes 0-15 of the envelope keep their layout (envelope.h),
- * so the core can name a peer of another version when it refuses it. */
+ * version's: the envelope's head keeps its layout (envelope.h), so the
+ * core can name a peer of another version when it refuses it. */
 static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
 {
-    const uint8_t *env;
-    uint32_t source;
+    struct envelope_head head;
 
-    if (n < 2 || zmq_msg_size (&parts[1]) < ENV_SIZE)
+    if (n < 2 || envelope_decode_head (zmq_msg_data (&parts[1]),
+                                       zmq_msg_size (&parts[1]), &head,
+                                       NULL) < 0)
         return -1;
-    env = zmq_msg_data (&parts[1]);
-    if (env[0] != ENV_MAGIC || env[2] != ENV_HELLO)
+    if (head.kind != ENV_HELLO || head.source >= s->size)
         return -1;
-    source = (uint32_t)env[8] << 24 | (uint32_t)env[9] << 16
-             | (uint32_t)env[10] << 8 | env[11];
-    if (source >= s->size)
-        return -1;
-    return (long)source;
+    return (long)head.source;
 }
 
 /* Handle a message of an accepted connection not bound yet as from
@@ -614,11 +610,12 @@ static void send_frame (struct sock *s, struct sndq *q, struct frame **fp)
  * goodbye) always goes (0: no limit), or a busy link would look dead. */
 static size_t limit_for (const struct sock *s, const struct frame *f)
 {
-    const uint8_t *env = frame_data (f);
+    struct envelope_head head;
 
-    if (frame_size (f) < ENV_SIZE)
+    if (envelope_decode_head (frame_data (f), frame_size (f), &head,
+                              NULL) < 0)
         return s->sndbuf_bytes;
-    switch (env[2]) {
+    switch (head.kind) {
     case ENV_HELLO:
     case ENV_HELLO_ACK:
     case ENV_HELLO_NAK:
