@@ -78,7 +78,6 @@ struct sock {
         int active;
         uint32_t rank;
         idhex_t id;
-        int acked;
     } pending;
     char bound[512];           /* the endpoint bound, to unbind at the end */
 };
@@ -358,8 +357,8 @@ static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
 
 /* Handle a message of an accepted connection not bound yet as from
  * 'rank': what the core sends that rank meanwhile goes back to it, and an
- * admission (HELLO_ACK) binds it (sock_send).  Not for a rank we connect
- * to ourselves: that rank never connects to us. */
+ * admission binds it (sock_admitted).  Not for a rank we connect to
+ * ourselves: that rank never connects to us. */
 static long pending (struct sock *s, long rank, const char *id)
 {
     char r[16];
@@ -369,7 +368,6 @@ static long pending (struct sock *s, long rank, const char *id)
         return -1;
     s->pending.active = 1;
     s->pending.rank = (uint32_t)rank;
-    s->pending.acked = 0;
     snprintf (s->pending.id, sizeof (s->pending.id), "%s", id);
     return rank;
 }
@@ -427,8 +425,6 @@ static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
     }
     snprintf (name, sizeof (name), "%u", (unsigned)rank);
     s->ops->message (s->arg, name, strlen (name), frames, nf, user_id);
-    if (s->pending.active && s->pending.acked)
-        bind_in (s, s->pending.rank, s->pending.id);
     s->pending.active = 0;
 }
 
@@ -648,7 +644,6 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
 {
     uint8_t id[MAX_ID];
     const char *hex = route_id (s, rank);
-    const uint8_t *env = frame_data (*wire);
     struct sndq *q;
     size_t len, queued, limit;
 
@@ -675,12 +670,15 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
      * fail. */
     if (zmq_send (s->zsock, id, len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;
-    /* The core admitted the connection whose HELLO it is handling. */
-    if (s->pending.active && s->pending.rank == rank
-        && frame_size (*wire) >= ENV_SIZE && env[2] == ENV_HELLO_ACK)
-        s->pending.acked = 1;
     send_frame (s, q, wire);
     return 0;
+}
+
+void sock_admitted (struct sock *s, uint32_t rank)
+{
+    /* the connection whose HELLO the core is handling, if it is rank's */
+    if (s->pending.active && s->pending.rank == rank)
+        bind_in (s, rank, s->pending.id);
 }
 
 json_t *sock_memory (struct sock *s)

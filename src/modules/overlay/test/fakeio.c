@@ -70,6 +70,14 @@ static int io_authorize (void *ctx, const char *pubkey)
     return 0;
 }
 
+static void io_admitted (void *ctx, uint32_t rank)
+{
+    struct fake *f = ctx;
+
+    if (f->nadmitted < FAKE_MAX_RECORDS)
+        f->admitted[f->nadmitted++] = rank;
+}
+
 static double io_now (void *ctx)
 {
     return ((struct fake *)ctx)->now;
@@ -200,6 +208,7 @@ static const struct ovl_io fake_io = {
     .connect = io_connect,
     .disconnect = io_disconnect,
     .authorize = io_authorize,
+    .admitted = io_admitted,
     .now = io_now,
     .wakeup = io_wakeup,
     .random = io_random,
@@ -291,6 +300,7 @@ void fake_clear (struct fake *f)
     for (int i = 0; i < f->nlogs; i++)
         free (f->logs[i]);
     f->nlogs = 0;
+    f->nadmitted = 0;
 }
 
 void fake_destroy (struct fake **fp)

@@ -60,6 +60,8 @@ struct fake {
     char *logs[FAKE_MAX_RECORDS];
     int nlogs;
     int connects, disconnects, authorized;
+    uint32_t admitted[FAKE_MAX_RECORDS];   /* io->admitted's ranks, in order */
+    int nadmitted;
     int stopped;            /* exit code + 1, 0 if not stopped */
     bool keys;              /* every rank has a signing key (fake_keypair):
                                set before fake_start */
