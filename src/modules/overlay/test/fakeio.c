@@ -108,6 +108,8 @@ static int io_deliver (void *ctx, msg_t *msg, const struct bgn_msg_info *info)
 {
     struct fake *f = ctx;
 
+    if (f->on_deliver)
+        f->on_deliver (f, msg);
     if (f->ndelivered < FAKE_MAX_RECORDS) {
         f->delivered_info[f->ndelivered] = *info;
         f->delivered[f->ndelivered++] = msg;

@@ -68,6 +68,9 @@ struct fake {
     const char *peer_ep[FAKE_MAX_RANKS];   /* where the bootstrap says a
                                               rank listens (NULL: -1) */
     int peer_ep_asked;      /* io->peer_endpoint calls */
+    /* Called by io->deliver before it records msg, from inside the core:
+     * a test plays a broker that calls the core back (NULL: none). */
+    void (*on_deliver) (struct fake *f, const msg_t *msg);
 };
 
 /* A core for rank of size on topology (NULL: "bgn"), started (its
