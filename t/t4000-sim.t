@@ -41,7 +41,8 @@ test_expect_success PYTHON3 'kill: 64 random crashes (N/16) at once' '
 		"o[\"convergence\"][\"wrongly_fenced_max\"] == 0" \
 		"o[\"rpc\"][\"failed_fast\"] > 0" \
 		"o[\"rpc\"][\"answered\"] + o[\"rpc\"][\"failed_fast\"] + o[\"rpc\"][\"timed_out\"] + o[\"rpc\"][\"pending\"] + o[\"rpc\"][\"origin_died\"] == o[\"rpc\"][\"sent\"]" \
-		"o[\"control_by_kind\"][\"fence_report\"][\"messages\"] > 0"
+		"o[\"control_by_kind\"][\"fence_report\"][\"messages\"] > 0" \
+		"o[\"network\"][\"admissions\"] >= 1023"
 '
 
 test_expect_success PYTHON3 'rack: 64 consecutive ranks at once' '

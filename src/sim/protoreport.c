@@ -194,6 +194,8 @@ json_t *protoreport_json (const struct sim_result *r, bool host)
                          json_integer ((json_int_t)r->events_missing));
     json_object_set_new (json_object_get (o, "network"), "deepest_backlog",
                          json_integer (st->deepest_backlog));
+    json_object_set_new (json_object_get (o, "network"), "admissions",
+                         json_integer ((json_int_t)st->admissions));
     json_object_set_new (json_object_get (o, "network"), "event_bytes",
                          json_integer ((json_int_t)since_fault (
                              r, ENV_EVENT, true)));

@@ -336,6 +336,16 @@ static int io_authorize (void *ctx, const char *pubkey)
     return 0;
 }
 
+/* A broker admitted a peer's connection (sent its HELLO_ACK): the
+ * virtual network routes by rank already, so it is only counted. */
+static void io_admitted (void *ctx, uint32_t rank)
+{
+    struct sbroker *b = ctx;
+
+    (void)rank;
+    b->s->st.admissions++;
+}
+
 static double io_now (void *ctx)
 {
     struct sbroker *b = ctx;
@@ -435,6 +445,7 @@ const struct ovl_io sim_io = {
     .connect = io_connect,
     .disconnect = io_disconnect,
     .authorize = io_authorize,
+    .admitted = io_admitted,
     .now = io_now,
     .wakeup = io_wakeup,
     .random = io_random,

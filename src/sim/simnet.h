@@ -108,6 +108,8 @@ struct sim_stats {
     uint64_t bytes[SIM_KINDS];
     uint64_t lost_msgs;               /* loss, cuts, dead destinations */
     uint64_t eagain, ehostunreach;
+    uint64_t admissions;              /* peers' connections admitted (a
+                                         HELLO answered by a HELLO_ACK) */
     uint32_t deepest_queue;           /* in flight on one connection, or
                                          waiting in one backlog, or read
                                          by a hung broker when it resumes */

@@ -21,35 +21,54 @@ void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE])
     wire_put64 (buf + 24, env->receiver_inc);
 }
 
+static int refuse (const char *reason, const char **why)
+{
+    if (why)
+        *why = reason;
+    errno = EPROTO;
+    return -1;
+}
+
+int envelope_decode_head (const void *data, size_t len,
+                          struct envelope_head *head, const char **why)
+{
+    const uint8_t *p = data;
+
+    if (len < ENV_SIZE)
+        return refuse ("message shorter than an envelope (wrong size)", why);
+    if (p[0] != ENV_MAGIC)
+        return refuse ("envelope has a bad magic number", why);
+    head->version = p[1];
+    head->kind = p[2];
+    head->ttl = p[3];
+    head->hops = p[4];
+    head->flags = p[5];
+    head->source = wire_get32 (p + 8);
+    head->dest = wire_get32 (p + 12);
+    return 0;
+}
+
 int envelope_decode (const void *data, size_t len, struct envelope *env,
                      const char **why)
 {
     const uint8_t *p = data;
-    const char *reason = NULL;
+    struct envelope_head h;
 
-    if (len < ENV_SIZE)
-        reason = "message shorter than an envelope (wrong size)";
-    else if (p[0] != ENV_MAGIC)
-        reason = "envelope has a bad magic number";
-    else if (p[1] != ENV_VERSION)
-        reason = "envelope has an unsupported version";
-    else if (p[2] < 1 || p[2] > ENV_KIND_MAX)
-        reason = "envelope has an unknown kind";
-    else if (p[2] != ENV_DATA && (p[6] || p[7]))
-        reason = "envelope reserved bytes are not zero";
-    if (reason) {
-        if (why)
-            *why = reason;
-        errno = EPROTO;
+    if (envelope_decode_head (data, len, &h, why) < 0)
         return -1;
-    }
-    env->kind = p[2];
-    env->ttl = p[3];
-    env->hops = p[4];
-    env->flags = p[5];
+    if (h.version != ENV_VERSION)
+        return refuse ("envelope has an unsupported version", why);
+    if (h.kind < 1 || h.kind > ENV_KIND_MAX)
+        return refuse ("envelope has an unknown kind", why);
+    if (h.kind != ENV_DATA && (p[6] || p[7]))
+        return refuse ("envelope reserved bytes are not zero", why);
+    env->kind = h.kind;
+    env->ttl = h.ttl;
+    env->hops = h.hops;
+    env->flags = h.flags;
     env->stamp = wire_get16 (p + 6);
-    env->source = wire_get32 (p + 8);
-    env->dest = wire_get32 (p + 12);
+    env->source = h.source;
+    env->dest = h.dest;
     env->sender_inc = wire_get64 (p + 16);
     env->receiver_inc = wire_get64 (p + 24);
     return 0;

@@ -94,6 +94,18 @@ struct envelope {
 /* The stamp of incarnation inc: 1..65535, never 0. */
 uint16_t envelope_inc_stamp (uint64_t inc);
 
+/* The head of an envelope: bytes 0-15, laid out alike in every version
+ * (so its version is a field here, not a check). */
+struct envelope_head {
+    uint8_t version;
+    uint8_t kind;
+    uint8_t ttl;
+    uint8_t hops;
+    uint8_t flags;
+    uint32_t source;
+    uint32_t dest;
+};
+
 /* Write the 32-byte form of env into buf. */
 void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
 
@@ -104,6 +116,17 @@ void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE]);
  */
 int envelope_decode (const void *data, size_t len, struct envelope *env,
                      const char **why);
+
+/* Read only the head of the envelope at the front of len bytes at data,
+ * for the transport: it names the sender of a frame of any version (the
+ * rank a HELLO claims, so the core can refuse a peer of another version
+ * by name) and sorts the frames it sends by kind.  Neither the version
+ * nor the kind is checked: envelope_decode does that.  Returns 0, or -1
+ * with errno EPROTO and a reason in *why (a static string) for fewer
+ * than ENV_SIZE bytes or a wrong magic.
+ */
+int envelope_decode_head (const void *data, size_t len,
+                          struct envelope_head *head, const char **why);
 
 const char *envelope_kindstr (int kind);
 

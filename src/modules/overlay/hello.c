@@ -52,11 +52,12 @@ static json_t *hello_payload (struct overlay *ov)
                       "view", (json_int_t)fence_digest (ov));
 }
 
-static void send_payload (struct overlay *ov, struct peer *p, int kind)
+static int send_payload (struct overlay *ov, struct peer *p, int kind)
 {
     json_t *o = hello_payload (ov);
     uint8_t sig[64];
     char hex[2 * sizeof (sig) + 1];
+    int rc;
 
     /* our live record, signed: the peer passes it on, and brokers that
      * never hear from us believe it (fence.h) */
@@ -65,9 +66,9 @@ static void send_payload (struct overlay *ov, struct peer *p, int kind)
         json_object_set_new (o, "live", json_string (hex));
     }
 
-    if (o)
-        route_send_control (ov, p, kind, o);
+    rc = o ? route_send_control (ov, p, kind, o) : -1;
     json_decref (o);
+    return rc;
 }
 
 void hello_send (struct overlay *ov, struct peer *p)
@@ -220,9 +221,10 @@ static void admit (struct overlay *ov, struct peer *p,
     p->refused = false;
     p->hello_backoff = 0;
     p->redial_backoff = 0;
-    /* The ACK goes first: nothing else may reach the peer before it. */
-    if (env->kind == ENV_HELLO)
-        send_payload (ov, p, ENV_HELLO_ACK);
+    /* The ACK goes first: nothing else may reach the peer before it.
+     * Once it went, the transport may make this connection the peer's. */
+    if (env->kind == ENV_HELLO && send_payload (ov, p, ENV_HELLO_ACK) == 0)
+        ov->io->admitted (ov->ctx, p->rank);
     live_set_state (ov, p, PEER_UP);
     /* one view, and only if ours differs from the one it said it has */
     if (p->hello_view != fence_digest (ov))

@@ -50,6 +50,14 @@ struct ovl_io {
     /* Let the holder of CURVE public key 'pubkey' (Z85) connect to us. */
     int (*authorize) (void *ctx, const char *pubkey);
 
+    /* The core admitted the connection of peer 'rank' that said HELLO:
+     * its HELLO_ACK was just sent (io->send took it).  Called from inside
+     * the core's handling of that HELLO (overlay_recv), once per
+     * admission.  A transport that names a peer's connection by the rank
+     * it claims (sock.h) makes that connection the route to 'rank' now;
+     * a refused hello (HELLO_NAK) never gets here. */
+    void (*admitted) (void *ctx, uint32_t rank);
+
     /* Monotonic clock, seconds. */
     double (*now) (void *ctx);
     /* Call overlay_run_timers() at (or soon after) 'when' on that clock;

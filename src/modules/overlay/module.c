@@ -84,6 +84,12 @@ static void io_disconnect (void *ctx, uint32_t rank, const char *endpoint)
     sock_disconnect (m->sock, rank, endpoint);
 }
 
+static void io_admitted (void *ctx, uint32_t rank)
+{
+    struct module *m = ctx;
+    sock_admitted (m->sock, rank);
+}
+
 static int io_authorize (void *ctx, const char *pubkey)
 {
     struct module *m = ctx;
@@ -261,6 +267,7 @@ static const struct ovl_io io = {
     .connect = io_connect,
     .disconnect = io_disconnect,
     .authorize = io_authorize,
+    .admitted = io_admitted,
     .now = io_now,
     .wakeup = io_wakeup,
     .random = io_random,

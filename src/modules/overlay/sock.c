@@ -78,7 +78,6 @@ struct sock {
         int active;
         uint32_t rank;
         idhex_t id;
-        int acked;
     } pending;
     char bound[512];           /* the endpoint bound, to unbind at the end */
 };
@@ -341,29 +340,25 @@ static void bind_in (struct sock *s, uint32_t rank, const char *id)
 }
 
 /* The rank a HELLO on an unbound connection claims, or -1.  Any
- * version's: bytes 0-15 of the envelope keep their layout (envelope.h),
- * so the core can name a peer of another version when it refuses it. */
+ * version's: the envelope's head keeps its layout (envelope.h), so the
+ * core can name a peer of another version when it refuses it. */
 static long hello_claim (struct sock *s, zmq_msg_t *parts, int n)
 {
-    const uint8_t *env;
-    uint32_t source;
+    struct envelope_head head;
 
-    if (n < 2 || zmq_msg_size (&parts[1]) < ENV_SIZE)
+    if (n < 2 || envelope_decode_head (zmq_msg_data (&parts[1]),
+                                       zmq_msg_size (&parts[1]), &head,
+                                       NULL) < 0)
         return -1;
-    env = zmq_msg_data (&parts[1]);
-    if (env[0] != ENV_MAGIC || env[2] != ENV_HELLO)
+    if (head.kind != ENV_HELLO || head.source >= s->size)
         return -1;
-    source = (uint32_t)env[8] << 24 | (uint32_t)env[9] << 16
-             | (uint32_t)env[10] << 8 | env[11];
-    if (source >= s->size)
-        return -1;
-    return (long)source;
+    return (long)head.source;
 }
 
 /* Handle a message of an accepted connection not bound yet as from
  * 'rank': what the core sends that rank meanwhile goes back to it, and an
- * admission (HELLO_ACK) binds it (sock_send).  Not for a rank we connect
- * to ourselves: that rank never connects to us. */
+ * admission binds it (sock_admitted).  Not for a rank we connect to
+ * ourselves: that rank never connects to us. */
 static long pending (struct sock *s, long rank, const char *id)
 {
     char r[16];
@@ -373,7 +368,6 @@ static long pending (struct sock *s, long rank, const char *id)
         return -1;
     s->pending.active = 1;
     s->pending.rank = (uint32_t)rank;
-    s->pending.acked = 0;
     snprintf (s->pending.id, sizeof (s->pending.id), "%s", id);
     return rank;
 }
@@ -431,8 +425,6 @@ static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
     }
     snprintf (name, sizeof (name), "%u", (unsigned)rank);
     s->ops->message (s->arg, name, strlen (name), frames, nf, user_id);
-    if (s->pending.active && s->pending.acked)
-        bind_in (s, s->pending.rank, s->pending.id);
     s->pending.active = 0;
 }
 
@@ -614,11 +606,12 @@ static void send_frame (struct sock *s, struct sndq *q, struct frame **fp)
  * goodbye) always goes (0: no limit), or a busy link would look dead. */
 static size_t limit_for (const struct sock *s, const struct frame *f)
 {
-    const uint8_t *env = frame_data (f);
+    struct envelope_head head;
 
-    if (frame_size (f) < ENV_SIZE)
+    if (envelope_decode_head (frame_data (f), frame_size (f), &head,
+                              NULL) < 0)
         return s->sndbuf_bytes;
-    switch (env[2]) {
+    switch (head.kind) {
     case ENV_HELLO:
     case ENV_HELLO_ACK:
     case ENV_HELLO_NAK:
@@ -651,7 +644,6 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
 {
     uint8_t id[MAX_ID];
     const char *hex = route_id (s, rank);
-    const uint8_t *env = frame_data (*wire);
     struct sndq *q;
     size_t len, queued, limit;
 
@@ -678,12 +670,15 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
      * fail. */
     if (zmq_send (s->zsock, id, len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;
-    /* The core admitted the connection whose HELLO it is handling. */
-    if (s->pending.active && s->pending.rank == rank
-        && frame_size (*wire) >= ENV_SIZE && env[2] == ENV_HELLO_ACK)
-        s->pending.acked = 1;
     send_frame (s, q, wire);
     return 0;
+}
+
+void sock_admitted (struct sock *s, uint32_t rank)
+{
+    /* the connection whose HELLO the core is handling, if it is rank's */
+    if (s->pending.active && s->pending.rank == rank)
+        bind_in (s, rank, s->pending.id);
 }
 
 json_t *sock_memory (struct sock *s)

@@ -21,8 +21,8 @@
  * A rank this socket connects to itself never connects to us: an
  * accepted connection naming it is nobody.
  * It becomes the route to that rank only when the core admits its HELLO
- * (answers HELLO_ACK), so a refused or silent connection takes nothing
- * over.  Messages go up named by the decimal rank, so the core sees
+ * (it sent the HELLO_ACK and says so through the io's admitted callback:
+ * sock_admitted), so a refused or silent connection takes nothing over.  Messages go up named by the decimal rank, so the core sees
  * canonical ids only; a message nobody can be named for goes up as "?"
  * (an unknown peer to the core).  While the core handles a message from
  * a connection not yet bound, what it sends to that rank (the ACK, or a
@@ -104,6 +104,10 @@ int sock_connect (struct sock *s, uint32_t rank, const char *endpoint,
                   const char *pubkey);
 void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint);
 int sock_send (struct sock *s, uint32_t rank, struct frame **wire);
+/* The core admitted rank's connection (io.h admitted): if it is the
+ * accepted connection whose message is being handled, it becomes the
+ * route to rank, replacing the one rank had. */
+void sock_admitted (struct sock *s, uint32_t rank);
 
 /* {"send_queues": {"bytes", "bound", "deferred"}}: the bytes handed to
  * libzmq toward every peer and not yet freed by it (each message's frame,

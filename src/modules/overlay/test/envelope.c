@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* Unit tests for the overlay envelope codec and the wire frame (body.h):
+/* Unit tests for the overlay envelope codec (the whole envelope and its
+ * head alone) and the wire frame (body.h):
  * a broker message packed once with room for the envelope, decoded once;
  * control bodies packed and unpacked as slices that keep their frame. */
 #include <errno.h>
@@ -100,6 +101,56 @@ static void stamps (void)
         "an incarnation and the next one have different stamps");
 }
 
+/* The head alone (envelope_decode_head): what the transport reads of a
+ * frame of any version. */
+static void head (void)
+{
+    struct envelope in = { .kind = ENV_HELLO, .ttl = 1, .hops = 2,
+                           .flags = ENV_FLAG_LIVE, .source = 70001,
+                           .dest = 12, .sender_inc = 5 };
+    struct envelope_head h;
+    struct envelope full;
+    uint8_t buf[ENV_SIZE];
+    const char *why = NULL;
+
+    envelope_encode (&in, buf);
+    memset (&h, 0, sizeof (h));
+    ok (envelope_decode_head (buf, sizeof (buf), &h, &why) == 0
+        && h.version == ENV_VERSION && h.kind == ENV_HELLO && h.ttl == 1
+        && h.hops == 2 && h.flags == ENV_FLAG_LIVE && h.source == 70001
+        && h.dest == 12,
+        "head: version, kind, ttl, hops, flags, source and destination");
+    errno = 0;
+    why = NULL;
+    ok (envelope_decode_head (buf, ENV_SIZE - 1, &h, &why) < 0
+        && errno == EPROTO && why && strstr (why, "size"),
+        "head of a short frame: EPROTO, size");
+    ok (envelope_decode_head (buf, 0, &h, NULL) < 0 && errno == EPROTO,
+        "head of an empty frame: EPROTO (why may be NULL)");
+    buf[0] = ENV_MAGIC ^ 1;
+    errno = 0;
+    ok (envelope_decode_head (buf, sizeof (buf), &h, &why) < 0
+        && errno == EPROTO && strstr (why, "magic"),
+        "head with a bad magic: EPROTO, magic");
+    buf[0] = ENV_MAGIC;
+    buf[1] = ENV_VERSION - 1;
+    buf[6] = 1;     /* a field another version may use */
+    memset (&h, 0, sizeof (h));
+    ok (envelope_decode_head (buf, sizeof (buf), &h, &why) == 0
+        && h.version == ENV_VERSION - 1 && h.kind == ENV_HELLO
+        && h.source == 70001,
+        "another version's head still names its sender and its version");
+    ok (envelope_decode (buf, sizeof (buf), &full, &why) < 0
+        && strstr (why, "version"),
+        "... while the whole envelope of that version is refused");
+    buf[1] = ENV_VERSION;
+    buf[6] = 0;
+    buf[2] = ENV_KIND_MAX + 1;
+    ok (envelope_decode_head (buf, sizeof (buf), &h, &why) == 0
+        && h.kind == ENV_KIND_MAX + 1,
+        "the head does not judge the kind");
+}
+
 int main (void)
 {
     struct envelope in = { .kind = ENV_DATA, .ttl = 9, .hops = 3, .flags = 1,
@@ -147,6 +198,7 @@ int main (void)
         && strstr (why, "reserved"),
         "bytes 6-7 not zero in a kind other than DATA: rejected");
     stamps ();
+    head ();
     is (envelope_kindstr (ENV_HELLO), "hello", "kind names");
     is (envelope_kindstr (99), "unknown", "unknown kind name");
     wire_frames ();

@@ -70,6 +70,14 @@ static int io_authorize (void *ctx, const char *pubkey)
     return 0;
 }
 
+static void io_admitted (void *ctx, uint32_t rank)
+{
+    struct fake *f = ctx;
+
+    if (f->nadmitted < FAKE_MAX_RECORDS)
+        f->admitted[f->nadmitted++] = rank;
+}
+
 static double io_now (void *ctx)
 {
     return ((struct fake *)ctx)->now;
@@ -100,6 +108,8 @@ static int io_deliver (void *ctx, msg_t *msg, const struct bgn_msg_info *info)
 {
     struct fake *f = ctx;
 
+    if (f->on_deliver)
+        f->on_deliver (f, msg);
     if (f->ndelivered < FAKE_MAX_RECORDS) {
         f->delivered_info[f->ndelivered] = *info;
         f->delivered[f->ndelivered++] = msg;
@@ -200,6 +210,7 @@ static const struct ovl_io fake_io = {
     .connect = io_connect,
     .disconnect = io_disconnect,
     .authorize = io_authorize,
+    .admitted = io_admitted,
     .now = io_now,
     .wakeup = io_wakeup,
     .random = io_random,
@@ -291,6 +302,7 @@ void fake_clear (struct fake *f)
     for (int i = 0; i < f->nlogs; i++)
         free (f->logs[i]);
     f->nlogs = 0;
+    f->nadmitted = 0;
 }
 
 void fake_destroy (struct fake **fp)

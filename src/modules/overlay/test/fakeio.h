@@ -60,12 +60,17 @@ struct fake {
     char *logs[FAKE_MAX_RECORDS];
     int nlogs;
     int connects, disconnects, authorized;
+    uint32_t admitted[FAKE_MAX_RECORDS];   /* io->admitted's ranks, in order */
+    int nadmitted;
     int stopped;            /* exit code + 1, 0 if not stopped */
     bool keys;              /* every rank has a signing key (fake_keypair):
                                set before fake_start */
     const char *peer_ep[FAKE_MAX_RANKS];   /* where the bootstrap says a
                                               rank listens (NULL: -1) */
     int peer_ep_asked;      /* io->peer_endpoint calls */
+    /* Called by io->deliver before it records msg, from inside the core:
+     * a test plays a broker that calls the core back (NULL: none). */
+    void (*on_deliver) (struct fake *f, const msg_t *msg);
 };
 
 /* A core for rank of size on topology (NULL: "bgn"), started (its

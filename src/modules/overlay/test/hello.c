@@ -188,6 +188,51 @@ static void check_connector (void)
     fake_destroy (&f);
 }
 
+/* io->admitted: once per HELLO the core answers with an ACK that went,
+ * naming the peer; never for a refusal, an ACK we receive, or an ACK the
+ * io could not send. */
+static void check_admitted (void)
+{
+    struct fake *f = fake_create (15, 16, "bgn");
+    char json[512];
+
+    ok (fake_start (f) == 0 && f->nadmitted == 0, "nobody admitted at start");
+    fake_hello (f, 14, ENV_HELLO, 1014);
+    ok (f->nadmitted == 1 && f->admitted[0] == 14
+        && fake_count (f, ENV_HELLO_ACK, 14) == 1,
+        "a good hello from 14: its ACK sent, then admitted (14) once");
+    fake_hello_json (f, 13, ENV_HELLO, 1, "not json", NULL);
+    snprintf (json, sizeof (json), GOOD, 12u, 1u);
+    fake_hello_json (f, 13, ENV_HELLO, 1, json, NULL);
+    ok (nak_says (f, 13, "rank does not match") && f->nadmitted == 1,
+        "hellos refused with a NAK admit nobody");
+    fake_fence1 (f, 14, ENV_BATCH, 11, 1011, true);
+    fake_hello (f, 11, ENV_HELLO, 1011);
+    ok (nak_says (f, 11, "fenced") && f->nadmitted == 1,
+        "nor does one from a fenced incarnation");
+    f->send_errno[7] = EHOSTUNREACH;
+    fake_hello (f, 7, ENV_HELLO, 1007);
+    ok (f->nadmitted == 1 && fake_count (f, ENV_HELLO_ACK, 7) == 0
+        && fake_peer (f, 7)->state != PEER_UP,
+        "an ACK the io could not send admits nobody (7 is lost)");
+    f->send_errno[7] = 0;
+    fake_hello (f, 7, ENV_HELLO, 1008);
+    ok (f->nadmitted == 2 && f->admitted[1] == 7
+        && fake_peer (f, 7)->state == PEER_UP,
+        "its next hello, as a new incarnation, answered: 7 admitted");
+    fake_hello (f, 14, ENV_HELLO, 1015);
+    ok (f->nadmitted == 3 && f->admitted[2] == 14,
+        "14 restarted: its new connection is admitted again");
+    fake_destroy (&f);
+
+    f = fake_create (0, 16, "bgn");
+    ok (fake_start (f) == 0, "rank 0 started");
+    fake_hello (f, 1, ENV_HELLO_ACK, 1001);
+    ok (fake_peer (f, 1)->state == PEER_UP && f->nadmitted == 0,
+        "an ACK to our own hello brings 1 up but admits no connection");
+    fake_destroy (&f);
+}
+
 static void check_curve (void)
 {
     struct fake *f = fake_create (15, 16, "bgn");
@@ -316,6 +361,7 @@ int main (void)
     plan (NO_PLAN);
     check_binder ();
     check_connector ();
+    check_admitted ();
     check_curve ();
     check_moved ();
     check_reread ();
