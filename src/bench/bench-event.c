@@ -259,6 +259,22 @@ static void bgn_run (struct run *r, bgn_t **subs, double *secs, double *p50,
     free (r->t_pub);
 }
 
+/* Rank 0 refuses events (EAGAIN) until every tree child has told it
+ * its sequence, which may come a moment after the overlay is whole:
+ * try again for up to 10 s, as `bgn event pub` does. */
+static int publish_when_open (bgn_t *pub, const char *topic)
+{
+    double until = monotime_now () + 10.;
+
+    for (;;) {
+        if (bgn_event_publish (pub, topic, "{}", NULL) == 0)
+            return 0;
+        if (errno != EAGAIN || monotime_now () > until)
+            return -1;
+        usleep (10000);
+    }
+}
+
 static int do_bgn (struct opts *o)
 {
     const char *rundir = getenv ("BGN_RUNDIR");
@@ -274,6 +290,12 @@ static int do_bgn (struct opts *o)
     }
     r.rundir = rundir;
     r.nsubs = o->subs > 0 && o->subs < r.n ? o->subs : r.n;
+    /* not timed: wait until rank 0 takes events (a topic no subscriber
+     * of the run matches) */
+    bgn_t *root = open_rank (rundir, 0);
+    if (publish_when_open (root, "warmup") < 0)
+        die ("%s", "publish");
+    bgn_close (&root);
     if (!(subs = calloc (r.nsubs, sizeof (*subs))))
         return 1;
     for (int i = 0; i < r.nsubs; i++) {
@@ -311,7 +333,7 @@ static int do_check (void)
     bgn_t *pub = open_rank (rundir, 0);
     bgn_t *sub = open_rank (rundir, n - 1);
     if (bgn_event_subscribe (sub, "bench.") < 0
-        || bgn_event_publish (pub, "bench.check", "{}", NULL) < 0) {
+        || publish_when_open (pub, "bench.check") < 0) {
         perror ("bench-event: subscribe/publish");
         return 1;
     }
