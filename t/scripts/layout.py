@@ -23,8 +23,9 @@ the overlay core's layering is the list in overlay.h's opening comment).
    the way to call up.  And the parts' calls make no cycle (A calls B, B
    calls A, or longer), on one line or across lines.
 8. Each part owns its state: the members of struct overlay whose struct
-   is marked with its owner ("struct fence_state {  /* fence.c */") or
-   whose own comment starts with the owner ("/* evglue.c: ... */") are
+   is marked with its owner ("struct fence_state {  /* fence.c */", in
+   the part's own header or any other of the core's headers) or whose
+   own comment in overlay.h starts with the owner ("/* x.c: ... */") are
    touched only by that part.  overlay.c, the coordinator, may read them;
    the read-only observers ovcore.c and status.c may read them too.
    Nobody else reads them, and only the owner writes them (an
@@ -305,11 +306,24 @@ if layers:
 READERS = {"overlay", "ovcore", "status"}   # may read, never write
 
 
+OWNER = re.compile(r"struct\s+(\w+)\s*\{\s*/\*\s*(\w+)\.c\b")
+
+
 def owned_members(path):
-    """member of struct overlay -> owning part, from overlay.h's marks."""
+    """member of struct overlay (defined in the hub, path) -> owning part:
+    the marks of the structs in every header beside the hub (each part's
+    state is defined in its own header), and the marks of members in the
+    hub itself."""
+    owners = {}
+    folder = os.path.dirname(path)
+    for h in sorted(os.listdir(folder)):
+        if not h.endswith(".h") or not os.path.isfile(os.path.join(folder, h)):
+            continue
+        for name, owner in OWNER.findall(text(os.path.join(folder, h))):
+            if owners.setdefault(name, owner) != owner:
+                problems.append(f"overlay/{h}: struct {name} marked as "
+                                f"{owner}.c's, elsewhere as {owners[name]}.c's")
     s = text(path)
-    owners = {m.group(1): m.group(2) for m in re.finditer(
-        r"struct\s+(\w+)\s*\{\s*/\*\s*(\w+)\.c\b", s)}
     m = re.search(r"struct overlay\s*\{(.*?)\n\};", s, re.S)
     out = {}
     for line in (m.group(1) if m else "").splitlines():
@@ -324,6 +338,9 @@ def owned_members(path):
         owner = d.group(3) or owners.get(d.group(1))
         if owner:
             out[d.group(2)] = owner
+        elif d.group(1).endswith("_state"):
+            problems.append(f"overlay/overlay.h: struct overlay's {d.group(2)}"
+                            f" (struct {d.group(1)}) has no owner mark")
     return out
 
 
