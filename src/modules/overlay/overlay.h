@@ -78,9 +78,11 @@
 #include "timer.h"
 /* the parts' states */
 #include "dedup.h"
+#include "evglue.h"
 #include "fence.h"
 #include "heal.h"
 #include "health.h"
+#include "hello.h"
 #include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
@@ -134,17 +136,12 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
-    double rejoined_at;         /* hello.c: last rejoin, for its
-                                   back-off */
-    double rejoin_backoff;      /* hello.c: the back-off now */
-    uint64_t rejoin_floor;      /* hello.c: the highest fenced incarnation
-                                   of ours a HELLO_NAK named */
-    struct ovtimer *rejoin;       /* hello.c: a delayed rejoin */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */
 
     struct peers *peers;
+    struct hello_state hello;
     struct route_state route;
     struct fence_state fence;
     struct tracker_state tracker;
@@ -155,8 +152,7 @@ struct overlay {
     struct status_state status;
     struct sign_state sign;
     struct evlayer *events;
-    struct ovtimer *evflush;      /* evglue.c: rank 0's event batching
-                                     window */
+    struct evglue_state evglue;
     struct ovl_counters c;
     struct log_state log;
 };
