@@ -33,7 +33,7 @@ test_expect_success 'no include circles, the parts layered, ZeroMQ only in sock.
 	{ cat layout.out; false; }
 '
 
-test_expect_success 'the checker catches a part that calls upward' '
+test_expect_success 'the checker catches a part that calls upward, touches another'"'"'s state or includes the hub' '
 	mkdir -p bad/src/modules/overlay &&
 	cp "$BGN_TOP_SRCDIR"/src/modules/overlay/*.[ch] bad/src/modules/overlay/ &&
 	echo "#include \"hello.h\"" >>bad/src/modules/overlay/route.c &&
@@ -42,12 +42,16 @@ test_expect_success 'the checker catches a part that calls upward' '
 		>>bad/src/modules/overlay/route.c &&
 	echo "static int route_peek (struct overlay *ov) { return ov->health.acked; }" \
 		>>bad/src/modules/overlay/route.c &&
+	echo "#include \"overlay.h\"" >>bad/src/modules/overlay/module.c &&
+	echo "#include \"overlay.h\"" >>bad/src/modules/overlay/trace.h &&
 	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" bad >bad.out &&
 	cat bad.out &&
 	grep "route.c: includes hello.h, a part above it" bad.out &&
 	grep "fence.c: the protocol core calls gettimeofday()" bad.out &&
 	grep "^overlay/route.c:[0-9]*: writes ov->fence, the state of fence.c$" bad.out &&
-	grep "^overlay/route.c:[0-9]*: reads ov->health, the state of health.c$" bad.out
+	grep "^overlay/route.c:[0-9]*: reads ov->health, the state of health.c$" bad.out &&
+	grep "^overlay/module.c: includes overlay.h, the hub" bad.out &&
+	grep "^overlay/trace.h: includes overlay.h, the hub" bad.out
 '
 
 # A made-up core: its overlay.h lists the layering (a above b

@@ -12,6 +12,9 @@ the overlay core's layering is the list in overlay.h's opening comment).
    The layering is read from overlay.h's opening comment, the one place
    it is written: a list of lines "  name.c[, name.c ...]   what it is",
    top first; a part is a file name without its ending (X.c with X.h).
+   No header of the overlay module includes the hub (overlay.h, which
+   includes theirs), nor does the module side (module.c, sock.*,
+   curve.*, evkey.*): it uses the core through ovcore.h.
 5. No two functions of the overlay module or of the broker share a name.
 6. The simulator (src/sim) includes only the core's public headers
    (ovcore.h and the io, wire format, event and settings headers).
@@ -141,6 +144,11 @@ for path in sorted(sources(ovl)):
     if name not in transport and any(i in ("zmq.h", "czmq.h") for i in incs):
         problems.append(f"overlay/{rel}: includes ZeroMQ (only sock.c and "
                         "curve.c may)")
+    if ("overlay.h" in map(os.path.basename, incs)
+            and (name.endswith(".h") or name in transport or name in glue)):
+        problems.append(f"overlay/{rel}: includes overlay.h, the hub "
+                        "(private to the core's .c files: the module uses "
+                        "ovcore.h, a header declares struct overlay)")
     if name in transport or name in glue:
         continue
     for m in forbidden.finditer(strip_comments(body)):
