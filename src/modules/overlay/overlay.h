@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* overlay.h: the overlay's protocol core: the hub, the parts' states.
+/* overlay.h: the overlay's protocol core: the hub.
  *
  * The hub (struct overlay) owns every part of the core; each part keeps
- * its state in its own struct below, marked with the part's file, and
- * only that part touches it: another part asks the owner (its calls), and
- * reactions that concern several parts are the coordinator's (overlay.c,
- * which may read every part's state; ovcore.c and status.c, read-only
- * observers, may read it too).  Parts call downward only, in this order:
- * a file calls the files of its own line and of the lines after it, and
- * calls between files of one line go one way (no cycles).  This list is
- * the layering; t/scripts/layout.py reads it from here.
+ * its state in its own struct, defined in the part's own header (struct
+ * fence_state in fence.h, ...; this header includes them) and marked
+ * with the part's file, and only that part touches it: another part asks
+ * the owner (its calls), and reactions that concern several parts are
+ * the coordinator's (overlay.c, which may read every part's state;
+ * ovcore.c and status.c, read-only observers, may read it too).  Parts
+ * call downward only, in this order: a file calls the files of its own
+ * line and of the lines after it, and calls between files of one line go
+ * one way (no cycles).  This list is the layering; t/scripts/layout.py
+ * reads it from here (and the owner marks from every header).
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
  *   ovcore.c    read-only observers for the core's users
@@ -45,8 +47,10 @@
  * beside module.c: it touches files.
  *
  * The entry points and the read-only observers are in ovcore.h, the
- * header for the core's users: the simulator sees only that one, with
- * struct overlay opaque (module.c still includes this one).
+ * header for the core's users: the module (module.c, sock.c) and the
+ * simulator see only that one, with struct overlay opaque.  This header
+ * is private to the core: only its .c files (and its unit tests)
+ * include it; the parts' headers declare struct overlay and do not.
  *
  * The core touches the world only through struct ovl_io (io.h): no
  * sockets, files, wall clock or reactor, so the module (module.c, with
