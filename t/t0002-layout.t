@@ -33,14 +33,25 @@ test_expect_success 'no include circles, the parts layered, ZeroMQ only in sock.
 	{ cat layout.out; false; }
 '
 
-test_expect_success 'the checker catches a part that calls upward' '
+test_expect_success 'the checker catches a part that calls upward, touches another'"'"'s state or includes the hub' '
 	mkdir -p bad/src/modules/overlay &&
 	cp "$BGN_TOP_SRCDIR"/src/modules/overlay/*.[ch] bad/src/modules/overlay/ &&
 	echo "#include \"hello.h\"" >>bad/src/modules/overlay/route.c &&
 	echo "static void f (void) { gettimeofday (0, 0); }" >>bad/src/modules/overlay/fence.c &&
+	echo "static void route_bad (struct overlay *ov) { ov->fence.nfenced = 0; }" \
+		>>bad/src/modules/overlay/route.c &&
+	echo "static int route_peek (struct overlay *ov) { return ov->health.acked; }" \
+		>>bad/src/modules/overlay/route.c &&
+	echo "#include \"overlay.h\"" >>bad/src/modules/overlay/module.c &&
+	echo "#include \"overlay.h\"" >>bad/src/modules/overlay/trace.h &&
 	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" bad >bad.out &&
+	cat bad.out &&
 	grep "route.c: includes hello.h, a part above it" bad.out &&
-	grep "fence.c: the protocol core calls gettimeofday()" bad.out
+	grep "fence.c: the protocol core calls gettimeofday()" bad.out &&
+	grep "^overlay/route.c:[0-9]*: writes ov->fence, the state of fence.c$" bad.out &&
+	grep "^overlay/route.c:[0-9]*: reads ov->health, the state of health.c$" bad.out &&
+	grep "^overlay/module.c: includes overlay.h, the hub" bad.out &&
+	grep "^overlay/trace.h: includes overlay.h, the hub" bad.out
 '
 
 # A made-up core: its overlay.h lists the layering (a above b
@@ -86,6 +97,29 @@ test_expect_success 'the coordinator reads a part'"'"'s state (above), it writes
 	cat tiny2.out &&
 	test $(wc -l <tiny2.out) -eq 5 &&
 	grep "^overlay/overlay.c:3: writes ov->a, the state of a.c$" tiny2.out
+'
+
+# The same core with a.c's state in its own header, as the real parts
+# keep theirs (overlay.h includes it); without its mark, it is caught.
+test_expect_success 'a part'"'"'s state in its own header is still its own' '
+	cp -R tiny tiny3 &&
+	(cd tiny3/src/modules/overlay &&
+	 printf "%s\n" "/* SPDX-License-Identifier: LGPL-3.0-or-later */" \
+		"/* overlay.h: a made-up core." " *" \
+		" *   overlay.c   the coordinator" " *   a.c         a part" \
+		" *   b.c, c.c    two parts on one line" " *   d.c         the bottom" \
+		" *" " * d.c is the bottom." " */" "#include \"a.h\"" \
+		"struct overlay {" "    struct a_state a;" "};" >overlay.h &&
+	 printf "%s\n" "/* SPDX-License-Identifier: LGPL-3.0-or-later */" \
+		"struct a_state {   /* a.c */" "    int x;" "};" >a.h) &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" tiny3 >tiny3.out &&
+	cat tiny3.out &&
+	test_cmp tiny.out tiny3.out &&
+	sed -i "s|   /\* a.c \*/||" tiny3/src/modules/overlay/a.h &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" tiny3 >tiny4.out &&
+	cat tiny4.out &&
+	test $(wc -l <tiny4.out) -eq 3 &&
+	grep "^overlay/overlay.h: struct overlay'"'"'s a (struct a_state) has no owner mark$" tiny4.out
 '
 
 test_expect_success 'the checker catches the simulator reading the core'"'"'s insides' '

@@ -12,6 +12,9 @@ the overlay core's layering is the list in overlay.h's opening comment).
    The layering is read from overlay.h's opening comment, the one place
    it is written: a list of lines "  name.c[, name.c ...]   what it is",
    top first; a part is a file name without its ending (X.c with X.h).
+   No header of the overlay module includes the hub (overlay.h, which
+   includes theirs), nor does the module side (module.c, sock.*,
+   curve.*, evkey.*): it uses the core through ovcore.h.
 5. No two functions of the overlay module or of the broker share a name.
 6. The simulator (src/sim) includes only the core's public headers
    (ovcore.h and the io, wire format, event and settings headers).
@@ -23,8 +26,9 @@ the overlay core's layering is the list in overlay.h's opening comment).
    the way to call up.  And the parts' calls make no cycle (A calls B, B
    calls A, or longer), on one line or across lines.
 8. Each part owns its state: the members of struct overlay whose struct
-   is marked with its owner ("struct fence_state {  /* fence.c */") or
-   whose own comment starts with the owner ("/* evglue.c: ... */") are
+   is marked with its owner ("struct fence_state {  /* fence.c */", in
+   the part's own header or any other of the core's headers) or whose
+   own comment in overlay.h starts with the owner ("/* x.c: ... */") are
    touched only by that part.  overlay.c, the coordinator, may read them;
    the read-only observers ovcore.c and status.c may read them too.
    Nobody else reads them, and only the owner writes them (an
@@ -140,6 +144,11 @@ for path in sorted(sources(ovl)):
     if name not in transport and any(i in ("zmq.h", "czmq.h") for i in incs):
         problems.append(f"overlay/{rel}: includes ZeroMQ (only sock.c and "
                         "curve.c may)")
+    if ("overlay.h" in map(os.path.basename, incs)
+            and (name.endswith(".h") or name in transport or name in glue)):
+        problems.append(f"overlay/{rel}: includes overlay.h, the hub "
+                        "(private to the core's .c files: the module uses "
+                        "ovcore.h, a header declares struct overlay)")
     if name in transport or name in glue:
         continue
     for m in forbidden.finditer(strip_comments(body)):
@@ -305,11 +314,24 @@ if layers:
 READERS = {"overlay", "ovcore", "status"}   # may read, never write
 
 
+OWNER = re.compile(r"struct\s+(\w+)\s*\{\s*/\*\s*(\w+)\.c\b")
+
+
 def owned_members(path):
-    """member of struct overlay -> owning part, from overlay.h's marks."""
+    """member of struct overlay (defined in the hub, path) -> owning part:
+    the marks of the structs in every header beside the hub (each part's
+    state is defined in its own header), and the marks of members in the
+    hub itself."""
+    owners = {}
+    folder = os.path.dirname(path)
+    for h in sorted(os.listdir(folder)):
+        if not h.endswith(".h") or not os.path.isfile(os.path.join(folder, h)):
+            continue
+        for name, owner in OWNER.findall(text(os.path.join(folder, h))):
+            if owners.setdefault(name, owner) != owner:
+                problems.append(f"overlay/{h}: struct {name} marked as "
+                                f"{owner}.c's, elsewhere as {owners[name]}.c's")
     s = text(path)
-    owners = {m.group(1): m.group(2) for m in re.finditer(
-        r"struct\s+(\w+)\s*\{\s*/\*\s*(\w+)\.c\b", s)}
     m = re.search(r"struct overlay\s*\{(.*?)\n\};", s, re.S)
     out = {}
     for line in (m.group(1) if m else "").splitlines():
@@ -324,6 +346,9 @@ def owned_members(path):
         owner = d.group(3) or owners.get(d.group(1))
         if owner:
             out[d.group(2)] = owner
+        elif d.group(1).endswith("_state"):
+            problems.append(f"overlay/overlay.h: struct overlay's {d.group(2)}"
+                            f" (struct {d.group(1)}) has no owner mark")
     return out
 
 

@@ -23,12 +23,24 @@
 #define BGN_OVERLAY_DEDUP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "src/common/libmsg/message.h"
 #include "envelope.h"
 #include "frame.h"
 
 struct overlay;
+struct idmap;
+struct seen;
+
+struct dedup_state {            /* dedup.c */
+    struct idmap *map;          /* key hash -> struct seen * */
+    struct seen *head, *tail;   /* oldest first */
+    size_t bytes;
+    uint64_t copies;            /* copies of a request already here */
+    uint64_t answered;          /* ... answered again from the cache */
+    uint64_t evicted;           /* forgotten early (overlay.dedup_bytes) */
+};
 
 int dedup_init (struct overlay *ov);
 void dedup_fini (struct overlay *ov);

@@ -205,9 +205,9 @@ static void ev_arm (void *arg, double when)
     struct overlay *ov = arg;
 
     if (isinf (when))
-        ovtimer_disarm (ov->evflush);
+        ovtimer_disarm (ov->evglue.flush);
     else
-        ovtimer_arm (ov->evflush, when);
+        ovtimer_arm (ov->evglue.flush, when);
 }
 
 static double ev_now (void *arg)
@@ -267,7 +267,7 @@ int evglue_init (struct overlay *ov)
     cfg.batch_bytes = (size_t)ov->cfg.event_batch_bytes;
     cfg.queue_bytes = (size_t)ov->cfg.event_queue_bytes;
     cfg.learn_timeout = ov->cfg.peer_timeout;
-    if (!(ov->evflush = ovtimer_create (ov->timers, flush_cb, ov))
+    if (!(ov->evglue.flush = ovtimer_create (ov->timers, flush_cb, ov))
         || !(ov->events = evlayer_create (ov->topo, ov->rank, &cfg, &ev_ops,
                                           ov)))
         return -1;
@@ -279,7 +279,7 @@ int evglue_init (struct overlay *ov)
 void evglue_fini (struct overlay *ov)
 {
     evlayer_destroy (&ov->events);
-    ovtimer_destroy (&ov->evflush);
+    ovtimer_destroy (&ov->evglue.flush);
 }
 
 static void destroy_all (msg_t **events, int n)

@@ -19,6 +19,11 @@
 
 struct overlay;
 struct peer;
+struct ovtimer;
+
+struct evglue_state {           /* evglue.c */
+    struct ovtimer *flush;      /* rank 0's event batching window */
+};
 
 /* Make ov->events. */
 int evglue_init (struct overlay *ov);

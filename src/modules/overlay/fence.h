@@ -46,6 +46,42 @@
 
 struct overlay;
 struct peer;
+struct idmap;
+struct ovtimer;
+
+struct fence_state {            /* fence.c */
+    struct idmap *map;          /* rank -> struct fence_entry */
+    struct idmap *livesig;      /* rank -> struct fence_livesig: the rank's
+                                   own signature of its live record */
+    char reasons[64][48];       /* interned: entries keep an index */
+    int nreasons;
+    uint64_t digest;            /* of the records, for keepalives */
+    int nfenced;
+    uint64_t seen;              /* fences applied here */
+    uint64_t bad_records;       /* refused: rank or incarnation out of range */
+    uint64_t false_claims;      /* records of us at an incarnation we never had */
+    uint64_t batches;           /* multicast from here as the root */
+    uint64_t views_sent;        /* repairs: whole views to a peer */
+    struct idmap *outbox;       /* ranks to report up */
+    struct idmap *batch;        /* ranks to multicast down (the root) */
+    struct idmap *members;      /* rank 0: fenced or lifted since the last
+                                   membership event */
+    struct ovtimer *report;       /* the report window */
+    struct ovtimer *mcast;        /* the batch window */
+    struct ovtimer *partition;    /* deferred partition check */
+    bool partitioned;           /* rank 0: live ranks unreachable */
+    uint32_t unreachable_live;
+    bool changed;               /* news since the last settle */
+    bool formed;                /* the overlay formed around us once
+                                   (health.c tells: fence_formed) */
+    double stalled_at;          /* when we found we had not run (live.c
+                                   tells: fence_stalled) */
+    uint64_t claimed;           /* the highest incarnation of ours a
+                                   record falsely named: rejoin above it */
+    void (*fenced_cb) (struct overlay *ov, uint32_t rank);
+                                /* the coordinator's reaction to a rank
+                                   fenced here (fence_on_fenced) */
+};
 
 /* Incarnations are microseconds since 1970 at a process's start (or one
  * more than a fenced one): anything at or past 2^53 is garbage. */

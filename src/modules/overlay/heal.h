@@ -20,6 +20,15 @@
 
 struct overlay;
 struct peer;
+struct idmap;
+
+struct heal_state {             /* heal.c */
+    int threshold;              /* heal below this many peers up */
+    int degree;                 /* topology degree, without substitutes */
+    int nsubst;
+    struct idmap *contacts;     /* asked rank -> lost neighbour */
+    double contacts_cleared;
+};
 
 int heal_init (struct overlay *ov);
 void heal_fini (struct overlay *ov);

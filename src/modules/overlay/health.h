@@ -21,6 +21,17 @@
 
 struct overlay;
 struct bgn_msg_info;
+struct bgn_rankset;
+
+struct health_state {           /* health.c */
+    struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
+    bool reported;              /* this broker reported ready */
+    bool acked;                 /* ... and rank 0 answered */
+    bool formed;                /* ready once with links up */
+    double sent_at;
+    bool dirty;                 /* check readiness at the next settle */
+    uint64_t refused;           /* rank 0: reports not the rank's own */
+};
 
 int health_init (struct overlay *ov);
 void health_fini (struct overlay *ov);

@@ -26,15 +26,15 @@ static void rejoin_cb (void *arg);
 
 int hello_init (struct overlay *ov)
 {
-    ov->rejoin_backoff = REJOIN_BACKOFF;
-    if (!(ov->rejoin = ovtimer_create (ov->timers, rejoin_cb, ov)))
+    ov->hello.rejoin_backoff = REJOIN_BACKOFF;
+    if (!(ov->hello.rejoin = ovtimer_create (ov->timers, rejoin_cb, ov)))
         return -1;
     return 0;
 }
 
 void hello_fini (struct overlay *ov)
 {
-    ovtimer_destroy (&ov->rejoin);
+    ovtimer_destroy (&ov->hello.rejoin);
 }
 
 static json_t *hello_payload (struct overlay *ov)
@@ -172,8 +172,8 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
                              (unsigned)p->rank, (long long)fenced_inc,
                              (unsigned long long)ov->incarnation);
         }
-        if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->rejoin_floor)
-            ov->rejoin_floor = (uint64_t)fenced_inc;
+        if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->hello.rejoin_floor)
+            ov->hello.rejoin_floor = (uint64_t)fenced_inc;
         hello_rejoin (ov, "a peer refused our fenced incarnation");
         return;
     }
@@ -275,21 +275,21 @@ done:
 
 double hello_rejoined_at (struct overlay *ov)
 {
-    return ov->rejoined_at;
+    return ov->hello.rejoined_at;
 }
 
 static void rejoin_now (struct overlay *ov, const char *why)
 {
     double now = ovl_now (ov);
-    uint64_t floor = ov->rejoin_floor > fence_claimed (ov)
-                         ? ov->rejoin_floor : fence_claimed (ov);
+    uint64_t floor = ov->hello.rejoin_floor > fence_claimed (ov)
+                         ? ov->hello.rejoin_floor : fence_claimed (ov);
 
     /* Above our own and above any fenced incarnation a peer named: no
      * clock involved, so a clock that jumps cannot keep us out. */
     if (floor >= ov->incarnation)
         ov->incarnation = floor;
     ov->incarnation++;
-    ov->rejoined_at = now;
+    ov->hello.rejoined_at = now;
     fence_announce_self (ov);
     ovl_log (ov, LOG_WARNING, "this broker was fenced (%s): rejoining as "
              "incarnation %llu", why && *why ? why : "declared down",
@@ -308,7 +308,7 @@ static void rejoin_now (struct overlay *ov, const char *why)
 
 void hello_rejoin_stalled (struct overlay *ov)
 {
-    ovtimer_disarm (ov->rejoin);
+    ovtimer_disarm (ov->hello.rejoin);
     rejoin_now (ov, "it did not run for a while");
 }
 
@@ -323,18 +323,20 @@ void hello_rejoin (struct overlay *ov, const char *why)
 
     /* Never in a tight loop: refusals that keep coming (a peer that
      * insists, a forged fence) space the rejoins out, up to 10 s. */
-    if (now - ov->rejoined_at > 3 * REJOIN_BACKOFF_MAX)
-        ov->rejoin_backoff = REJOIN_BACKOFF;
-    if (ov->rejoined_at > 0 && now - ov->rejoined_at < ov->rejoin_backoff) {
-        if (!ovtimer_armed (ov->rejoin))
-            ovtimer_arm (ov->rejoin, ov->rejoined_at + ov->rejoin_backoff);
+    if (now - ov->hello.rejoined_at > 3 * REJOIN_BACKOFF_MAX)
+        ov->hello.rejoin_backoff = REJOIN_BACKOFF;
+    if (ov->hello.rejoined_at > 0
+        && now - ov->hello.rejoined_at < ov->hello.rejoin_backoff) {
+        if (!ovtimer_armed (ov->hello.rejoin))
+            ovtimer_arm (ov->hello.rejoin,
+                         ov->hello.rejoined_at + ov->hello.rejoin_backoff);
         return;
     }
-    ovtimer_disarm (ov->rejoin);
-    if (ov->rejoined_at > 0) {
-        ov->rejoin_backoff *= 2;
-        if (ov->rejoin_backoff > REJOIN_BACKOFF_MAX)
-            ov->rejoin_backoff = REJOIN_BACKOFF_MAX;
+    ovtimer_disarm (ov->hello.rejoin);
+    if (ov->hello.rejoined_at > 0) {
+        ov->hello.rejoin_backoff *= 2;
+        if (ov->hello.rejoin_backoff > REJOIN_BACKOFF_MAX)
+            ov->hello.rejoin_backoff = REJOIN_BACKOFF_MAX;
     }
     rejoin_now (ov, why);
 }

@@ -21,6 +21,15 @@
 
 struct overlay;
 struct peer;
+struct ovtimer;
+
+struct hello_state {            /* hello.c */
+    double rejoined_at;         /* last rejoin, for its back-off */
+    double rejoin_backoff;      /* the back-off now */
+    uint64_t rejoin_floor;      /* the highest fenced incarnation of ours
+                                   a HELLO_NAK named */
+    struct ovtimer *rejoin;     /* a delayed rejoin */
+};
 
 int hello_init (struct overlay *ov);
 void hello_fini (struct overlay *ov);

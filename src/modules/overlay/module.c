@@ -34,7 +34,10 @@
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
 #include "evkey.h"
-#include "overlay.h"
+#include "frame.h"
+#include "io.h"
+#include "ovconf.h"
+#include "ovcore.h"
 #include "sock.h"
 
 struct module {

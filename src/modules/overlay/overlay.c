@@ -352,7 +352,7 @@ static int source_unverified (struct overlay *ov, const struct peer *via,
  * anyway (the destination died). */
 static bool meant_for_fenced (struct overlay *ov, const struct envelope *env)
 {
-    if (env->dest != ov->rank || ov->rejoined_at <= 0
+    if (env->dest != ov->rank || ov->hello.rejoined_at <= 0
         || env->stamp == envelope_inc_stamp (ov->incarnation))
         return false;
     ov->c.stale_drops++;

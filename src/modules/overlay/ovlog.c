@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "src/common/libutil/ratelimit.h"
+#include "overlay.h"
 #include "ovlog.h"
 
 int ovlog_init (struct overlay *ov)
@@ -18,6 +19,11 @@ int ovlog_init (struct overlay *ov)
 void ovlog_fini (struct overlay *ov)
 {
     ratelimit_destroy (&ov->log.limit);
+}
+
+double ovl_now (struct overlay *ov)
+{
+    return ov->io->now (ov->ctx);
 }
 
 void ovl_log (struct overlay *ov, int level, const char *fmt, ...)

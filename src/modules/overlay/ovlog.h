@@ -4,12 +4,17 @@
  * Every part logs and reads the time; these calls sit below all of them
  * so that no part calls up to do either.  Both go through the io
  * (io.h).  The budget of ovl_log_limited is this file's state in the
- * hub (struct log_state, ov->log).
+ * hub (struct log_state below, ov->log).
  */
 #ifndef BGN_OVERLAY_OVLOG_H
 #define BGN_OVERLAY_OVLOG_H
 
-#include "overlay.h"
+struct overlay;
+struct ratelimit;
+
+struct log_state {              /* ovlog.c */
+    struct ratelimit *limit;    /* ovl_log_limited's budget */
+};
 
 /* The limited log's budget (ovl_log_limited); -1 with errno (ENOMEM). */
 int ovlog_init (struct overlay *ov);
@@ -25,9 +30,6 @@ void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
 /* The io's monotonic clock, in seconds. */
-static inline double ovl_now (struct overlay *ov)
-{
-    return ov->io->now (ov->ctx);
-}
+double ovl_now (struct overlay *ov);
 
 #endif

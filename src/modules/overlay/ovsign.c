@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* ovsign.c: brokers' own signatures (ovsign.h).
  *
- * State (struct sign_state in overlay.h): this broker's secret key, the
+ * State (struct sign_state in ovsign.h): this broker's secret key, the
  * request nonces seen within the freshness window (idmap: a hash of the
  * origin and nonce -> the request's time), the floor below which no
  * request is taken any more (nonces forgotten early), counters.

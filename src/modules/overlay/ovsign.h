@@ -43,6 +43,21 @@ struct overlay;
 #define OVSIGN_WINDOW 120.0          /* s either side of the wall clock */
 #define OVSIGN_SEEN_MAX 65536
 
+struct idmap;
+
+struct sign_state {             /* ovsign.c */
+    bool can_sign;
+    unsigned char sk[64];       /* this broker's secret signing key */
+    struct idmap *seen;         /* signed requests taken in the window */
+    double floor;               /* nothing signed at or before: taken */
+    uint64_t signed_out;        /* requests signed here */
+    uint64_t verified;          /* signed requests taken */
+    uint64_t bad;               /* signatures that failed */
+    uint64_t stale;             /* signed outside the window */
+    uint64_t replays;           /* signed requests played again */
+    uint64_t unattested;        /* live records refused: not signed by
+                                   their rank nor heard from it */
+};
 
 int ovsign_init (struct overlay *ov);
 void ovsign_fini (struct overlay *ov);

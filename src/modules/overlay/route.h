@@ -25,6 +25,15 @@
 #include "peer.h"
 
 struct overlay;
+struct ovtimer;
+
+struct route_state {            /* route.c */
+    struct ovtimer *retry;        /* backlogs waiting for a peer */
+    struct backlog held;          /* responses to ranks fenced here */
+    size_t waiting;               /* the tracker's requests waiting for a
+                                     rejoin: overlay.held_bytes bounds
+                                     them with held (route_set_waiting) */
+};
 
 int route_init (struct overlay *ov);
 void route_fini (struct overlay *ov);

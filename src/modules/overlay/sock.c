@@ -19,12 +19,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <czmq.h>
+#include <jansson.h>
 
 #include "src/common/libutil/idmap.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
 #include "envelope.h"
+#include "frame.h"
+#include "ovcore.h"
 #include "sock.h"
 
 #define RECV_BUDGET 1024       /* messages per readable callback */

@@ -52,7 +52,7 @@
 
 #include "src/include/bgn/module.h"
 #include "frame.h"
-#include "overlay.h"
+#include "ovcore.h"     /* enum ovl_sock_event */
 
 struct sock;
 

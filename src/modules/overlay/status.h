@@ -16,11 +16,18 @@
 #ifndef BGN_OVERLAY_STATUS_H
 #define BGN_OVERLAY_STATUS_H
 
+#include <stdint.h>
 #include <jansson.h>
 
 #include "src/common/libmsg/message.h"
 
 struct overlay;
+struct idmap;
+
+struct status_state {           /* status.c */
+    struct idmap *gathers;      /* matchtag -> struct gather_child */
+    uint32_t next_tag;
+};
 
 int status_init (struct overlay *ov);
 void status_fini (struct overlay *ov);

@@ -19,6 +19,13 @@
 #include "frame.h"
 
 struct overlay;
+struct trace;
+
+struct trace_state {            /* trace.c */
+    struct trace *list[8];
+    int n;
+    bool emitting;              /* never trace the trace responses */
+};
 
 /* What trace_emit needs of a message, taken before the frames go. */
 struct trace_info {

@@ -27,12 +27,38 @@
 #define BGN_OVERLAY_TRACKER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "src/common/libmsg/message.h"
 #include "frame.h"
 
 struct overlay;
+struct idmap;
+struct ovtimer;
+struct waiting;
+
+struct tracker_state {          /* tracker.c */
+    struct idmap *map;          /* key hash -> struct tracked */
+    struct ovtimer *sweep;
+    uint64_t failed;
+    uint64_t dup_drops;
+    uint64_t copy_errors;       /* a relay's error for one copy, not told:
+                                   another copy was still on its way */
+    size_t bytes;               /* heap of the copies kept to send again */
+    uint64_t retries;           /* requests sent again (a relay died) */
+    uint64_t unkept;            /* not kept: past overlay.retry_bytes */
+    size_t answered;            /* entries kept only to drop late copies */
+    size_t entry_bytes;         /* heap of the entries' header copies */
+    uint64_t untracked;         /* not tracked: TRACKER_MAX or
+                                   overlay.tracker_bytes reached */
+    struct waiting *wait_head, *wait_tail;   /* waiting for a rejoin */
+    int nwaiting;
+    size_t wait_bytes;          /* their heap (overlay.held_bytes) */
+    struct ovtimer *wait_timer;  /* the first waiting request's deadline */
+    uint64_t waits;             /* requests that waited for a rejoin */
+    uint64_t wait_expired;      /* ... and failed: no rejoin in time */
+};
 
 int tracker_init (struct overlay *ov);
 void tracker_fini (struct overlay *ov);
