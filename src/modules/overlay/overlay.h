@@ -14,6 +14,7 @@
  * reads it from here (and the owner marks from every header).
  *
  *   overlay.c   entry points and the coordinator of cross-part reactions
+ *   ovservice.c the "overlay" service's methods: roles, who answers
  *   ovcore.c    read-only observers for the core's users
  *   moved.c     telling the peers that dial us where we listen now
  *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
