@@ -80,26 +80,34 @@ for path in sources(src):
                 break
     graph[os.path.normpath(path)] = deps
 
-state = {}
+
+def cycles(graph):
+    """Each cycle a depth-first walk of graph (node -> nodes it depends
+    on) meets, as the path from the node a back edge returns to, closed
+    by that node again; the same circle met through another edge comes
+    once more."""
+    state, found = {}, []
+
+    def visit(node, stack):
+        state[node] = 1
+        stack.append(node)
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                found.append(stack[stack.index(dep):] + [dep])
+            elif dep not in state:
+                visit(dep, stack)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
+    return found
 
 
-def visit(node, stack):
-    state[node] = 1
-    stack.append(node)
-    for dep in graph.get(node, []):
-        if state.get(dep) == 1:
-            cycle = stack[stack.index(dep):] + [dep]
-            problems.append("include circle: " + " -> ".join(
-                os.path.relpath(c, top) for c in cycle))
-        elif dep not in state:
-            visit(dep, stack)
-    stack.pop()
-    state[node] = 2
-
-
-for node in sorted(graph):
-    if node not in state:
-        visit(node, [])
+for cycle in cycles(graph):
+    problems.append("include circle: " + " -> ".join(
+        os.path.relpath(c, top) for c in cycle))
 
 # 2-4. the overlay module
 ovl = os.path.join(src, "modules", "overlay")
@@ -288,27 +296,13 @@ if layers:
             elif level[owner] < level[part]:
                 problems.append(f"overlay/{part}.c: {caller}() calls "
                                 f"{callee}() of {owner}, a part above it")
-    color, seen_cycles = {}, set()
-
-    def walk(node, stack):
-        color[node] = 1
-        stack.append(node)
-        for dep in sorted(edges.get(node, ())):
-            if color.get(dep) == 1:
-                cycle = stack[stack.index(dep):]
-                key = frozenset(cycle)
-                if key not in seen_cycles:
-                    seen_cycles.add(key)
-                    problems.append("overlay: call cycle: " + " -> ".join(
-                        c + ".c" for c in cycle + [dep]))
-            elif dep not in color:
-                walk(dep, stack)
-        stack.pop()
-        color[node] = 2
-
-    for node in sorted(edges):
-        if node not in color:
-            walk(node, [])
+    seen_cycles = set()
+    for cycle in cycles(edges):
+        key = frozenset(cycle)
+        if key not in seen_cycles:
+            seen_cycles.add(key)
+            problems.append("overlay: call cycle: " + " -> ".join(
+                c + ".c" for c in cycle))
 
 # 8. each part's state is its own
 READERS = {"overlay", "ovcore", "status"}   # may read, never write
