@@ -83,6 +83,10 @@ int broker_route (struct bgn_broker *b, msg_t *msg,
                   const struct bgn_msg_info *info);
 int broker_respond (struct bgn_broker *b, const msg_t *req,
                     const char *payload);
+/* The same, for a payload the broker built itself as one JSON object
+ * from checked parts (msg_set_json_trusted): not scanned again. */
+int broker_respond_built (struct bgn_broker *b, const msg_t *req,
+                          const char *payload, size_t len);
 int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
                           const char *errstr);
 void broker_deliver_event (struct bgn_broker *b, const msg_t *event);

@@ -424,6 +424,23 @@ int broker_respond (struct bgn_broker *b, const msg_t *req,
     return route_response (b, rsp, &info);
 }
 
+int broker_respond_built (struct bgn_broker *b, const msg_t *req,
+                          const char *payload, size_t len)
+{
+    msg_t *rsp;
+    struct bgn_msg_info info = { .source = b->rank };
+
+    if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
+        return 0;
+    if (!(rsp = msg_response_create (req, NULL)))
+        return -1;
+    if (msg_set_json_trusted (rsp, payload, len) < 0) {
+        msg_destroy (&rsp);
+        return -1;
+    }
+    return route_response (b, rsp, &info);
+}
+
 int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
                           const char *errstr)
 {

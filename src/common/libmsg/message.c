@@ -51,6 +51,7 @@ struct payload {
     int refs;               /* atomic: a transport may drop it in its thread */
     size_t len;
     size_t cap;             /* text room, not counting the NUL */
+    bool checked;           /* one JSON object: decoded, or a helper set it */
     char data[];            /* len bytes and a NUL */
 };
 
@@ -149,6 +150,7 @@ static struct payload *payload_create (const void *data, size_t len)
     pl->refs = 1;
     pl->len = len;
     pl->cap = len;
+    pl->checked = false;
     if (len > 0)
         memcpy (pl->data, data, len);
     pl->data[len] = '\0';
@@ -570,6 +572,8 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     if (plf && !msg->payload
         && !(msg->payload = payload_create (plf->data, plf->size)))
         goto enomem;
+    if (msg->payload)
+        msg->payload->checked = plf && !(type == MSGTYPE_RESPONSE && aux1 != 0);
     if (spare)
         msg_destroy (spare);    /* too small to reuse: consumed all the same */
     return msg;
@@ -864,6 +868,7 @@ int msg_set_payload (msg_t *msg, const char *s, size_t len)
         memmove (msg->payload->data, s, len);
         msg->payload->data[len] = '\0';
         msg->payload->len = len;
+        msg->payload->checked = false;
         return 0;
     }
     if (s && !(pl = payload_create (s, len)))
@@ -871,6 +876,23 @@ int msg_set_payload (msg_t *msg, const char *s, size_t len)
     payload_decref (msg->payload);
     msg->payload = pl;
     return 0;
+}
+
+int msg_set_json_trusted (msg_t *msg, const char *s, size_t len)
+{
+    if (!s) {
+        errno = EINVAL;
+        return -1;
+    }
+    if (msg_set_payload (msg, s, len) < 0)
+        return -1;
+    msg->payload->checked = true;
+    return 0;
+}
+
+bool msg_payload_checked (const msg_t *msg)
+{
+    return msg && msg->payload && msg->payload->checked;
 }
 
 const char *msg_get_payload (const msg_t *msg, size_t *len)
@@ -1032,7 +1054,7 @@ static int set_json_payload (msg_t *msg, const char *payload)
         errno = EINVAL;
         return -1;
     }
-    return msg_set_payload (msg, payload, len);
+    return msg_set_json_trusted (msg, payload, len);
 }
 
 /* A new message of 'type' whose tail fits 'topic' (validated here). */

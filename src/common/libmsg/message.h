@@ -202,6 +202,24 @@ const char *msg_get_topic (const msg_t *msg);
 int msg_set_payload (msg_t *msg, const char *s, size_t len);
 const char *msg_get_payload (const msg_t *msg, size_t *len);
 
+/* Is the payload known to be one JSON object (msg_json_check's rule)?
+ * True for a payload msg_decode accepted as JSON (not an error
+ * response's text), or set by a helper that checks (msg_response_create
+ * and the like) or by msg_set_json_trusted; false after msg_set_payload,
+ * which checks nothing.  A service that must have an object skips its
+ * own scan when this says so.
+ */
+bool msg_payload_checked (const msg_t *msg);
+
+/* Set a payload the caller vouches for: s[0..len) is one JSON object it
+ * built itself from parts already checked (a checked payload with keys
+ * spliced in, say).  It is not scanned again, and msg_payload_checked
+ * says true.  Never for text from outside the process: a receiver's
+ * msg_decode checks it all the same, so a mistake here makes the peer
+ * drop the message, not believe it.  EINVAL for s NULL or holding a NUL.
+ */
+int msg_set_json_trusted (msg_t *msg, const char *s, size_t len);
+
 /* The payload parsed as a JSON object: parsed once, on first use, and
  * kept with the message (copies share it), so a service reads its
  * request without parsing it again.  Borrowed: valid until the payload

@@ -737,10 +737,13 @@ static int overlay_start_cb (void *state)
         usleep ((useconds_t)(1e6 * strtod (getenv
                                  ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
+    double t0 = m->api->now (m->b);
     if (m->curve && learn_keys (m) < 0)
         return -1;
     learn_event_key (m);
     learn_sign_keys (m);
+    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s",
+          m->api->now (m->b) - t0);
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,

@@ -1039,6 +1039,49 @@ static void test_route_id_rank (void)
         "a client uuid is no rank");
 }
 
+/* Which payloads are known to be JSON objects, so services skip a scan. */
+static void test_payload_checked (void)
+{
+    msg_t *req = msg_create (MSGTYPE_REQUEST);
+    msg_t *rsp, *m2, *err;
+
+    msg_set_topic (req, "svc.method");
+    ok (!msg_payload_checked (req), "no payload: not checked");
+    msg_set_payload (req, "{\"a\":1}", 7);
+    ok (!msg_payload_checked (req), "msg_set_payload checks nothing");
+    m2 = roundtrip (req);
+    ok (m2 && msg_payload_checked (m2), "a decoded payload is checked");
+    ok (msg_set_payload (m2, "nope", 4) == 0 && !msg_payload_checked (m2),
+        "rewriting it in place clears the mark");
+    msg_destroy (&m2);
+    rsp = msg_response_create (req, "{\"b\":2}");
+    ok (rsp && msg_payload_checked (rsp), "a helper's payload is checked");
+    ok (msg_set_json_trusted (rsp, "{\"c\":3}", 7) == 0
+        && msg_payload_checked (rsp)
+        && !strcmp (msg_get_payload (rsp, NULL), "{\"c\":3}"),
+        "msg_set_json_trusted sets it, marked checked");
+    ok (msg_set_json_trusted (rsp, NULL, 0) < 0 && errno == EINVAL,
+        "msg_set_json_trusted: NULL is EINVAL");
+    ok (msg_set_json_trusted (rsp, "{\"c\0\":3}", 8) < 0 && errno == EINVAL,
+        "msg_set_json_trusted: a NUL is EINVAL");
+    msg_destroy (&rsp);
+    /* an error response's text is not JSON: decoded, it is not checked */
+    err = msg_error_response_create (req, ENOENT, "no such thing");
+    m2 = err ? roundtrip (err) : NULL;
+    ok (m2 && !msg_payload_checked (m2),
+        "an error response's decoded text is not marked checked");
+    msg_destroy (&m2);
+    msg_destroy (&err);
+    /* a trusted payload that is not JSON is still refused by a receiver */
+    rsp = msg_response_create (req, NULL);
+    msg_set_json_trusted (rsp, "{oops", 5);
+    m2 = roundtrip (rsp);
+    ok (m2 == NULL, "a receiver refuses a trusted payload that is not JSON");
+    msg_destroy (&m2);
+    msg_destroy (&rsp);
+    msg_destroy (&req);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -1054,6 +1097,7 @@ int main (void)
     test_growth ();
     test_decode_reuse ();
     test_route_id_rank ();
+    test_payload_checked ();
     return done_testing ();
 }
 
