@@ -22,6 +22,7 @@
 #include <string.h>
 #include <czmq.h>
 
+#include "src/common/libmsg/packed.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "clientq.h"
 
@@ -164,13 +165,15 @@ static int send_part (struct clientq *q, msg_t *msg,
     return 0;
 }
 
-/* Send parts[0..n-1] (n >= 1) to 'client', counted (see clientq.h). */
+/* Send parts[0..n-1] (n >= 1) to 'client', counted (see clientq.h).
+ * With 'packed' (its size), the message goes as one part holding all of
+ * them in the packed form instead. */
 static int send_parts (struct clientq *q, const char *client, msg_t *msg,
-                       const struct msg_frame *parts, int n)
+                       const struct msg_frame *parts, int n, size_t packed)
 {
     unsigned char id[MSG_MAX_ROUTEID];
     const struct msg_frame *last = &parts[n - 1];
-    size_t idlen, cost, held;
+    size_t idlen, cost, held, lastsize = packed ? packed : last->size;
     struct centry *e;
     struct sent *m;
     zmq_msg_t z;
@@ -180,12 +183,18 @@ static int send_parts (struct clientq *q, const char *client, msg_t *msg,
         return -1;
     }
     if (!(e = client_entry (q, client)) || !(m = malloc (sizeof (*m)
-                                                     + last->size))) {
+                                                     + lastsize))) {
         errno = ENOMEM;
         return -1;
     }
-    cost = malloc_usable_size (m) + PART_COST * (size_t)(n + 1) + idlen;
-    for (int i = 0; i < n - 1; i++)
+    if (packed && packed_write (m->data, packed, parts, (size_t)n) < 0) {
+        free (m);
+        errno = EINVAL;
+        return -1;
+    }
+    cost = malloc_usable_size (m) + PART_COST * (packed ? 2 : (size_t)(n + 1))
+           + idlen;
+    for (int i = 0; !packed && i < n - 1; i++)
         cost += parts[i].size;
     held = __atomic_load_n (&e->bytes, __ATOMIC_RELAXED);
     if (held > 0 && held + cost > q->bound) {
@@ -202,15 +211,16 @@ static int send_parts (struct clientq *q, const char *client, msg_t *msg,
         errno = saved;
         return -1;
     }
-    for (int i = 0; i < n - 1; i++)
+    for (int i = 0; !packed && i < n - 1; i++)
         send_part (q, msg, &parts[i]);
-    memcpy (m->data, last->data, last->size);
+    if (!packed)
+        memcpy (m->data, last->data, last->size);
     m->e = e;
     m->cost = cost;
     __atomic_add_fetch (&e->refs, 1, __ATOMIC_RELAXED);
     __atomic_add_fetch (&e->bytes, cost, __ATOMIC_RELAXED);
-    if (zmq_msg_init_data (&z, m->data, last->size, release_sent, m) < 0) {
-        zmq_send (q->zsock, last->data, last->size, ZMQ_DONTWAIT);
+    if (zmq_msg_init_data (&z, m->data, lastsize, release_sent, m) < 0) {
+        zmq_send (q->zsock, m->data, lastsize, ZMQ_DONTWAIT);
         release_sent (NULL, m);
         return 0;
     }
@@ -224,11 +234,17 @@ int clientq_send_msg (struct clientq *q, const char *client, msg_t *msg)
     struct msg_frame frames[ZMQUTIL_MAX_PARTS];
     int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
 
+    size_t packed = 0;
+
     if (n < 1) {
         errno = EINVAL;
         return -1;
     }
-    return send_parts (q, client, msg, frames, n);
+    /* a client that asked for the packed form by its id (multipart.h) */
+    if (client[0] == ZMQUTIL_PACKED_ID_MARK
+        && (packed = packed_size (frames, (size_t)n)) > ZMQUTIL_PACK_MAX)
+        packed = 0;
+    return send_parts (q, client, msg, frames, n, packed);
 }
 
 int clientq_send_data (struct clientq *q, const char *client,
@@ -236,7 +252,7 @@ int clientq_send_data (struct clientq *q, const char *client,
 {
     struct msg_frame f = { .data = data, .size = len };
 
-    return send_parts (q, client, NULL, &f, 1);
+    return send_parts (q, client, NULL, &f, 1, 0);
 }
 
 void clientq_note_lost (struct clientq *q, const char *client,

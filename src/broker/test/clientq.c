@@ -7,6 +7,7 @@
 #include <czmq.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/common/libzmqutil/multipart.h"
 #include "src/broker/clientq.h"
 
 #define BOUND 65536
@@ -95,6 +96,39 @@ int main (void)
         "a client that is gone: EHOSTUNREACH");
     ok (clientq_send_data (q, "~1", "x", 1) < 0 && errno == EINVAL,
         "a malformed name: EINVAL");
+
+    /* a client whose id asks for the packed form gets one part */
+    {
+        void *pc = zmq_socket (ctx, ZMQ_DEALER);
+        zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
+        msg_t *got = NULL;
+        int n;
+
+        zmq_setsockopt (pc, ZMQ_ROUTING_ID, "+p2", 3);
+        zmq_connect (pc, "inproc://clientq");
+        zmq_send (pc, "hi", 2, 0);
+        zmq_recv (router, buf, sizeof (buf), 0);
+        zmq_recv (router, buf, sizeof (buf), 0);
+        msg = msg_event_create ("test.ev", "{\"a\":2}");
+        ok (clientq_send_msg (q, "+p2", msg) == 0, "a message to a packed "
+            "client is sent");
+        n = zmqutil_recv (pc, parts, ZMQUTIL_MAX_PARTS);
+        if (n == 1 && zmqutil_is_packed (zmq_msg_data (&parts[0]),
+                                         zmq_msg_size (&parts[0])))
+            got = zmqutil_decode (parts, 1, NULL, 0);
+        ok (got && !strcmp (msg_get_topic (got), "test.ev")
+            && !strcmp (msg_get_payload (got, NULL), "{\"a\":2}"),
+            "it arrives as one packed part that decodes to the message");
+        msg_destroy (&got);
+        zmqutil_close (parts, n > 0 ? n : 0);
+        n = clientq_send_msg (q, "c1", msg) == 0
+                ? zmqutil_recv (client, parts, ZMQUTIL_MAX_PARTS) : -1;
+        ok (n == (int)msg_frame_count (msg),
+            "a client without the mark gets its usual parts (%d)", n);
+        zmqutil_close (parts, n > 0 ? n : 0);
+        msg_destroy (&msg);
+        zmq_close (pc);
+    }
 
     clientq_note_lost (q, "c1", 10, 12);
     clientq_note_lost (q, "c1", 15, 15);

@@ -165,8 +165,10 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         || !(h->req = msg_create (MSGTYPE_REQUEST)))
         goto nomem;
     zlistx_set_destructor (h->events, evitem_destructor);
+    /* the mark asks the broker for the packed form (multipart.h) */
     uuid_generate (u);
-    uuid_unparse_lower (u, h->id);
+    h->id[0] = ZMQUTIL_PACKED_ID_MARK;
+    uuid_unparse_lower (u, h->id + 1);
     /* A private context: a library must not share the program's. */
     if (!(h->ctx = zmq_ctx_new ()) || !(h->sock = zmq_socket (h->ctx, ZMQ_DEALER)))
         goto zerror;
@@ -245,7 +247,7 @@ double bgn_get_timeout (bgn_t *h)
 
 static int send_msg (bgn_t *h, msg_t *msg)
 {
-    return zmqutil_send_msg (h->sock, NULL, msg, 0);
+    return zmqutil_send_msg_packed (h->sock, NULL, 0, msg, 0);
 }
 
 /* Queue an item of n events; the oldest go when the queue is full. */

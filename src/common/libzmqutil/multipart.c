@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "src/common/libmsg/packed.h"
 #include "multipart.h"
 
 void zmqutil_close (zmq_msg_t *parts, int n)
@@ -92,11 +93,87 @@ int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
     return 0;
 }
 
+int zmqutil_is_packed (const void *data, size_t len)
+{
+    return len >= PACKED_HDR && ((const unsigned char *)data)[0] == 0;
+}
+
+/* libzmq keeps a part of up to this many bytes inside its zmq_msg_t,
+ * without allocating. */
+#define INLINE_PART_MAX 33
+
+/* Would sending frames[0..n-1] as parts allocate?  If not, a message
+ * packed (one larger part, allocated) costs the sender an allocation it
+ * did not have: such a message goes as parts. */
+static int needs_allocation (const struct msg_frame *frames, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (frames[i].size > INLINE_PART_MAX)
+            return 1;
+    return 0;
+}
+
+int zmqutil_send_msg_packed (void *sock, const void *id, size_t idlen,
+                             msg_t *msg, int flags)
+{
+    struct msg_frame frames[ZMQUTIL_MAX_PARTS];
+    int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
+    size_t size;
+    zmq_msg_t m;
+
+    if (n < 0)
+        return -1;
+    if ((size = packed_size (frames, (size_t)n)) > ZMQUTIL_PACK_MAX
+        || !needs_allocation (frames, n))
+        return zmqutil_send_msg_to (sock, id, idlen, msg, flags);
+    if (zmq_msg_init_size (&m, size) < 0)
+        return -1;
+    if (packed_write (zmq_msg_data (&m), size, frames, (size_t)n) < 0
+        || (id && zmq_send (sock, id, idlen, ZMQ_SNDMORE | flags) < 0)) {
+        int saved = errno;
+        zmq_msg_close (&m);
+        errno = saved;
+        return -1;
+    }
+    /* once the id is in, the part cannot be refused (see above) */
+    if (zmq_msg_send (&m, sock, flags) < 0) {
+        int saved = errno;
+        zmq_msg_close (&m);
+        errno = saved;
+        return -1;
+    }
+    return 0;
+}
+
+/* The frames of a packed part, into mf (MSG_MAX_FRAMES); the count or
+ * -1 with the reason in errbuf. */
+static int unpack (zmq_msg_t *part, struct msg_frame *mf, char *errbuf,
+                   size_t errlen)
+{
+    const char *why = NULL;
+    int n = packed_read (zmq_msg_data (part), zmq_msg_size (part), mf,
+                         MSG_MAX_FRAMES, &why);
+
+    if (n < 0 && errbuf && errlen)
+        snprintf (errbuf, errlen, "packed message: %s",
+                  why ? why : "malformed");
+    return n;
+}
+
 msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
                              char *errbuf, size_t errlen)
 {
     struct msg_frame mf[MSG_MAX_FRAMES];
 
+    if (n == 1 && zmqutil_is_packed (zmq_msg_data (&parts[0]),
+                                     zmq_msg_size (&parts[0]))) {
+        int k = unpack (&parts[0], mf, errbuf, errlen);
+        if (k < 0) {
+            errno = EPROTO;
+            return NULL;
+        }
+        return msg_decode_reuse (spare, mf, (size_t)k, errbuf, errlen);
+    }
     if (n > MSG_MAX_FRAMES) {
         if (errbuf && errlen)
             snprintf (errbuf, errlen, "message has %d frames, max %d", n,

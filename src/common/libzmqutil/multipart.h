@@ -47,8 +47,36 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags);
 int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
                          msg_t *msg, int flags);
 
-/* Decode parts[0..n-1] into a broker message.  NULL with errno EPROTO
- * and, if errbuf is given, a one-line reason. */
+/* The packed form (libmsg's packed.h): a small message may travel as
+ * one part holding all its frames, which costs libzmq one part instead
+ * of three to five on every thread it crosses.  The first byte of a
+ * packed part is 0 (its frame count's high byte), where a message's
+ * first frame starts with MSG_PROTO_MAGIC and an event batch with its
+ * own magic, so a reader tells the forms apart by that byte.  Only
+ * messages whose packed form takes at most ZMQUTIL_PACK_MAX bytes are
+ * packed: larger payloads go by reference (ZMQUTIL_ZERO_COPY_MIN), and
+ * one part stays under ZMQ_MAXMSGSIZE.
+ *
+ * On the broker's local connector, a client whose routing id starts
+ * with ZMQUTIL_PACKED_ID_MARK is sent the packed form; every client may
+ * send either. */
+#define ZMQUTIL_PACK_MAX 16384
+#define ZMQUTIL_PACKED_ID_MARK '+'
+
+/* Is data[0..len) one part in the packed form? */
+int zmqutil_is_packed (const void *data, size_t len);
+
+/* zmqutil_send_msg_to, with the message in the packed form when it is
+ * small enough and one of its parts would have been allocated anyway
+ * (more than 33 bytes: a smaller part lives inside libzmq's message, so
+ * a message of small parts goes as parts and the sender allocates
+ * nothing); else as zmqutil_send_msg_to sends it. */
+int zmqutil_send_msg_packed (void *sock, const void *id, size_t idlen,
+                             msg_t *msg, int flags);
+
+/* Decode parts[0..n-1] (a message's frames, or one part in the packed
+ * form) into a broker message.  NULL with errno EPROTO and, if errbuf is
+ * given, a one-line reason. */
 msg_t *zmqutil_decode (zmq_msg_t *parts, int n, char *errbuf, size_t errlen);
 
 /* The same into *spare's memory when it is big enough (see

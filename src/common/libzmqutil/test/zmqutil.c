@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/zmqutil.c: unit tests for libzmqutil over inproc sockets. */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <czmq.h>
 
@@ -130,6 +131,90 @@ static void check_monitor (void *ctx)
     zmq_close (server);
 }
 
+#define PAYLOAD "{\"a\":1,\"pad\":\"0123456789012345678901234567890123\"}"
+
+/* The packed form: one part for a small message, the usual parts for a
+ * large one, and a reader that takes both and refuses a broken pack. */
+static void check_packed (void *ctx)
+{
+    void *router = new_socket (ctx, ZMQ_ROUTER);
+    void *dealer = new_socket (ctx, ZMQ_DEALER);
+    zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
+    char err[128] = "", *big;
+    msg_t *msg, *got;
+    uint32_t nodeid = 0;
+    int n;
+
+    zmq_setsockopt (dealer, ZMQ_ROUTING_ID, "+p1", 3);
+    ok (zmq_bind (router, "inproc://packed") == 0
+        && zmq_connect (dealer, "inproc://packed") == 0, "sockets connected");
+    /* parts of 33 bytes or less cost no allocation: they go as parts */
+    msg = msg_request_create ("test.echo", 3, "{\"a\":1}");
+    ok (zmqutil_send_msg_packed (dealer, NULL, 0, msg, ZMQ_DONTWAIT) == 0,
+        "a message of tiny parts is sent");
+    readable (router);
+    n = zmqutil_recv (router, parts, ZMQUTIL_MAX_PARTS);
+    ok (n == 1 + (int)msg_frame_count (msg),
+        "as parts, not packed: packing would allocate (%d parts)", n);
+    zmqutil_close (parts, n > 0 ? n : 0);
+    msg_destroy (&msg);
+
+    msg = msg_request_create ("test.echo", 3, PAYLOAD);
+    msg_route_enable (msg);
+    msg_route_push (msg, "7");
+    ok (zmqutil_send_msg_packed (dealer, NULL, 0, msg, ZMQ_DONTWAIT) == 0,
+        "a small message is sent packed");
+    readable (router);
+    n = zmqutil_recv (router, parts, ZMQUTIL_MAX_PARTS);
+    ok (n == 2 && zmqutil_is_packed (zmq_msg_data (&parts[1]),
+                                     zmq_msg_size (&parts[1])),
+        "it arrives as the id and one packed part (%d parts)", n);
+    got = n == 2 ? zmqutil_decode (parts + 1, 1, err, sizeof (err)) : NULL;
+    ok (got && !strcmp (msg_get_topic (got), "test.echo")
+        && !strcmp (msg_get_payload (got, NULL), PAYLOAD)
+        && msg_route_count (got) == 1 && !strcmp (msg_route_first (got), "7")
+        && msg_get_nodeid (got, &nodeid) == 0 && nodeid == 3,
+        "it decodes to the same topic, payload, route and nodeid");
+    msg_destroy (&got);
+    /* the broken pack: a count of 2 with one frame's bytes */
+    if (n == 2) {
+        unsigned char *b = zmq_msg_data (&parts[1]);
+        b[3] = (unsigned char)(b[3] + 1);
+        errno = 0;
+        got = zmqutil_decode (parts + 1, 1, err, sizeof (err));
+        ok (!got && errno == EPROTO && strstr (err, "packed"),
+            "a packed part with a wrong count is refused: %s", err);
+        msg_destroy (&got);
+    }
+    zmqutil_close (parts, n > 0 ? n : 0);
+    msg_destroy (&msg);
+
+    /* a payload past ZMQUTIL_PACK_MAX goes as parts */
+    big = malloc (ZMQUTIL_PACK_MAX + 16);
+    memset (big, 'x', ZMQUTIL_PACK_MAX + 16);
+    memcpy (big, "{\"b\":\"", 6);
+    memcpy (big + ZMQUTIL_PACK_MAX + 13, "\"}", 3);
+    msg = msg_request_create ("test.big", 0, big);
+    ok (msg && zmqutil_send_msg_packed (dealer, NULL, 0, msg, ZMQ_DONTWAIT) == 0,
+        "a large message is sent");
+    readable (router);
+    n = zmqutil_recv (router, parts, ZMQUTIL_MAX_PARTS);
+    ok (n == 1 + (int)msg_frame_count (msg),
+        "it arrives in its usual parts, not packed (%d)", n);
+    got = n > 1 ? zmqutil_decode (parts + 1, n - 1, err, sizeof (err)) : NULL;
+    ok (got && msg_get_payload (got, NULL)
+        && strlen (msg_get_payload (got, NULL)) == ZMQUTIL_PACK_MAX + 15,
+        "and decodes whole");
+    msg_destroy (&got);
+    zmqutil_close (parts, n > 0 ? n : 0);
+    msg_destroy (&msg);
+    free (big);
+    ok (!zmqutil_is_packed ("\x8e\0\0\0", 4) && !zmqutil_is_packed ("\0\0", 2),
+        "a proto frame or a short part is not packed");
+    zmq_close (dealer);
+    zmq_close (router);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -137,6 +222,7 @@ int main (void)
     void *ctx = zsys_init ();
     check_multipart (ctx);
     check_monitor (ctx);
+    check_packed (ctx);
     zsys_shutdown ();
     done_testing ();
 }
