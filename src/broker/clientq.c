@@ -233,7 +233,6 @@ int clientq_send_msg (struct clientq *q, const char *client, msg_t *msg)
 {
     struct msg_frame frames[ZMQUTIL_MAX_PARTS];
     int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
-
     size_t packed = 0;
 
     if (n < 1) {

@@ -411,48 +411,45 @@ int broker_route (struct bgn_broker *b, msg_t *msg,
     }
 }
 
+/* Route a response this broker made (NULL: making it failed). */
+static int respond_with (struct bgn_broker *b, msg_t *rsp)
+{
+    struct bgn_msg_info info = { .source = b->rank };
+
+    if (!rsp)
+        return -1;
+    return route_response (b, rsp, &info);
+}
+
 int broker_respond (struct bgn_broker *b, const msg_t *req,
                     const char *payload)
 {
-    msg_t *rsp;
-    struct bgn_msg_info info = { .source = b->rank };
-
     if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
         return 0;
-    if (!(rsp = msg_response_create (req, payload)))
-        return -1;
-    return route_response (b, rsp, &info);
+    return respond_with (b, msg_response_create (req, payload));
 }
 
 int broker_respond_built (struct bgn_broker *b, const msg_t *req,
                           const char *payload, size_t len)
 {
     msg_t *rsp;
-    struct bgn_msg_info info = { .source = b->rank };
 
     if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
         return 0;
-    if (!(rsp = msg_response_create (req, NULL)))
-        return -1;
-    if (msg_set_json_trusted (rsp, payload, len) < 0) {
+    if ((rsp = msg_response_create (req, NULL))
+        && msg_set_json_trusted (rsp, payload, len) < 0)
         msg_destroy (&rsp);
-        return -1;
-    }
-    return route_response (b, rsp, &info);
+    return respond_with (b, rsp);
 }
 
 int broker_respond_error (struct bgn_broker *b, const msg_t *req, int errnum,
                           const char *errstr)
 {
-    msg_t *rsp;
-    struct bgn_msg_info info = { .source = b->rank };
-
     if (msg_get_flags (req) & MSGFLAG_NORESPONSE)
         return 0;
-    if (!(rsp = msg_error_response_create (req, errnum ? errnum : EINVAL,
-                                           errstr)))
-        return -1;
-    return route_response (b, rsp, &info);
+    return respond_with (b, msg_error_response_create (req, errnum ? errnum
+                                                                   : EINVAL,
+                                                       errstr));
 }
 
 /* Deliver an event to every local client subscribed to a prefix of it. */

@@ -506,6 +506,8 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
 
     const struct msg_frame *tf = NULL;
     const struct msg_frame *plf = NULL;
+    /* an error response's payload is its text, not JSON */
+    bool errtext = (type == MSGTYPE_RESPONSE && aux1 != 0);
     size_t next = first;
     if (flags & MSGFLAG_TOPIC) {
         tf = &frames[next++];
@@ -525,7 +527,6 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
             errbuf_set (errbuf, errlen, "payload contains a NUL byte");
             goto eproto;
         }
-        bool errtext = (type == MSGTYPE_RESPONSE && aux1 != 0);
         if (!errtext && !json_object_valid (plf->data, plf->size,
                                             errbuf, errlen))
             goto eproto;
@@ -573,7 +574,7 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
         && !(msg->payload = payload_create (plf->data, plf->size)))
         goto enomem;
     if (msg->payload)
-        msg->payload->checked = plf && !(type == MSGTYPE_RESPONSE && aux1 != 0);
+        msg->payload->checked = !errtext;
     if (spare)
         msg_destroy (spare);    /* too small to reuse: consumed all the same */
     return msg;

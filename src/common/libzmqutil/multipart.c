@@ -73,14 +73,11 @@ int zmqutil_send_msg (void *sock, const char *id, msg_t *msg, int flags)
     return zmqutil_send_msg_to (sock, id, id ? strlen (id) : 0, msg, flags);
 }
 
-int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
-                         msg_t *msg, int flags)
+/* msg's frames[0..n-1] (msg_encode's), one part each, after the id. */
+static int send_frames (void *sock, const void *id, size_t idlen,
+                        msg_t *msg, const struct msg_frame *frames, int n,
+                        int flags)
 {
-    struct msg_frame frames[ZMQUTIL_MAX_PARTS];
-    int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
-
-    if (n < 0)
-        return -1;
     /* With ROUTER_MANDATORY and DONTWAIT the first part is accepted or
      * refused for the whole message: once it is in, the rest cannot fail. */
     if (id && zmq_send (sock, id, idlen, ZMQ_SNDMORE | flags) < 0)
@@ -91,6 +88,17 @@ int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
             return -1;
     }
     return 0;
+}
+
+int zmqutil_send_msg_to (void *sock, const void *id, size_t idlen,
+                         msg_t *msg, int flags)
+{
+    struct msg_frame frames[ZMQUTIL_MAX_PARTS];
+    int n = msg_encode (msg, frames, ZMQUTIL_MAX_PARTS);
+
+    if (n < 0)
+        return -1;
+    return send_frames (sock, id, idlen, msg, frames, n, flags);
 }
 
 int zmqutil_is_packed (const void *data, size_t len)
@@ -125,7 +133,7 @@ int zmqutil_send_msg_packed (void *sock, const void *id, size_t idlen,
         return -1;
     if ((size = packed_size (frames, (size_t)n)) > ZMQUTIL_PACK_MAX
         || !needs_allocation (frames, n))
-        return zmqutil_send_msg_to (sock, id, idlen, msg, flags);
+        return send_frames (sock, id, idlen, msg, frames, n, flags);
     if (zmq_msg_init_size (&m, size) < 0)
         return -1;
     if (packed_write (zmq_msg_data (&m), size, frames, (size_t)n) < 0
