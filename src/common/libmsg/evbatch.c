@@ -105,6 +105,22 @@ static const char *rec_problem (const uint8_t *p, const struct evbatch_rec *r)
     return NULL;
 }
 
+/* Bytes after the last record: the link and the signature. */
+static size_t trailer_size (uint32_t flags)
+{
+    return (flags & EVBATCH_F_SIGNED ? EVBATCH_SIG_SIZE : 0)
+           + (flags & EVBATCH_F_CHAINED ? EVBATCH_LINK_SIZE : 0);
+}
+
+/* Where the records end: before the trailer (if it fits). */
+static size_t records_len (const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    size_t t = len >= EVBATCH_HDR_SIZE ? trailer_size (get32 (p + 12)) : 0;
+
+    return len >= EVBATCH_HDR_SIZE + t ? len - t : len;
+}
+
 int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h)
 {
     const uint8_t *p = data;
@@ -136,15 +152,15 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     if (p[0] != EVBATCH_MAGIC || p[1] != EVBATCH_VERSION)
         return errbuf_fail (errbuf, errlen, EPROTO, "bad batch magic or "
                             "version");
-    if ((get32 (p + 12) & ~EVBATCH_F_SIGNED) != 0)
-        return errbuf_fail (errbuf, errlen, EPROTO, "batch reserved bytes are "
-                            "not 0");
     h->flags = get32 (p + 12);
-    if ((h->flags & EVBATCH_F_SIGNED)
-        && len < EVBATCH_HDR_SIZE + EVBATCH_SIG_SIZE)
+    if (h->flags != 0 && h->flags != EVBATCH_F_SIGNED
+        && h->flags != (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED))
+        return errbuf_fail (errbuf, errlen, EPROTO, "batch flags 0x%x are "
+                            "not known", (unsigned)h->flags);
+    if (len < EVBATCH_HDR_SIZE + trailer_size (h->flags))
         return errbuf_fail (errbuf, errlen, EPROTO, "signed batch of %zu "
                             "bytes has no room for its signature", len);
-    len = evbatch_body_len (data, len);
+    len = records_len (data, len);
     h->count = get16 (p + 2);
     h->first = get32 (p + 4);
     h->last = get32 (p + 8);
@@ -174,6 +190,17 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     return 0;
 }
 
+const uint8_t *evbatch_link (const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint32_t flags = len >= EVBATCH_HDR_SIZE ? get32 (p + 12) : 0;
+
+    if (!(flags & EVBATCH_F_CHAINED)
+        || len < EVBATCH_HDR_SIZE + trailer_size (flags))
+        return NULL;
+    return p + len - EVBATCH_SIG_SIZE - EVBATCH_LINK_SIZE;
+}
+
 size_t evbatch_body_len (const void *data, size_t len)
 {
     const uint8_t *p = data;
@@ -187,7 +214,7 @@ size_t evbatch_body_len (const void *data, size_t len)
 int evbatch_next (const void *data, size_t len, size_t *off,
                   struct evbatch_rec *rec)
 {
-    len = evbatch_body_len (data, len);
+    len = records_len (data, len);
     if (*off == 0)
         *off = EVBATCH_HDR_SIZE;
     if (*off >= len

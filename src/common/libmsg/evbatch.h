@@ -15,7 +15,11 @@
  *     8  u32  last: seq of the last record
  *    12  u32  flags: 0, or EVBATCH_F_SIGNED (rank 0's signature follows
  *              the last record: EVBATCH_SIG_SIZE bytes over everything
- *              before it, doc/overlay-protocol.md section 3.6)
+ *              before it, doc/overlay-protocol.md section 3.6), or
+ *              EVBATCH_F_SIGNED | EVBATCH_F_CHAINED (between the last
+ *              record and the signature, a link: the EVBATCH_LINK_SIZE
+ *              byte digest of the whole batch rank 0 sealed before
+ *              this one, so that one signature vouches for a run)
  *    16  u64  epoch: incarnation of the rank 0 that numbered them
  *   then 'count' records, each
  *     0  u32  seq (strictly increasing from first to last)
@@ -48,6 +52,8 @@
 #define EVBATCH_MAX_COUNT   65535
 #define EVBATCH_F_SIGNED    1u
 #define EVBATCH_SIG_SIZE    64      /* an Ed25519 signature */
+#define EVBATCH_F_CHAINED   2u      /* a link before the signature */
+#define EVBATCH_LINK_SIZE   32      /* a BLAKE2b-256 digest */
 
 struct evbatch_hdr {
     uint16_t count;
@@ -88,6 +94,10 @@ int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h);
  * len itself for an unsigned batch).  Header-only look: for a checked
  * batch. */
 size_t evbatch_body_len (const void *data, size_t len);
+
+/* The link of a checked chained batch (EVBATCH_LINK_SIZE bytes inside
+ * data), or NULL if it has none.  Header-only look. */
+const uint8_t *evbatch_link (const void *data, size_t len);
 
 /* Walk the records of a checked batch: *off starts at 0.  Returns 1 with
  * *rec filled, 0 at the end (or on a malformed record, which a checked

@@ -25,6 +25,15 @@ void evl_warn_counted (struct evlayer *ev, uint64_t n, const char *what,
                       (unsigned long long)n);
 }
 
+void evl_arm (struct evlayer *ev, double when)
+{
+    if (when == ev->armed)
+        return;
+    ev->armed = when;
+    if (ev->ops->arm)
+        ev->ops->arm (ev->arg, when);
+}
+
 double evl_now (struct evlayer *ev)
 {
     if (ev->ops->now)

@@ -132,6 +132,8 @@ void evlayer_destroy (struct evlayer **evp)
         tokens_cancel (ev, ev->wtok, ev->nwtok);
         free (ev->wtok);
         evbatch_writer_free (&ev->w);
+        for (int i = 0; i < ev->npend; i++)
+            frame_decref (&ev->pend[i].f);
         evstore_free (&ev->ring);
         evstore_free (&ev->early);
         free (ev->reported);
@@ -143,38 +145,23 @@ void evlayer_destroy (struct evlayer **evp)
 
 /* ---- receiving ------------------------------------------------------------ */
 
-void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
-                         int kind, struct frame *batch,
-                         const struct evbatch_hdr *h)
+/* No memory to hold a batch: it is not taken, the repair fetches it. */
+static void nomem_drop (struct evlayer *ev, const struct evbatch_hdr *h)
+{
+    ev->nomem_drops++;
+    evl_warn_counted (ev, ev->nomem_drops, "out of memory, dropped a batch "
+                      "(it is repaired later)", h->first, h->last);
+    evrepair_kick (ev);
+}
+
+/* A tree or repair batch from an acceptable sender, rank 0's own
+ * (checked): take it in sequence, forward it, keep it. */
+static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
+                          const struct evbatch_hdr *h)
 {
     struct held hd = { .first = h->first, .last = h->last,
                        .count = h->count };
 
-    evl_now (ev);
-    if (ev->rank == 0)
-        return;     /* rank 0 makes batches; it never needs them back */
-    if (kind == EV_TREE ? !tree_sender_ok (ev, source, via)
-                        : (via != source
-                           || !evrepair_asked_for (ev, source, h->first, h->last))) {
-        ev->rejected++;
-        evl_warn_counted (ev, ev->rejected, kind == EV_TREE
-                      ? "dropped a tree batch not as our nearest live tree "
-                        "ancestor sent it" : "dropped a repair nobody asked "
-                        "for",
-                      h->first, h->last);
-        return;
-    }
-    if (ev->have_base && h->last - ev->last > SEQ_SANE
-        && h->last > ev->last) {
-        ev->rejected++;
-        evl_warn_counted (ev, ev->rejected, "dropped a batch far beyond the "
-                      "sequence", h->first, h->last);
-        return;
-    }
-    /* The signature last: the cheap checks first, so that no peer can
-     * make us verify for free. */
-    if (!evl_batch_signed_ok (ev, batch, h))
-        return;
     ev->batches++;
     if (!ev->have_base) {
         /* joining: our sequence starts with this batch */
@@ -196,10 +183,7 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
      * transport's buffer (frame_keep).  Without memory it is not taken:
      * the gap it leaves is repaired like any other. */
     if (!(hd.f = frame_keep (batch))) {
-        ev->nomem_drops++;
-        evl_warn_counted (ev, ev->nomem_drops, "out of memory, dropped a "
-                          "batch (it is repaired later)", h->first, h->last);
-        evrepair_kick (ev);
+        nomem_drop (ev, h);
         return;
     }
     hd.bytes = evstore_cost (hd.f);
@@ -213,6 +197,87 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     if (ev->rep.active && kind == EV_REPAIR && !evrepair_have_gap (ev))
         ev->rep.active = 0;
     evrepair_kick (ev);
+}
+
+void evl_settle (struct evlayer *ev)
+{
+    struct pending p[PEND_MAX];
+    char ok[PEND_MAX];
+    int n = ev->npend;
+
+    if (n == 0)
+        return;
+    /* taken out first: what we call may bring more */
+    memcpy (p, ev->pend, (size_t)n * sizeof (p[0]));
+    ev->npend = 0;
+    evl_verify_run (ev, p, n, ok);
+    for (int i = 0; i < n; i++) {
+        if (ok[i])
+            accept_batch (ev, EV_TREE, p[i].f, &p[i].h);
+        frame_decref (&p[i].f);
+    }
+}
+
+/* A chained tree batch waits for the end of the read (evl_settle, from
+ * the flush timer armed now), so that a run of them costs one signature
+ * check.  0, or -1 if it must be taken now (not chained, not checking,
+ * a repair). */
+static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
+                        int kind, struct frame *batch,
+                        const struct evbatch_hdr *h)
+{
+    struct pending *p;
+
+    if (!ev->verify || kind != EV_TREE || !(h->flags & EVBATCH_F_CHAINED))
+        return -1;
+    if (ev->npend == PEND_MAX)
+        evl_settle (ev);
+    p = &ev->pend[ev->npend];
+    if (!(p->f = frame_keep (batch))) {
+        nomem_drop (ev, h);
+        return 0;
+    }
+    p->h = *h;
+    p->source = source;
+    p->via = via;
+    ev->npend++;
+    evl_arm (ev, ev->now);
+    return 0;
+}
+
+void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
+                         int kind, struct frame *batch,
+                         const struct evbatch_hdr *h)
+{
+    evl_now (ev);
+    if (ev->rank == 0)
+        return;     /* rank 0 makes batches; it never needs them back */
+    if (kind == EV_TREE ? !tree_sender_ok (ev, source, via)
+                        : (via != source
+                           || !evrepair_asked_for (ev, source, h->first, h->last))) {
+        ev->rejected++;
+        evl_warn_counted (ev, ev->rejected, kind == EV_TREE
+                      ? "dropped a tree batch not as our nearest live tree "
+                        "ancestor sent it" : "dropped a repair nobody asked "
+                        "for",
+                      h->first, h->last);
+        return;
+    }
+    if (ev->have_base && h->last - ev->last > SEQ_SANE
+        && h->last > ev->last) {
+        ev->rejected++;
+        evl_warn_counted (ev, ev->rejected, "dropped a batch far beyond the "
+                      "sequence", h->first, h->last);
+        return;
+    }
+    if (defer_batch (ev, source, via, kind, batch, h) == 0)
+        return;
+    evl_settle (ev);
+    /* The signature last: the cheap checks first, so that no peer can
+     * make us verify for free. */
+    if (!evl_batch_signed_ok (ev, batch, h))
+        return;
+    accept_batch (ev, kind, batch, h);
 }
 
 static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
@@ -309,6 +374,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
     json_int_t seq;
 
     evl_now (ev);
+    evl_settle (ev);
     switch (kind) {
     case EV_CTL_SYNC:
         if (ev->rank != 0)
@@ -384,6 +450,7 @@ static void send_sync (struct evlayer *ev)
 void evlayer_tick (struct evlayer *ev, double now)
 {
     ev->now = now;
+    evl_settle (ev);
     if (ev->rank == 0) {
         evroot_learn_check (ev, 1);
         if (ev->can_publish && ev->sent_seq > 0 && sync_due (ev, now)) {
@@ -401,6 +468,7 @@ void evlayer_tick (struct evlayer *ev, double now)
 void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
 {
     evl_now (ev);
+    evl_settle (ev);
     /* a hello's seq is the neighbour's word: rank 0 takes a seq only with
      * the proof of a SEQ_REPORT where it signs (recv_seq_report) */
     if (ev->rank == 0) {
@@ -449,6 +517,12 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "buffered", (json_int_t)ev->ring.events,
                            "buffered_bytes", (json_int_t)ev->ring.bytes,
                            "repairing", ev->rep.active);
+    if (o && ev->rank != 0 && ev->verify) {
+        json_object_set_new (o, "signature_checks",
+                             json_integer ((json_int_t)ev->sig_checks));
+        json_object_set_new (o, "signatures_chained",
+                             json_integer ((json_int_t)ev->sig_chained));
+    }
     if (o && ev->rank == 0) {
         json_t *r = json_pack ("{s:I s:I s:I s:I s:I s:I s:b s:I}",
                                "published", (json_int_t)ev->published,

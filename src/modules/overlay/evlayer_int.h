@@ -29,6 +29,8 @@
 #define MAX_CHILDREN 256
 #define MAX_ANCESTORS 64
 #define LOG_EVERY 1000            /* repeated warnings: 1st, then every Nth */
+#define PEND_MAX 32               /* tree batches waiting for one signature
+                                     check at the end of a read (evsign.c) */
 
 struct held {
     uint32_t first, last;
@@ -62,6 +64,14 @@ struct outbatch {
 
 struct ask {
     uint32_t peer, from, to;
+};
+
+/* A tree batch that passed the cheap checks, its signature not yet
+ * checked: it waits for the end of the read it came in (evl_settle). */
+struct pending {
+    struct frame *f;            /* our own copy (frame_keep) */
+    struct evbatch_hdr h;
+    uint32_t source, via;
 };
 
 struct evlayer {
@@ -126,15 +136,29 @@ struct evlayer {
     unsigned char root_pk[32];      /* others: rank 0's public key */
     json_t *sync_proof;             /* others: the last SYNC taken, signed:
                                        proof of a seq (SEQ_REPORT) */
+    unsigned char chain_prev[EVBATCH_LINK_SIZE];  /* rank 0: the digest of
+                                       the batch it sealed last */
+    struct pending pend[PEND_MAX];  /* others: chained tree batches whose
+                                       signature is checked as a run */
+    int npend;
     uint64_t seq_unproven;          /* rank 0: seq reports cut to proof */
 
     /* counters */
     uint64_t bad_signatures;
+    uint64_t sig_checks;        /* Ed25519 verifications of batches */
+    uint64_t sig_chained;       /* batches a later one's signature vouched
+                                   for through the links */
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
         early_drops, nomem_drops, evictions, published, refused_full,
         congestion_waits, batches_sent;
 };
+
+/* ---- events.c ------------------------------------------------------- */
+/* Others: check the waiting tree batches (one signature for a linked
+ * run) and take those rank 0 signed, in the order they came.  Every
+ * entry point runs it first, so nothing overtakes them. */
+void evl_settle (struct evlayer *ev);
 
 /* ---- evstore.c: batches sorted by first seq, disjoint ----------------- */
 /* The i-th batch (0: the oldest). */
@@ -176,6 +200,8 @@ int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
 void evl_deliver (struct evlayer *ev, const struct held *h);
 /* Keep a delivered batch for repairs (oldest dropped past the bounds). */
 void evl_ring_add (struct evlayer *ev, struct held *h);
+/* Call evlayer_flush at 'when' (once per distinct time). */
+void evl_arm (struct evlayer *ev, double when);
 /* Deliver the early batches that are now next in line. */
 void evl_drain_early (struct evlayer *ev);
 /* Hold a batch that came past a gap (its frame taken); when full, the
@@ -198,6 +224,12 @@ void evl_report_proof (struct evlayer *ev, json_t *o);
  * checking)?  0 counts and logs it. */
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
                          const struct evbatch_hdr *h);
+/* Others: which of the n pending batches p[] rank 0 signed (ok[i] 1 or
+ * 0, failures counted and logged as evl_batch_signed_ok does).  Walks
+ * from the newest: a batch whose successor is good and links to it by
+ * digest is good without a signature check of its own. */
+void evl_verify_run (struct evlayer *ev, const struct pending *p, int n,
+                     char *ok);
 /* Rank 0: add "sig" to the SYNC object o.  Others: check it. */
 int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
                    json_int_t epoch, json_int_t gone, json_int_t base);

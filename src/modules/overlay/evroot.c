@@ -113,15 +113,6 @@ void evlayer_set_ready (struct evlayer *ev)
 
 /* ---- rank 0: batches out ----------------------------------------------- */
 
-static void arm (struct evlayer *ev, double when)
-{
-    if (when == ev->armed)
-        return;
-    ev->armed = when;
-    if (ev->ops->arm)
-        ev->ops->arm (ev->arg, when);
-}
-
 /* Close the open batch and queue it. */
 static int seal_open (struct evlayer *ev)
 {
@@ -221,8 +212,10 @@ void evlayer_flush (struct evlayer *ev, double now)
 
     ev->now = now;
     ev->armed = INFINITY;
-    if (ev->rank != 0)
+    if (ev->rank != 0) {
+        evl_settle (ev);    /* the end of a read: the waiting tree batches */
         return;
+    }
     if (open_due (ev) <= now && seal_open (ev) < 0)
         ev->ops->log (ev->arg, LOG_ERR, "events: out of memory closing a "
                       "batch");
@@ -238,7 +231,7 @@ void evlayer_flush (struct evlayer *ev, double now)
             next = now + CONGESTION_RETRY;
     }
     if (!isinf (next))
-        arm (ev, next);
+        evl_arm (ev, next);
 }
 
 size_t evroot_queue_memory (const struct evlayer *ev)
@@ -379,7 +372,7 @@ int64_t evlayer_publish (struct evlayer *ev, msg_t *event, void *token)
         ev->wtok[ev->nwtok++] = (struct token){ token, seq };
     when = due (ev);
     if (when < ev->armed)
-        arm (ev, when);
+        evl_arm (ev, when);
     return seq;
 nomem:
     msg_destroy (&event);

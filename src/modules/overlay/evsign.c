@@ -10,8 +10,19 @@
  * form, as "sig") -- and every other broker checks the signature before
  * it delivers, keeps or forwards anything.  Repairs carry the stored
  * frames, so their signatures with them.  Ed25519 (libsodium
- * crypto_sign_detached); the frames are signed once, at rank 0, and
- * checked once per broker.
+ * crypto_sign_detached); the frames are signed once, at rank 0.
+ *
+ * Checking a signature costs a broker some 70 us, 30 times what it
+ * costs to relay the batch: with many brokers to a core, a paced stream
+ * of small batches is bound by it.  So rank 0 chains its batches: each
+ * carries, signed with it, the BLAKE2b digest of the whole batch sealed
+ * before it (the link).  A broker that reads several tree batches in one
+ * go checks only the newest's signature, and takes each older one whose
+ * digest is the next one's link: one check per read, however many
+ * batches a busy broker finds waiting.  A batch that does not link is
+ * checked on its own, so a broken chain (a batch lost, a relay's lie)
+ * costs what it did before and no more.  Every batch still stands
+ * alone: a repair, or a broker that joins midway, checks its signature.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +34,7 @@
 void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
                        const unsigned char *root_pk)
 {
+    evl_settle (ev);    /* what waits is checked with the key it came under */
     ev->can_sign = sk != NULL;
     if (sk) {
         memcpy (ev->sign_sk, sk, sizeof (ev->sign_sk));
@@ -37,18 +49,24 @@ void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
 struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
                                 size_t len)
 {
+    size_t signed_len = len + EVBATCH_LINK_SIZE;
+    size_t total = signed_len + EVBATCH_SIG_SIZE;
     unsigned char *b;
     struct frame *f;
 
     if (!ev->can_sign)
         return frame_create (buf, len);
-    if (!(b = malloc (len + EVBATCH_SIG_SIZE)))
+    if (!(b = malloc (total)))
         return NULL;
     memcpy (b, buf, len);
     b[12] = b[13] = b[14] = 0;
-    b[15] = EVBATCH_F_SIGNED;
-    crypto_sign_detached (b + len, NULL, b, len, ev->sign_sk);
-    f = frame_create (b, len + EVBATCH_SIG_SIZE);
+    b[15] = EVBATCH_F_SIGNED | EVBATCH_F_CHAINED;
+    memcpy (b + len, ev->chain_prev, EVBATCH_LINK_SIZE);
+    crypto_sign_detached (b + signed_len, NULL, b, signed_len, ev->sign_sk);
+    f = frame_create (b, total);
+    if (f)
+        crypto_generichash (ev->chain_prev, EVBATCH_LINK_SIZE, b, total,
+                            NULL, 0);
     free (b);
     return f;
 }
@@ -71,6 +89,7 @@ int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
     if (!ev->verify)
         return 1;
     body = evbatch_body_len (p, len);
+    ev->sig_checks++;
     if (!(h->flags & EVBATCH_F_SIGNED) || body + EVBATCH_SIG_SIZE != len
         || !root_signed (ev, p, body, p + body)) {
         ev->bad_signatures++;
@@ -80,6 +99,33 @@ int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
         return 0;
     }
     return 1;
+}
+
+/* Does 'next' carry the digest of 'prev' as its link? */
+static int links_to (const struct frame *next, const struct frame *prev)
+{
+    const uint8_t *link = evbatch_link (frame_data (next), frame_size (next));
+    unsigned char digest[EVBATCH_LINK_SIZE];
+
+    if (!link)
+        return 0;
+    crypto_generichash (digest, sizeof (digest), frame_data (prev),
+                        frame_size (prev), NULL, 0);
+    return sodium_memcmp (digest, link, sizeof (digest)) == 0;
+}
+
+void evl_verify_run (struct evlayer *ev, const struct pending *p, int n,
+                     char *ok)
+{
+    for (int i = n - 1; i >= 0; i--) {
+        if (ev->verify && i < n - 1 && ok[i + 1]
+            && links_to (p[i + 1].f, p[i].f)) {
+            ok[i] = 1;
+            ev->sig_chained++;
+            continue;
+        }
+        ok[i] = (char)evl_batch_signed_ok (ev, p[i].f, &p[i].h);
+    }
 }
 
 /* The text a SYNC's signature covers. */

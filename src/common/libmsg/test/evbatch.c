@@ -152,6 +152,43 @@ int main (void)
         free (sb);
     }
 
+    /* chained: flags 3, a 32-byte link between the records and the
+     * signature; the signature covers the link too */
+    {
+        size_t clen = w.len + EVBATCH_LINK_SIZE + EVBATCH_SIG_SIZE;
+        uint8_t *cb = malloc (clen);
+        size_t coff = 0;
+        int nrec = 0;
+        memcpy (cb, w.buf, w.len);
+        memset (cb + w.len, 0x5a, EVBATCH_LINK_SIZE);
+        memset (cb + w.len + EVBATCH_LINK_SIZE, 0xa5, EVBATCH_SIG_SIZE);
+        cb[15] = EVBATCH_F_SIGNED | EVBATCH_F_CHAINED;
+        ok (evbatch_check (cb, clen, &h, why, sizeof (why)) == 0
+            && h.flags == (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED)
+            && evbatch_body_len (cb, clen) == w.len + EVBATCH_LINK_SIZE,
+            "a chained batch checks; its signature covers the link");
+        ok (evbatch_link (cb, clen) == cb + w.len && cb[w.len] == 0x5a,
+            "the link is the 32 bytes before the signature");
+        ok (evbatch_link (w.buf, w.len) == NULL,
+            "an unchained batch has no link");
+        while (evbatch_next (cb, clen, &coff, &rec))
+            nrec++;
+        ok (nrec == 5, "the link is not walked as a record");
+        cb[15] = EVBATCH_F_CHAINED;
+        ok (evbatch_check (cb, clen, &h, why, sizeof (why)) < 0
+            && strstr (why, "flags"),
+            "a link without a signature is malformed: %s", why);
+        cb[15] = EVBATCH_F_SIGNED | EVBATCH_F_CHAINED;
+        ok (evbatch_check (cb, w.len + EVBATCH_SIG_SIZE, &h, why,
+                           sizeof (why)) < 0,
+            "a chained batch without room for its link is malformed");
+        cb[15] = 4;
+        ok (evbatch_check (cb, clen, &h, why, sizeof (why)) < 0
+            && strstr (why, "not known"),
+            "an unknown flag is refused: %s", why);
+        free (cb);
+    }
+
     /* malformed */
     bad (w.buf, 10, 0, -1, "shorter than a header");
     bad (w.buf, w.len, 0, 0xec, "bad magic");
