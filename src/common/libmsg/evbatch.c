@@ -377,3 +377,81 @@ int evbatch_seal (struct evbatch_writer *w)
     put64 (w->buf + 16, w->epoch);
     return 0;
 }
+
+/* ---- tags ------------------------------------------------------------- */
+
+size_t evtags_size (uint32_t count)
+{
+    return EVTAGS_HDR_SIZE + (size_t)count * EVTAGS_ENTRY_SIZE;
+}
+
+int evtags_check (const void *data, size_t len, uint32_t *count,
+                  char *errbuf, size_t errlen)
+{
+    const uint8_t *p = data;
+    uint32_t n;
+
+    if (!data || len < EVTAGS_HDR_SIZE)
+        return errbuf_fail (errbuf, errlen, EPROTO, "tags frame is %zu "
+                            "bytes, less than a header", len);
+    if (p[0] != EVTAGS_MAGIC || p[1] != EVTAGS_VERSION || p[2] || p[3])
+        return errbuf_fail (errbuf, errlen, EPROTO, "bad tags magic, "
+                            "version or reserved bytes");
+    n = get32 (p + 4);
+    if (n > EVTAGS_MAX_COUNT || len != evtags_size (n))
+        return errbuf_fail (errbuf, errlen, EPROTO, "tags frame of %zu bytes "
+                            "says %u entries", len, (unsigned)n);
+    for (uint32_t i = 1; i < n; i++)
+        if (evtags_rank (data, i) <= evtags_rank (data, i - 1))
+            return errbuf_fail (errbuf, errlen, EPROTO, "tag entry %u: rank "
+                                "%u out of order", (unsigned)i,
+                                (unsigned)evtags_rank (data, i));
+    *count = n;
+    return 0;
+}
+
+uint32_t evtags_rank (const void *data, uint32_t i)
+{
+    return get32 ((const uint8_t *)data + evtags_size (i));
+}
+
+const uint8_t *evtags_tag (const void *data, uint32_t i)
+{
+    return (const uint8_t *)data + evtags_size (i) + 4;
+}
+
+const uint8_t *evtags_find (const void *data, uint32_t count, uint32_t rank)
+{
+    uint32_t lo = 0, hi = count;
+
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        uint32_t r = evtags_rank (data, mid);
+        if (r == rank)
+            return evtags_tag (data, mid);
+        if (r < rank)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+void evtags_put_header (void *buf, uint32_t count)
+{
+    uint8_t *p = buf;
+
+    p[0] = EVTAGS_MAGIC;
+    p[1] = EVTAGS_VERSION;
+    p[2] = p[3] = 0;
+    put32 (p + 4, count);
+}
+
+void evtags_put_entry (void *buf, uint32_t i, uint32_t rank,
+                       const uint8_t *tag)
+{
+    uint8_t *p = (uint8_t *)buf + evtags_size (i);
+
+    put32 (p, rank);
+    memcpy (p + 4, tag, EVTAGS_TAG_SIZE);
+}

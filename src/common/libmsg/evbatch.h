@@ -138,4 +138,45 @@ int evbatch_add_rec (struct evbatch_writer *w, const struct evbatch_rec *rec);
  * it holds no record. */
 int evbatch_seal (struct evbatch_writer *w);
 
+/* ---- tags: a batch's authenticators, one per broker ------------------
+ *
+ * Beside a batch, in a frame of its own, rank 0 may send a tag for each
+ * broker below: a short MAC of the batch under a key only rank 0 and that
+ * broker share, far cheaper to check than the batch's signature.  A relay
+ * passes each child the entries of its subtree.  Layout (network byte
+ * order):
+ *
+ *   header, 8 bytes: u8 magic 0xea, u8 version 1, u16 reserved 0,
+ *                    u32 count (0..EVTAGS_MAX_COUNT)
+ *   then 'count' entries of 20 bytes: u32 rank (strictly increasing),
+ *                    EVTAGS_TAG_SIZE bytes of tag
+ */
+#define EVTAGS_MAGIC        0xea
+#define EVTAGS_VERSION      1
+#define EVTAGS_HDR_SIZE     8
+#define EVTAGS_TAG_SIZE     16
+#define EVTAGS_ENTRY_SIZE   (4 + EVTAGS_TAG_SIZE)
+#define EVTAGS_MAX_COUNT    65536
+
+/* Bytes a tags frame of count entries takes. */
+size_t evtags_size (uint32_t count);
+
+/* Validate a tags frame; its entry count in *count.  0, or -1 with errno
+ * EPROTO and a one-line reason in errbuf (if given). */
+int evtags_check (const void *data, size_t len, uint32_t *count,
+                  char *errbuf, size_t errlen);
+
+/* Entry i of a checked tags frame: its rank, and its tag (inside data). */
+uint32_t evtags_rank (const void *data, uint32_t i);
+const uint8_t *evtags_tag (const void *data, uint32_t i);
+
+/* The tag for 'rank' in a checked frame of count entries, or NULL. */
+const uint8_t *evtags_find (const void *data, uint32_t count, uint32_t rank);
+
+/* Writing into a buffer of evtags_size(count) bytes: the header, then
+ * each entry i (ranks must increase with i). */
+void evtags_put_header (void *buf, uint32_t count);
+void evtags_put_entry (void *buf, uint32_t i, uint32_t rank,
+                       const uint8_t *tag);
+
 #endif

@@ -10,6 +10,8 @@
  * calls only the stores (evstore.c) and the layer's ops.
  */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <syslog.h>
 
 #include "evlayer_int.h"
@@ -66,7 +68,7 @@ static void subtree (struct evlayer *ev, uint32_t rank, int depth,
                 list[(*nlist)++] = rank;
         }
         else if (batch)
-            ev->ops->send (ev->arg, rank, kind, batch);
+            ev->ops->send (ev->arg, rank, kind, batch, NULL);
         else
             ev->ops->control (ev->arg, rank, EV_CTL_SYNC, ctl);
         return;
@@ -78,14 +80,82 @@ static void subtree (struct evlayer *ev, uint32_t rank, int depth,
         subtree (ev, kids[i], depth + 1, batch, kind, ctl, list, nlist, max);
 }
 
-void evl_forward_down (struct evlayer *ev, struct frame *batch,
-                          json_t *ctl)
+/* Which of kids[0..n-1] has rank in its subtree (rank itself, or an
+ * ancestor of it in rank 0's tree): its index, or -1. */
+static int owner_of (struct evlayer *ev, uint32_t rank, const uint32_t *kids,
+                     int n)
+{
+    for (int depth = 0; depth <= 64; depth++) {
+        int parent;
+        for (int i = 0; i < n; i++)
+            if (kids[i] == rank)
+                return i;
+        if (rank == ev->rank || rank == 0
+            || (parent = bgn_topo_bcast_parent (ev->topo, 0, rank)) < 0)
+            return -1;
+        rank = (uint32_t)parent;
+    }
+    return -1;
+}
+
+/* The entries of a checked tags frame whose ranks are in kids[k]'s
+ * subtree, for each k, as a frame each (out[k], NULL if none). */
+static void split_tags (struct evlayer *ev, struct frame *tags,
+                        const uint32_t *kids, int n, struct frame **out)
+{
+    const uint8_t *data = frame_data (tags);
+    uint32_t count, have[MAX_CHILDREN] = { 0 };
+    uint8_t *buf[MAX_CHILDREN] = { NULL };
+    int *owner;
+
+    for (int k = 0; k < n; k++)
+        out[k] = NULL;
+    if (evtags_check (data, frame_size (tags), &count, NULL, 0) < 0
+        || count == 0 || !(owner = malloc (count * sizeof (*owner))))
+        return;
+    for (uint32_t i = 0; i < count; i++)
+        if ((owner[i] = owner_of (ev, evtags_rank (data, i), kids, n)) >= 0)
+            have[owner[i]]++;
+    for (int k = 0; k < n; k++)
+        if (have[k] > 0 && (buf[k] = malloc (evtags_size (have[k]))))
+            evtags_put_header (buf[k], have[k]);
+    memset (have, 0, sizeof (have));
+    for (uint32_t i = 0; i < count; i++) {
+        int k = owner[i];
+        if (k >= 0 && buf[k])
+            evtags_put_entry (buf[k], have[k]++, evtags_rank (data, i),
+                              evtags_tag (data, i));
+    }
+    for (int k = 0; k < n; k++)
+        if (buf[k]) {
+            out[k] = frame_create (buf[k], evtags_size (have[k]));
+            free (buf[k]);
+        }
+    free (owner);
+}
+
+void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
+                       struct frame *tags)
 {
     uint32_t kids[MAX_CHILDREN];
-    int n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
+    struct frame *kid_tags[MAX_CHILDREN];
+    int n;
+
+    if (!batch || !tags) {
+        n = bgn_topo_bcast_children (ev->topo, 0, ev->rank, kids,
                                      MAX_CHILDREN);
-    for (int i = 0; i < n && i < MAX_CHILDREN; i++)
-        subtree (ev, kids[i], 0, batch, EV_TREE, ctl, NULL, NULL, 0);
+        for (int i = 0; i < n && i < MAX_CHILDREN; i++)
+            subtree (ev, kids[i], 0, batch, EV_TREE, ctl, NULL, NULL, 0);
+        return;
+    }
+    /* the same children, around fenced ones, each with its subtree's
+     * tags (the rest of us have no use for them) */
+    n = evl_effective_children (ev, kids, MAX_CHILDREN);
+    split_tags (ev, tags, kids, n, kid_tags);
+    for (int k = 0; k < n; k++) {
+        ev->ops->send (ev->arg, kids[k], EV_TREE, batch, kid_tags[k]);
+        frame_decref (&kid_tags[k]);
+    }
 }
 
 /* The ranks that would get a batch from us now. */

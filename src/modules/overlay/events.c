@@ -129,11 +129,15 @@ void evlayer_destroy (struct evlayer **evp)
             free (ev->outq[i].tok);
         }
         free (ev->outq);
+        free (ev->tag_keys);
+        free (ev->tag_state);
         tokens_cancel (ev, ev->wtok, ev->nwtok);
         free (ev->wtok);
         evbatch_writer_free (&ev->w);
-        for (int i = 0; i < ev->npend; i++)
+        for (int i = 0; i < ev->npend; i++) {
             frame_decref (&ev->pend[i].f);
+            frame_decref (&ev->pend[i].tags);
+        }
         evstore_free (&ev->ring);
         evstore_free (&ev->early);
         free (ev->reported);
@@ -157,7 +161,7 @@ static void nomem_drop (struct evlayer *ev, const struct evbatch_hdr *h)
 /* A tree or repair batch from an acceptable sender, rank 0's own
  * (checked): take it in sequence, forward it, keep it. */
 static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
-                          const struct evbatch_hdr *h)
+                          struct frame *tags, const struct evbatch_hdr *h)
 {
     struct held hd = { .first = h->first, .last = h->last,
                        .count = h->count };
@@ -176,7 +180,7 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
         ev->high = h->last;
     /* Forward on first sight, however it came: our subtree depends on us
      * even when we got it by repair. */
-    evl_forward_down (ev, batch, NULL);
+    evl_forward_down (ev, batch, NULL, tags);
     if (kind == EV_REPAIR)
         ev->repaired += h->count;
     /* Held for repairs: our own copy of a received batch, never the
@@ -213,8 +217,9 @@ void evl_settle (struct evlayer *ev)
     evl_verify_run (ev, p, n, ok);
     for (int i = 0; i < n; i++) {
         if (ok[i])
-            accept_batch (ev, EV_TREE, p[i].f, &p[i].h);
+            accept_batch (ev, EV_TREE, p[i].f, p[i].tags, &p[i].h);
         frame_decref (&p[i].f);
+        frame_decref (&p[i].tags);
     }
 }
 
@@ -223,7 +228,7 @@ void evl_settle (struct evlayer *ev)
  * check.  0, or -1 if it must be taken now (not chained, not checking,
  * a repair). */
 static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
-                        int kind, struct frame *batch,
+                        int kind, struct frame *batch, struct frame *tags,
                         const struct evbatch_hdr *h)
 {
     struct pending *p;
@@ -237,6 +242,9 @@ static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
         nomem_drop (ev, h);
         return 0;
     }
+    /* the tags are for our subtree: without memory for them, it checks
+     * signatures */
+    p->tags = tags ? frame_keep (tags) : NULL;
     p->h = *h;
     p->source = source;
     p->via = via;
@@ -246,7 +254,7 @@ static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
 }
 
 void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
-                         int kind, struct frame *batch,
+                         int kind, struct frame *batch, struct frame *tags,
                          const struct evbatch_hdr *h)
 {
     evl_now (ev);
@@ -270,14 +278,23 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       "sequence", h->first, h->last);
         return;
     }
-    if (defer_batch (ev, source, via, kind, batch, h) == 0)
+    if (kind != EV_TREE)
+        tags = NULL;        /* a repair is checked by its signature */
+    /* Our tag from rank 0, where it came with one: no signature check
+     * (what waits is taken first, in order) */
+    if (tags && evl_tag_ok (ev, batch, tags)) {
+        evl_settle (ev);
+        accept_batch (ev, kind, batch, tags, h);
+        return;
+    }
+    if (defer_batch (ev, source, via, kind, batch, tags, h) == 0)
         return;
     evl_settle (ev);
     /* The signature last: the cheap checks first, so that no peer can
      * make us verify for free. */
     if (!evl_batch_signed_ok (ev, batch, h))
         return;
-    accept_batch (ev, kind, batch, h);
+    accept_batch (ev, kind, batch, tags, h);
 }
 
 static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
@@ -311,7 +328,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
         ev->sync_proof = json_deep_copy (o);
     }
-    evl_forward_down (ev, NULL, o);
+    evl_forward_down (ev, NULL, o, NULL);
     if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
         ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
                       "sequence goes on after %u", (unsigned)base);
@@ -443,7 +460,7 @@ static void send_sync (struct evlayer *ev)
     if (o && evl_sync_sign (ev, o, (json_int_t)ev->sent_seq,
                             (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
                             (json_int_t)ev->root_base) == 0)
-        evl_forward_down (ev, NULL, o);
+        evl_forward_down (ev, NULL, o, NULL);
     json_decref (o);
 }
 
@@ -522,6 +539,10 @@ json_t *evlayer_stats (const struct evlayer *ev)
                              json_integer ((json_int_t)ev->sig_checks));
         json_object_set_new (o, "signatures_chained",
                              json_integer ((json_int_t)ev->sig_chained));
+        json_object_set_new (o, "tags_matched",
+                             json_integer ((json_int_t)ev->tag_ok));
+        json_object_set_new (o, "tags_mismatched",
+                             json_integer ((json_int_t)ev->tag_bad));
     }
     if (o && ev->rank == 0) {
         json_t *r = json_pack ("{s:I s:I s:I s:I s:I s:I s:b s:I}",

@@ -29,6 +29,13 @@
  * that overlap the range asked; repair requests are answered only to the
  * neighbour that sent them, and bounded.
  *
+ * Authenticity (evsign.c): rank 0 signs every batch and SYNC, and every
+ * other broker checks before it delivers, keeps or forwards.  Cheaper
+ * ways to the same proof, where they apply: a tag (a MAC under a key
+ * only rank 0 and this broker share) beside a tree batch, or, for a run
+ * of tree batches read together, the newest one's signature and the
+ * digest links that chain the older ones to it.
+ *
  * Rank 0 restart: a rank 0 that (re)starts publishes nothing until it
  * has heard the highest seq known from every live tree child (their
  * hellos, or a SEQ_QUERY), and continues after the largest, so it never
@@ -80,8 +87,11 @@ enum {
 
 struct evlayer_ops {
     /* Send a batch (kind EV_TREE or EV_REPAIR) to rank 'to' through the
-     * overlay.  The frame is borrowed (take a reference to keep it). */
-    int (*send) (void *arg, uint32_t to, int kind, struct frame *batch);
+     * overlay, with the tags frame for to's subtree (evbatch.h) beside
+     * it, or none (tags NULL).  Frames borrowed (take a reference to
+     * keep one). */
+    int (*send) (void *arg, uint32_t to, int kind, struct frame *batch,
+                 struct frame *tags);
     /* Send a control object (EV_CTL_*) to rank 'to' (o borrowed). */
     int (*control) (void *arg, uint32_t to, int kind, json_t *o);
     /* Is rank down (fenced)? */
@@ -114,6 +124,12 @@ struct evlayer_ops {
      * rank 0 restarted with a new key is believed again. */
     int (*verify) (void *arg, const void *data, size_t len,
                    const unsigned char *sig);
+    /* The key (32 bytes) rank 0 and 'rank' share for batch tags: 0, or
+     * -1 if there is none.  Rank 0 asks it for any rank, the others for
+     * themselves; refresh: the one given before did not match (at most
+     * every few seconds).  May be NULL: no tags, signatures only. */
+    int (*tag_key) (void *arg, uint32_t rank, int refresh,
+                    unsigned char key[32]);
 };
 
 struct evlayer_config {
@@ -162,11 +178,12 @@ int evlayer_room (struct evlayer *ev, size_t bytes);
  * and send what waits, unless the tree is congested. */
 void evlayer_flush (struct evlayer *ev, double now);
 
-/* A checked batch (h from evbatch_check) arrived: 'source' is the
- * envelope's source rank, 'via' the authenticated neighbour it came
- * from; batch borrowed. */
+/* A checked batch (h from evbatch_check) arrived, with a checked tags
+ * frame (evtags_check) or none (NULL): 'source' is the envelope's source
+ * rank, 'via' the authenticated neighbour it came from; frames
+ * borrowed. */
 void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
-                         int kind, struct frame *batch,
+                         int kind, struct frame *batch, struct frame *tags,
                          const struct evbatch_hdr *h);
 
 /* A control object arrived (source and via as above; o borrowed). */

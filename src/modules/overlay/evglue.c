@@ -42,11 +42,15 @@ static int ev_route (struct overlay *ov, uint32_t to, int kind, int flags,
     return 0;
 }
 
-static int ev_send (void *arg, uint32_t to, int kind, struct frame *batch)
+static int ev_send (void *arg, uint32_t to, int kind, struct frame *batch,
+                    struct frame *tags)
 {
-    struct frame *f = frame_incref (batch);
+    struct frame *f[2] = { frame_incref (batch), NULL };
 
-    return ev_route (arg, to, ENV_EVENT, kind == EV_REPAIR ? 1 : 0, &f, 1);
+    if (tags)
+        f[1] = frame_incref (tags);
+    return ev_route (arg, to, ENV_EVENT, kind == EV_REPAIR ? 1 : 0, f,
+                     tags ? 2 : 1);
 }
 
 static int ev_control (void *arg, uint32_t to, int kind, json_t *o)
@@ -233,6 +237,19 @@ static int ev_verify (void *arg, const void *data, size_t len,
     return ovsign_verify (arg, 0, data, len, sig) == 1;
 }
 
+/* The tag key rank 0 and a broker share (events.h): rank 0 makes it
+ * with each rank, the others with rank 0. */
+static int ev_tag_key (void *arg, uint32_t rank, int refresh,
+                       unsigned char key[32])
+{
+    struct overlay *ov = arg;
+    uint32_t other = ov->rank == 0 ? rank : 0;
+
+    if (ov->rank != 0 && rank != ov->rank)
+        return -1;
+    return ovsign_shared_key (ov, other, refresh, "bgn-evtag", key);
+}
+
 static const struct evlayer_ops ev_ops = {
     .send = ev_send,
     .control = ev_control,
@@ -246,6 +263,7 @@ static const struct evlayer_ops ev_ops = {
     .now = ev_now,
     .log = ev_log,
     .verify = ev_verify,
+    .tag_key = ev_tag_key,
 };
 
 static void flush_cb (void *arg)
@@ -344,20 +362,26 @@ static void recv_batch (struct overlay *ov, struct peer *p,
                         int n)
 {
     struct evbatch_hdr h;
-    char why[128];
+    uint32_t ntags;
+    char why[128] = "";
 
-    if (n != 1 || evbatch_check (frame_data (body[0]), frame_size (body[0]),
-                                 &h, why, sizeof (why)) < 0) {
+    if (n < 1 || n > 2
+        || evbatch_check (frame_data (body[0]), frame_size (body[0]), &h,
+                          why, sizeof (why)) < 0
+        || (n == 2 && evtags_check (frame_data (body[1]),
+                                    frame_size (body[1]), &ntags, why,
+                                    sizeof (why)) < 0)) {
         ov->c.malformed_drops++;
         if (ov->c.malformed_drops == 1 || ov->c.malformed_drops % 1000 == 0)
             ovl_log (ov, LOG_WARNING, "peer %u: malformed event batch: %s "
                      "(%llu malformed so far)", (unsigned)p->rank,
-                     n != 1 ? "not one frame" : why,
+                     n < 1 || n > 2 ? "not one or two frames" : why,
                      (unsigned long long)ov->c.malformed_drops);
         return;
     }
     evlayer_recv_batch (ov->events, env->source, p->rank,
-                        env->flags & 1 ? EV_REPAIR : EV_TREE, body[0], &h);
+                        env->flags & 1 ? EV_REPAIR : EV_TREE, body[0],
+                        n == 2 ? body[1] : NULL, &h);
 }
 
 void evglue_recv (struct overlay *ov, struct peer *p, struct envelope *env,

@@ -29,6 +29,8 @@
 #define MAX_CHILDREN 256
 #define MAX_ANCESTORS 64
 #define LOG_EVERY 1000            /* repeated warnings: 1st, then every Nth */
+#define TAG_MAX_RANKS 1024        /* rank 0 tags batches up to this size */
+#define TAG_REKEY_DELAY 5.0       /* s between asks for a fresh tag key */
 #define PEND_MAX 32               /* tree batches waiting for one signature
                                      check at the end of a read (evsign.c) */
 
@@ -70,6 +72,7 @@ struct ask {
  * checked: it waits for the end of the read it came in (evl_settle). */
 struct pending {
     struct frame *f;            /* our own copy (frame_keep) */
+    struct frame *tags;         /* what came beside it (kept), or NULL */
     struct evbatch_hdr h;
     uint32_t source, via;
 };
@@ -141,6 +144,13 @@ struct evlayer {
     struct pending pend[PEND_MAX];  /* others: chained tree batches whose
                                        signature is checked as a run */
     int npend;
+    /* tags (evsign.c): rank 0's key per rank (state 0 not asked, 1 have,
+     * 2 none), or this broker's own */
+    unsigned char (*tag_keys)[32];
+    uint8_t *tag_state;
+    unsigned char tag_key[32];
+    int my_tag_state;
+    double tag_rekey_at;
     uint64_t seq_unproven;          /* rank 0: seq reports cut to proof */
 
     /* counters */
@@ -148,6 +158,10 @@ struct evlayer {
     uint64_t sig_checks;        /* Ed25519 verifications of batches */
     uint64_t sig_chained;       /* batches a later one's signature vouched
                                    for through the links */
+    uint64_t tags_made;         /* rank 0: batches sent with tags */
+    uint64_t tag_ok, tag_bad;   /* others: batches taken on their tag; tags
+                                   that did not match (the signature
+                                   decided) */
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
         early_drops, nomem_drops, evictions, published, refused_full,
@@ -192,8 +206,10 @@ double evl_now (struct evlayer *ev);
  * the highest seq known. */
 uint32_t evl_gap_end (const struct evlayer *ev);
 /* A batch (or, with batch NULL, a SYNC) to our subtree in rank 0's
- * tree, around fenced children. */
-void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl);
+ * tree, around fenced children; each child gets the entries of 'tags'
+ * (a checked tags frame, or NULL) for its own subtree. */
+void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
+                       struct frame *tags);
 /* The ranks a batch from us goes to now. */
 int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
 /* Hand h's events past 'last' to the subscribers; advance 'last'. */
@@ -224,6 +240,13 @@ void evl_report_proof (struct evlayer *ev, json_t *o);
  * checking)?  0 counts and logs it. */
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
                          const struct evbatch_hdr *h);
+/* Rank 0: the tags frame for a sealed batch (a tag for each rank that
+ * has a key), or NULL (no keys, too many ranks, no memory). */
+struct frame *evl_root_tags (struct evlayer *ev, struct frame *batch);
+/* Others: does 'tags' hold a tag of ours that matches the batch?  1 yes
+ * (counted), 0 no (absent, or wrong: counted, and our key asked again
+ * later). */
+int evl_tag_ok (struct evlayer *ev, struct frame *batch, struct frame *tags);
 /* Others: which of the n pending batches p[] rank 0 signed (ok[i] 1 or
  * 0, failures counted and logged as evl_batch_signed_ok does).  Walks
  * from the newest: a batch whose successor is good and links to it by

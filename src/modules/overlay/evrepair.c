@@ -158,7 +158,7 @@ void evrepair_serve (struct evlayer *ev, uint32_t peer, json_t *o)
                 break;
             if (!sent)
                 first_sent = h->first;
-            ev->ops->send (ev->arg, peer, EV_REPAIR, h->f);
+            ev->ops->send (ev->arg, peer, EV_REPAIR, h->f, NULL);
             sent++;
             bytes += h->bytes;
             ev->repairs_served++;

@@ -168,10 +168,13 @@ static void send_one (struct evlayer *ev)
     struct held h = { .first = ob.first, .last = ob.last, .count = ob.count,
                       .bytes = evstore_cost (ob.f),
                       .f = ob.f };
+    struct frame *tags;
 
     memmove (&ev->outq[0], &ev->outq[1], (ev->nout - 1) * sizeof (ob));
     ev->nout--;
-    evl_forward_down (ev, ob.f, NULL);
+    tags = evl_root_tags (ev, ob.f);
+    evl_forward_down (ev, ob.f, NULL, tags);
+    frame_decref (&tags);
     evl_deliver (ev, &h);
     evl_ring_add (ev, &h);
     ev->sent_seq = ob.last;

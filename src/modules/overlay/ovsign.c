@@ -90,6 +90,36 @@ int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
     return 0;
 }
 
+int ovsign_shared_key (struct overlay *ov, uint32_t rank, int refresh,
+                       const char *label, unsigned char key[32])
+{
+    unsigned char pk[32], own_pk[32], xsk[32], xpk[32], shared[32];
+    crypto_generichash_state st;
+    int rc = -1;
+
+    if (!ov->sign.can_sign || rank == ov->rank
+        || rank_key (ov, rank, refresh, pk) < 0)
+        return -1;
+    crypto_sign_ed25519_sk_to_pk (own_pk, ov->sign.sk);
+    if (crypto_sign_ed25519_sk_to_curve25519 (xsk, ov->sign.sk) == 0
+        && crypto_sign_ed25519_pk_to_curve25519 (xpk, pk) == 0
+        && crypto_scalarmult (shared, xsk, xpk) == 0) {
+        /* both ends hash the same: the label, then the lower rank's key */
+        const unsigned char *lo = ov->rank < rank ? own_pk : pk;
+        const unsigned char *hi = ov->rank < rank ? pk : own_pk;
+        crypto_generichash_init (&st, shared, sizeof (shared), 32);
+        crypto_generichash_update (&st, (const unsigned char *)label,
+                                   strlen (label) + 1);
+        crypto_generichash_update (&st, lo, 32);
+        crypto_generichash_update (&st, hi, 32);
+        crypto_generichash_final (&st, key, 32);
+        rc = 0;
+    }
+    sodium_memzero (xsk, sizeof (xsk));
+    sodium_memzero (shared, sizeof (shared));
+    return rc;
+}
+
 int ovsign_live_text (struct overlay *ov, uint32_t rank, uint64_t inc,
                       char *buf, size_t len)
 {

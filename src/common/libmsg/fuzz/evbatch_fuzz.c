@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evbatch_fuzz.c: libFuzzer target for evbatch_check() and the writer.
  *
- * Each input is used twice:
+ * Each input is used three times (the third: as a tags frame,
+ * check_tags):
  *   1. as a batch buffer, copied to an exact-size heap block so that
  *      AddressSanitizer sees any read past its end;
  *   2. as the makings of a batch: NUL-separated pieces become topic and
@@ -40,10 +41,47 @@ static void check_one (const uint8_t *data, size_t size)
             msg_destroy (&m);
             n++;
         }
-        if (n != h.count || evbatch_seal (&w) < 0 || w.len != size
-            || memcmp (w.buf, copy, size) != 0)
+        /* the writer makes the unsigned form: compare up to the trailer,
+         * the flags word cleared */
+        size_t body = size - (h.flags & EVBATCH_F_SIGNED ? EVBATCH_SIG_SIZE
+                                                          : 0)
+                      - (h.flags & EVBATCH_F_CHAINED ? EVBATCH_LINK_SIZE : 0);
+        memset (copy + 12, 0, 4);
+        if (n != h.count || evbatch_seal (&w) < 0 || w.len != body
+            || memcmp (w.buf, copy, body) != 0)
+            abort ();
+        if ((evbatch_link (copy, size) != NULL)
+            != ((h.flags & EVBATCH_F_CHAINED) != 0))
             abort ();
         evbatch_writer_free (&w);
+    }
+    free (copy);
+}
+
+/* The input as a tags frame: a checked one is found entry by entry and
+ * written again to the same bytes. */
+static void check_tags (const uint8_t *data, size_t size)
+{
+    uint8_t *copy = malloc (size ? size : 1), *again;
+    uint32_t count;
+
+    if (!copy)
+        abort ();
+    if (size)
+        memcpy (copy, data, size);
+    if (evtags_check (copy, size, &count, NULL, 0) == 0) {
+        if (!(again = malloc (evtags_size (count))))
+            abort ();
+        evtags_put_header (again, count);
+        for (uint32_t i = 0; i < count; i++) {
+            uint32_t r = evtags_rank (copy, i);
+            if (evtags_find (copy, count, r) != evtags_tag (copy, i))
+                abort ();
+            evtags_put_entry (again, i, r, evtags_tag (copy, i));
+        }
+        if (evtags_size (count) != size || memcmp (again, copy, size) != 0)
+            abort ();
+        free (again);
     }
     free (copy);
 }
@@ -101,6 +139,7 @@ static void build (const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
     check_one (data, size);
+    check_tags (data, size);
     build (data, size);
     return 0;
 }

@@ -189,6 +189,38 @@ int main (void)
         free (cb);
     }
 
+    /* tags: a header and sorted 20-byte entries */
+    {
+        uint8_t tb[EVTAGS_HDR_SIZE + 3 * EVTAGS_ENTRY_SIZE], tag[EVTAGS_TAG_SIZE];
+        uint32_t count = 0;
+        evtags_put_header (tb, 3);
+        for (uint32_t i = 0; i < 3; i++) {
+            memset (tag, (int)(0x10 + i), sizeof (tag));
+            evtags_put_entry (tb, i, 2 + 5 * i, tag);
+        }
+        ok (evtags_size (3) == sizeof (tb)
+            && evtags_check (tb, sizeof (tb), &count, why, sizeof (why)) == 0
+            && count == 3, "a tags frame of 3 entries checks");
+        ok (evtags_find (tb, 3, 7) == evtags_tag (tb, 1)
+            && evtags_tag (tb, 1)[0] == 0x11 && evtags_find (tb, 3, 2)
+            && evtags_find (tb, 3, 12) && !evtags_find (tb, 3, 3)
+            && !evtags_find (tb, 3, 13), "each rank's tag is found, no "
+            "other");
+        ok (evtags_check (tb, sizeof (tb) - 1, &count, why, sizeof (why)) < 0
+            && strstr (why, "entries"), "a short tags frame is refused: %s",
+            why);
+        evtags_put_entry (tb, 2, 7, tag);
+        ok (evtags_check (tb, sizeof (tb), &count, why, sizeof (why)) < 0
+            && strstr (why, "out of order"),
+            "ranks out of order are refused: %s", why);
+        tb[0] = EVBATCH_MAGIC;
+        ok (evtags_check (tb, sizeof (tb), &count, why, sizeof (why)) < 0,
+            "a batch is not a tags frame");
+        evtags_put_header (tb, 0);
+        ok (evtags_check (tb, EVTAGS_HDR_SIZE, &count, NULL, 0) == 0
+            && count == 0, "an empty tags frame checks");
+    }
+
     /* malformed */
     bad (w.buf, 10, 0, -1, "shorter than a header");
     bad (w.buf, w.len, 0, 0xec, "bad magic");

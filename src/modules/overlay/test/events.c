@@ -29,6 +29,7 @@ struct qmsg {
     uint32_t from, to;
     int kind;            /* EV_TREE/EV_REPAIR, or 100 + EV_CTL_* */
     struct frame *batch;
+    struct frame *tags;
     json_t *ctl;
 };
 
@@ -61,6 +62,11 @@ struct sim {
     int qhead, qtail;
     double drop_tree;     /* probability an EV_TREE message is lost */
     json_t *root_sync;    /* the last SYNC rank 0 sent (a copy) */
+    int tags_on;          /* the ops give tag keys */
+    int skew_rank;        /* this rank is given a key unlike rank 0's */
+    unsigned char tag_key[N][32];
+    int tagged_to[N];     /* tree batches sent to each rank with tags */
+    int tag_entries[N];   /* ... and the entries they held, in all */
     double now;
 };
 
@@ -74,12 +80,35 @@ static void enqueue (struct sim *s, struct qmsg m)
     s->q[s->qtail++] = m;
 }
 
-static int sim_send (void *arg, uint32_t to, int kind, struct frame *batch)
+static int sim_send (void *arg, uint32_t to, int kind, struct frame *batch,
+                     struct frame *tags)
 {
     struct node *n = arg;
     n->sends[to]++;
+    if (tags) {
+        uint32_t count = 0;
+        evtags_check (frame_data (tags), frame_size (tags), &count, NULL, 0);
+        n->s->tagged_to[to]++;
+        n->s->tag_entries[to] += (int)count;
+    }
     enqueue (n->s, (struct qmsg){ .from = n->rank, .to = to, .kind = kind,
-                                  .batch = frame_incref (batch) });
+                                  .batch = frame_incref (batch),
+                                  .tags = tags ? frame_incref (tags)
+                                               : NULL });
+    return 0;
+}
+
+static int sim_tag_key (void *arg, uint32_t rank, int refresh,
+                        unsigned char key[32])
+{
+    struct node *n = arg;
+    (void)refresh;
+    if (!n->s->tags_on || rank == 0 || rank >= N
+        || (n->rank != 0 && n->rank != rank))
+        return -1;
+    memcpy (key, n->s->tag_key[rank], 32);
+    if (n->s->skew_rank && (int)n->rank == n->s->skew_rank)
+        key[0] ^= 1;
     return 0;
 }
 
@@ -198,6 +227,7 @@ static const struct evlayer_ops ops = {
     .arm = sim_arm,
     .now = sim_now,
     .log = sim_log,
+    .tag_key = sim_tag_key,
 };
 
 static struct evlayer *node_layer (struct sim *s, int i)
@@ -244,6 +274,7 @@ static void sim_destroy (struct sim *s)
     json_decref (s->root_sync);
     for (int i = s->qhead; i < s->qtail; i++) {
         frame_decref (&s->q[i].batch);
+        frame_decref (&s->q[i].tags);
         json_decref (s->q[i].ctl);
     }
     for (int i = 0; i < N; i++)
@@ -295,9 +326,10 @@ static void drain_queue (struct sim *s)
             if (evbatch_check (frame_data (m.batch), frame_size (m.batch),
                                &h, NULL, 0) == 0)
                 evlayer_recv_batch (s->ev[m.to], m.from, m.from, m.kind,
-                                    m.batch, &h);
+                                    m.batch, m.tags, &h);
         }
         frame_decref (&m.batch);
+        frame_decref (&m.tags);
         json_decref (m.ctl);
     }
     s->qhead = s->qtail = 0;
@@ -393,7 +425,7 @@ static void inject_batch (struct sim *s, int to, uint32_t source,
     struct evbatch_hdr h;
 
     if (evbatch_check (frame_data (f), frame_size (f), &h, NULL, 0) == 0)
-        evlayer_recv_batch (s->ev[to], source, via, kind, f, &h);
+        evlayer_recv_batch (s->ev[to], source, via, kind, f, NULL, &h);
     frame_decref (&f);
 }
 
@@ -722,6 +754,83 @@ static void test_chained (void)
     sim_destroy (s);
 }
 
+/* Ranks in r's subtree of rank 0's tree (r included). */
+static int subtree_size (struct sim *s, int r)
+{
+    int n = 0;
+    for (int i = 1; i < N; i++)
+        for (int a = i; a > 0; a = bgn_topo_bcast_parent (s->topo, 0, a))
+            if (a == r) {
+                n++;
+                break;
+            }
+    return n;
+}
+
+/* Where rank 0 and each broker share a key, each batch carries a tag per
+ * broker: a broker takes its batch on its tag, no signature checked; a
+ * relay passes each child only its subtree's tags; a tag that does not
+ * match leaves the decision to the signature. */
+static void test_tagged (void)
+{
+    struct sim *s = sim_create (256);
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    int all_tagged = 1, split_ok = 1;
+    struct qmsg *m;
+
+    crypto_sign_keypair (pk, sk);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    for (int i = 1; i < N; i++)
+        evlayer_set_keys (s->ev[i], NULL, pk);
+    s->tags_on = 1;
+    randombytes_buf (s->tag_key, sizeof (s->tag_key));
+    s->skew_rank = 5;     /* its key is not the one rank 0 uses */
+    publish (s, 3);
+    for (int i = 1; i < N; i++) {
+        if (i != 5 && (stat (s->ev[i], "tags_matched") != 3
+                       || stat (s->ev[i], "signature_checks") != 0))
+            all_tagged = 0;
+        if (s->tagged_to[i] != 3
+            || s->tag_entries[i] != 3 * subtree_size (s, i))
+            split_ok = 0;
+    }
+    ok (all_complete (s, 1, 3) && all_tagged,
+        "3 batches, one at a time: every broker takes each on its tag and "
+        "checks no signature");
+    ok (complete (&s->node[5], 1, 3)
+        && stat (s->ev[5], "tags_mismatched") == 3
+        && stat (s->ev[5], "signature_checks") == 3,
+        "a broker whose tag does not match takes each batch on its "
+        "signature");
+    ok (split_ok && s->tag_entries[8] == 3 * 8 && s->tag_entries[1] == 3,
+        "each broker got only its subtree's tags (rank 8: 8 a batch, "
+        "rank 1: its own)");
+
+    /* a relay changes the batch on its way to rank 1, tags as they were */
+    seal_one (s);
+    m = queued (s, 0, 1, 4);
+    ok (m != NULL && m->tags != NULL, "batch 4 is on its way to rank 1, "
+        "with its tag");
+    if (m) {
+        size_t len = frame_size (m->batch);
+        unsigned char *b = malloc (len);
+        memcpy (b, frame_data (m->batch), len);
+        b[EVBATCH_HDR_SIZE + 4] ^= 1;
+        frame_decref (&m->batch);
+        m->batch = frame_create (b, len);
+        free (b);
+    }
+    sim_run (s);
+    ok (stat (s->ev[1], "tags_mismatched") == 1
+        && stat (s->ev[1], "rejected") == 1 && s->node[1].ngot == 3,
+        "a batch changed on the way matches neither its tag nor its "
+        "signature: dropped");
+    sim_tick (s, 1.0);
+    ok (all_complete (s, 1, 4), "and repaired: every broker has 1..4 once, "
+        "in order");
+    sim_destroy (s);
+}
+
 /* A restarted rank 0 that signs learns the sequence only as far as what
  * it signed proves; a SYNC of an older rank 0, signed, is refused. */
 static void test_seq_proof (void)
@@ -1041,7 +1150,7 @@ static void test_held_copies (void)
     transport_released = 0;
     f = wrapped_batch (2, 3);
     evbatch_check (frame_data (f), frame_size (f), &h, NULL, 0);
-    evlayer_recv_batch (s->ev[9], p, p, EV_TREE, f, &h);
+    evlayer_recv_batch (s->ev[9], p, p, EV_TREE, f, NULL, &h);
     sim_run (s);
     size = frame_size (f);
     frame_decref (&f);
@@ -1077,6 +1186,7 @@ int main (void)
     test_trust ();
     test_signed ();
     test_chained ();
+    test_tagged ();
     test_seq_proof ();
     test_restart ();
     test_backpressure ();
