@@ -38,6 +38,22 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 want () { case " $ONLY " in *" $1 "*) return 0 ;; esac; return 1; }
+# Before a section: wait (at most 60 s) until the last one's processes
+# are gone and at most 2 tasks run, then 5 s more, so that a section is
+# not measured in the tail of the one before.  Always succeeds.
+settle () {
+    i=0
+    while [ $i -lt 60 ]; do
+        running=$(cut -d' ' -f4 /proc/loadavg | cut -d/ -f1)
+        if ! pgrep -x bgn-broker >/dev/null && [ "$running" -le 2 ]; then
+            break
+        fi
+        sleep 1
+        i=$((i + 1))
+    done
+    sleep 5
+    return 0
+}
 now () { date +%s.%N; }
 
 # median of the numbers on stdin (one per line); "-" if none
@@ -205,7 +221,7 @@ if want b; then
 fi
 
 # ---------------------------------------------------------------- c
-if want c; then
+if want c && settle; then
     echo
     echo "## c. Events: bgn against a raw libzmq relay of the same events down the same tree"
     echo
@@ -284,7 +300,7 @@ if want c; then
 fi
 
 # ---------------------------------------------------------------- d
-if want d; then
+if want d && settle; then
     echo
     echo "## d. bgn start to a fully connected overlay, and memory per broker"
     echo
@@ -439,7 +455,7 @@ if want f; then
 fi
 
 # ---------------------------------------------------------------- g
-if want g; then
+if want g && settle; then
     echo
     echo "## g. Idle CPU per broker"
     echo

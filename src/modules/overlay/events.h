@@ -126,8 +126,10 @@ struct evlayer_ops {
                    const unsigned char *sig);
     /* The key (32 bytes) rank 0 and 'rank' share for batch tags: 0, or
      * -1 if there is none.  Rank 0 asks it for any rank, the others for
-     * themselves; refresh: the one given before did not match (at most
-     * every few seconds).  May be NULL: no tags, signatures only. */
+     * themselves (again, at most every few seconds, when theirs did not
+     * match).  refresh: ask where keys come from again (the layer passes
+     * 0: a failed signature already does that).  May be NULL: no tags,
+     * signatures only. */
     int (*tag_key) (void *arg, uint32_t rank, int refresh,
                     unsigned char key[32]);
 };

@@ -323,14 +323,17 @@ struct frame *evl_root_tags (struct evlayer *ev, struct frame *batch)
     return f;
 }
 
-/* Others: our own tag key; NULL if we have none. */
-static const unsigned char *own_key (struct evlayer *ev, int refresh)
+/* Others: our own tag key; NULL if we have none.  remake: it did not
+ * match; make it again from the keys the overlay holds now (a rank 0
+ * restarted with a new key is learnt when its signature fails), at most
+ * every TAG_REKEY_DELAY: a relay that spoils tags costs us no more. */
+static const unsigned char *own_key (struct evlayer *ev, int remake)
 {
     if (!ev->ops->tag_key)
         return NULL;
-    if (refresh && ev->my_tag_state != 0 && ev->now >= ev->tag_rekey_at) {
+    if (remake && ev->my_tag_state != 0 && ev->now >= ev->tag_rekey_at) {
         ev->tag_rekey_at = ev->now + TAG_REKEY_DELAY;
-        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank, 1,
+        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank, 0,
                                              ev->tag_key) == 0 ? 1 : 2;
     }
     if (ev->my_tag_state == 0)
@@ -356,7 +359,7 @@ int evl_tag_ok (struct evlayer *ev, struct frame *batch, struct frame *tags)
     tag_of (digest, key, want);
     if (sodium_memcmp (want, have, sizeof (want)) != 0) {
         ev->tag_bad++;
-        own_key (ev, 1);    /* rank 0 may have a new key: ask, now and then */
+        own_key (ev, 1);    /* rank 0 may have a new key: now and then */
         return 0;
     }
     ev->tag_ok++;
