@@ -482,6 +482,25 @@ void evlayer_tick (struct evlayer *ev, double now)
         evrepair_kick (ev);
 }
 
+void evlayer_flush (struct evlayer *ev, double now)
+{
+    if (ev->rank == 0) {
+        evroot_flush (ev, now);
+        return;
+    }
+    /* the end of a read: the tree batches that wait */
+    ev->now = now;
+    ev->armed = INFINITY;
+    evl_settle (ev);
+}
+
+void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
+                       const unsigned char *root_pk)
+{
+    evl_settle (ev);    /* what waits is checked with the key it came under */
+    evl_set_keys (ev, sk, root_pk);
+}
+
 void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
 {
     evl_now (ev);

@@ -227,6 +227,9 @@ void evl_early_add (struct evlayer *ev, struct held *h);
 void evl_declare_lost (struct evlayer *ev, uint32_t from, uint32_t to);
 
 /* ---- evsign.c: rank 0's signature ------------------------------------- */
+/* evlayer_set_keys, once what waits is settled. */
+void evl_set_keys (struct evlayer *ev, const unsigned char *sk,
+                   const unsigned char *root_pk);
 /* Rank 0: the frame for a sealed batch buf[0..len-1], signed if it can
  * sign.  NULL on ENOMEM. */
 struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
@@ -278,6 +281,9 @@ int evrepair_asked_for (const struct evlayer *ev, uint32_t peer,
                         uint32_t first, uint32_t last);
 
 /* ---- evroot.c -------------------------------------------------------- */
+/* Rank 0's flush timer (evlayer_flush): close the open batch when due,
+ * send what waits unless the tree is congested. */
+void evroot_flush (struct evlayer *ev, double now);
 /* Rank 0 learning: finish when every live child told (or the time is
  * up); with query, ask those that did not. */
 void evroot_learn_check (struct evlayer *ev, int query);

@@ -209,16 +209,12 @@ static double due (const struct evlayer *ev)
     return ev->nout > 0 ? ev->now : open_due (ev);
 }
 
-void evlayer_flush (struct evlayer *ev, double now)
+void evroot_flush (struct evlayer *ev, double now)
 {
     double next;
 
     ev->now = now;
     ev->armed = INFINITY;
-    if (ev->rank != 0) {
-        evl_settle (ev);    /* the end of a read: the waiting tree batches */
-        return;
-    }
     if (open_due (ev) <= now && seal_open (ev) < 0)
         ev->ops->log (ev->arg, LOG_ERR, "events: out of memory closing a "
                       "batch");

@@ -40,10 +40,9 @@
 
 #include "evlayer_int.h"
 
-void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
-                       const unsigned char *root_pk)
+void evl_set_keys (struct evlayer *ev, const unsigned char *sk,
+                   const unsigned char *root_pk)
 {
-    evl_settle (ev);    /* what waits is checked with the key it came under */
     ev->can_sign = sk != NULL;
     if (sk) {
         memcpy (ev->sign_sk, sk, sizeof (ev->sign_sk));
