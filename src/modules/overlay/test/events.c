@@ -828,6 +828,21 @@ static void test_tagged (void)
     sim_tick (s, 1.0);
     ok (all_complete (s, 1, 4), "and repaired: every broker has 1..4 once, "
         "in order");
+
+    /* rank 8 fenced: rank 0 sends to its children (9, 10, 12) itself,
+     * each with the tags of its own subtree */
+    s->down[8] = 1;
+    memset (s->tag_entries, 0, sizeof (s->tag_entries));
+    memset (s->tagged_to, 0, sizeof (s->tagged_to));
+    publish (s, 1);
+    ok (s->tagged_to[8] == 0 && s->tagged_to[9] == 1
+        && s->tag_entries[9] == 1 && s->tag_entries[10] == 2
+        && s->tag_entries[12] == 4 && s->tag_entries[4] == 4,
+        "around a fenced rank, its children get their own subtrees' tags "
+        "(9: 1, 10: 2, 12: 4)");
+    ok (all_complete (s, 1, 5) && stat (s->ev[12], "tags_matched") == 5
+        && stat (s->ev[15], "tags_matched") == 5,
+        "and take the batch on them, down to the leaves");
     sim_destroy (s);
 }
 
