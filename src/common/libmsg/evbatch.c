@@ -159,7 +159,9 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
                             "not known", (unsigned)h->flags);
     if (len < EVBATCH_HDR_SIZE + trailer_size (h->flags))
         return errbuf_fail (errbuf, errlen, EPROTO, "signed batch of %zu "
-                            "bytes has no room for its signature", len);
+                            "bytes has no room for its %s", len,
+                            h->flags & EVBATCH_F_CHAINED
+                                ? "link and signature" : "signature");
     len = records_len (data, len);
     h->count = get16 (p + 2);
     h->first = get32 (p + 4);
@@ -195,7 +197,8 @@ const uint8_t *evbatch_link (const void *data, size_t len)
     const uint8_t *p = data;
     uint32_t flags = len >= EVBATCH_HDR_SIZE ? get32 (p + 12) : 0;
 
-    if (!(flags & EVBATCH_F_CHAINED)
+    if ((flags & (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED))
+            != (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED)
         || len < EVBATCH_HDR_SIZE + trailer_size (flags))
         return NULL;
     return p + len - EVBATCH_SIG_SIZE - EVBATCH_LINK_SIZE;

@@ -59,7 +59,8 @@ struct evbatch_hdr {
     uint16_t count;
     uint32_t first, last;
     uint64_t epoch;
-    uint32_t flags;             /* EVBATCH_F_SIGNED or 0 */
+    uint32_t flags;             /* 0, EVBATCH_F_SIGNED, or that and
+                                   EVBATCH_F_CHAINED */
 };
 
 /* One record, pointing into the batch buffer. */

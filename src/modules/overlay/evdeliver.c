@@ -151,6 +151,11 @@ void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
     /* the same children, around fenced ones, each with its subtree's
      * tags (the rest of us have no use for them) */
     n = evl_effective_children (ev, kids, MAX_CHILDREN);
+    if (n >= MAX_CHILDREN) {
+        /* the list may be cut short: send untagged, to every one */
+        evl_forward_down (ev, batch, ctl, NULL);
+        return;
+    }
     split_tags (ev, tags, kids, n, kid_tags);
     for (int k = 0; k < n; k++) {
         ev->ops->send (ev->arg, kids[k], EV_TREE, batch, kid_tags[k]);

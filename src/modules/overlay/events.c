@@ -214,6 +214,7 @@ void evl_settle (struct evlayer *ev)
     /* taken out first: what we call may bring more */
     memcpy (p, ev->pend, (size_t)n * sizeof (p[0]));
     ev->npend = 0;
+    ev->pend_bytes = 0;
     evl_verify_run (ev, p, n, ok);
     for (int i = 0; i < n; i++) {
         if (ok[i])
@@ -233,9 +234,14 @@ static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
 {
     struct pending *p;
 
-    if (!ev->verify || kind != EV_TREE || !(h->flags & EVBATCH_F_CHAINED))
+    size_t bytes = frame_size (batch) + (tags ? frame_size (tags) : 0);
+
+    /* small ones only, and bounded: a big batch's check is cheap beside
+     * its size, and nothing unchecked is held for long or much */
+    if (!ev->verify || kind != EV_TREE || !(h->flags & EVBATCH_F_CHAINED)
+        || frame_size (batch) > PEND_BATCH_MAX)
         return -1;
-    if (ev->npend == PEND_MAX)
+    if (ev->npend == PEND_MAX || ev->pend_bytes + bytes > PEND_BYTES_MAX)
         evl_settle (ev);
     p = &ev->pend[ev->npend];
     if (!(p->f = frame_keep (batch))) {
@@ -249,6 +255,7 @@ static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     p->source = source;
     p->via = via;
     ev->npend++;
+    ev->pend_bytes += bytes;
     evl_arm (ev, ev->now);
     return 0;
 }
@@ -578,6 +585,9 @@ json_t *evlayer_stats (const struct evlayer *ev)
         if (r)
             json_object_set_new (r, "seq_unproven",
                                  json_integer ((json_int_t)ev->seq_unproven));
+        if (r)
+            json_object_set_new (r, "batches_tagged",
+                                 json_integer ((json_int_t)ev->tags_made));
         if (r)
             json_object_update (o, r);
         json_decref (r);

@@ -379,6 +379,20 @@ static void recv_batch (struct overlay *ov, struct peer *p,
                      (unsigned long long)ov->c.malformed_drops);
         return;
     }
+    /* tags for more ranks than there are, or for ranks that are not:
+     * not rank 0's (the batch goes on, checked by its signature) */
+    if (n == 2 && (ntags >= ov->size
+                   || (ntags > 0 && evtags_rank (frame_data (body[1]),
+                                                 ntags - 1) >= ov->size))) {
+        ov->c.malformed_drops++;
+        if (ov->c.malformed_drops == 1 || ov->c.malformed_drops % 1000 == 0)
+            ovl_log (ov, LOG_WARNING, "peer %u: event tags for %u ranks "
+                     "in an instance of %u, dropped (%llu malformed so "
+                     "far)", (unsigned)p->rank, (unsigned)ntags,
+                     (unsigned)ov->size,
+                     (unsigned long long)ov->c.malformed_drops);
+        n = 1;
+    }
     evlayer_recv_batch (ov->events, env->source, p->rank,
                         env->flags & 1 ? EV_REPAIR : EV_TREE, body[0],
                         n == 2 ? body[1] : NULL, &h);

@@ -33,6 +33,8 @@
 #define TAG_REKEY_DELAY 5.0       /* s between asks for a fresh tag key */
 #define PEND_MAX 32               /* tree batches waiting for one signature
                                      check at the end of a read (evsign.c) */
+#define PEND_BATCH_MAX 16384      /* ... only batches this small wait */
+#define PEND_BYTES_MAX (256u << 10)   /* ... and this much in all */
 
 struct held {
     uint32_t first, last;
@@ -144,10 +146,13 @@ struct evlayer {
     struct pending pend[PEND_MAX];  /* others: chained tree batches whose
                                        signature is checked as a run */
     int npend;
+    size_t pend_bytes;          /* what the waiting frames hold */
     /* tags (evsign.c): rank 0's key per rank (state 0 not asked, 1 have,
-     * 2 none), or this broker's own */
+     * 2 none, 3 the same as another rank's: not used), or this broker's
+     * own */
     unsigned char (*tag_keys)[32];
     uint8_t *tag_state;
+    int tag_keys_checked;       /* rank 0: ranks sharing a key found */
     unsigned char tag_key[32];
     int my_tag_state;
     double tag_rekey_at;

@@ -295,6 +295,35 @@ static const unsigned char *root_key_for (struct evlayer *ev, uint32_t rank)
     return ev->tag_state[rank] == 1 ? ev->tag_keys[rank] : NULL;
 }
 
+static int cmp_key (const void *a, const void *b, void *keys)
+{
+    const unsigned char (*k)[32] = keys;
+    return memcmp (k[*(const uint32_t *)a], k[*(const uint32_t *)b], 32);
+}
+
+/* Rank 0, once: every rank's key made, and none kept for ranks whose
+ * keys are the same (they share a signing key, and one could make the
+ * other's tags): those check signatures. */
+static void root_keys_check (struct evlayer *ev, uint32_t size)
+{
+    uint32_t *order, n = 0;
+
+    ev->tag_keys_checked = 1;
+    for (uint32_t r = 1; r < size; r++)
+        root_key_for (ev, r);
+    if (!ev->tag_keys || !(order = malloc (size * sizeof (*order))))
+        return;
+    for (uint32_t r = 1; r < size; r++)
+        if (ev->tag_state[r] == 1)
+            order[n++] = r;
+    qsort_r (order, n, sizeof (*order), cmp_key, ev->tag_keys);
+    for (uint32_t i = 1; i < n; i++)
+        if (memcmp (ev->tag_keys[order[i]], ev->tag_keys[order[i - 1]],
+                    32) == 0)
+            ev->tag_state[order[i]] = ev->tag_state[order[i - 1]] = 3;
+    free (order);
+}
+
 struct frame *evl_root_tags (struct evlayer *ev, struct frame *batch)
 {
     uint32_t size = bgn_topo_size (ev->topo), n = 0;
@@ -306,6 +335,8 @@ struct frame *evl_root_tags (struct evlayer *ev, struct frame *batch)
         || size > TAG_MAX_RANKS
         || !(buf = malloc (evtags_size (size - 1))))
         return NULL;
+    if (!ev->tag_keys_checked)
+        root_keys_check (ev, size);
     digest_of (batch, digest);
     for (uint32_t r = 1; r < size; r++) {
         const unsigned char *key = root_key_for (ev, r);

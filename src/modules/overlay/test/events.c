@@ -754,11 +754,13 @@ static void test_chained (void)
     sim_destroy (s);
 }
 
-/* Ranks in r's subtree of rank 0's tree (r included). */
+/* Ranks in r's subtree of rank 0's tree (r included), but 3 and 6 (they
+ * share a key in test_tagged: rank 0 tags neither). */
 static int subtree_size (struct sim *s, int r)
 {
     int n = 0;
     for (int i = 1; i < N; i++)
+        if (i != 3 && i != 6)
         for (int a = i; a > 0; a = bgn_topo_bcast_parent (s->topo, 0, a))
             if (a == r) {
                 n++;
@@ -785,18 +787,26 @@ static void test_tagged (void)
     s->tags_on = 1;
     randombytes_buf (s->tag_key, sizeof (s->tag_key));
     s->skew_rank = 5;     /* its key is not the one rank 0 uses */
+    memcpy (s->tag_key[6], s->tag_key[3], 32);  /* 3 and 6 share a key */
     publish (s, 3);
     for (int i = 1; i < N; i++) {
-        if (i != 5 && (stat (s->ev[i], "tags_matched") != 3
-                       || stat (s->ev[i], "signature_checks") != 0))
+        if (i != 5 && i != 3 && i != 6
+            && (stat (s->ev[i], "tags_matched") != 3
+                || stat (s->ev[i], "signature_checks") != 0))
             all_tagged = 0;
-        if (s->tagged_to[i] != 3
+        if (s->tagged_to[i] != (subtree_size (s, i) > 0 ? 3 : 0)
             || s->tag_entries[i] != 3 * subtree_size (s, i))
             split_ok = 0;
     }
     ok (all_complete (s, 1, 3) && all_tagged,
         "3 batches, one at a time: every broker takes each on its tag and "
         "checks no signature");
+    ok (complete (&s->node[3], 1, 3) && complete (&s->node[6], 1, 3)
+        && stat (s->ev[3], "tags_matched") == 0
+        && stat (s->ev[6], "signature_checks") == 3
+        && stat (s->ev[0], "batches_tagged") == 3,
+        "two ranks whose keys are the same get no tags (either could make "
+        "the other's): they take each batch on its signature");
     ok (complete (&s->node[5], 1, 3)
         && stat (s->ev[5], "tags_mismatched") == 3
         && stat (s->ev[5], "signature_checks") == 3,
@@ -837,7 +847,7 @@ static void test_tagged (void)
     publish (s, 1);
     ok (s->tagged_to[8] == 0 && s->tagged_to[9] == 1
         && s->tag_entries[9] == 1 && s->tag_entries[10] == 2
-        && s->tag_entries[12] == 4 && s->tag_entries[4] == 4,
+        && s->tag_entries[12] == 4 && s->tag_entries[4] == 3,
         "around a fenced rank, its children get their own subtrees' tags "
         "(9: 1, 10: 2, 12: 4)");
     ok (all_complete (s, 1, 5) && stat (s->ev[12], "tags_matched") == 5
