@@ -228,13 +228,11 @@ void evl_settle (struct evlayer *ev)
  * the flush timer armed now), so that a run of them costs one signature
  * check.  0, or -1 if it must be taken now (not chained, not checking,
  * a repair). */
-static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
-                        int kind, struct frame *batch, struct frame *tags,
-                        const struct evbatch_hdr *h)
+static int defer_batch (struct evlayer *ev, int kind, struct frame *batch,
+                        struct frame *tags, const struct evbatch_hdr *h)
 {
-    struct pending *p;
-
     size_t bytes = frame_size (batch) + (tags ? frame_size (tags) : 0);
+    struct pending *p;
 
     /* small ones only, and bounded: a big batch's check is cheap beside
      * its size, and nothing unchecked is held for long or much */
@@ -252,8 +250,6 @@ static int defer_batch (struct evlayer *ev, uint32_t source, uint32_t via,
      * signatures */
     p->tags = tags ? frame_keep (tags) : NULL;
     p->h = *h;
-    p->source = source;
-    p->via = via;
     ev->npend++;
     ev->pend_bytes += bytes;
     evl_arm (ev, ev->now);
@@ -294,7 +290,7 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
         accept_batch (ev, kind, batch, tags, h);
         return;
     }
-    if (defer_batch (ev, source, via, kind, batch, tags, h) == 0)
+    if (defer_batch (ev, kind, batch, tags, h) == 0)
         return;
     evl_settle (ev);
     /* The signature last: the cheap checks first, so that no peer can

@@ -127,11 +127,10 @@ struct evlayer_ops {
     /* The key (32 bytes) rank 0 and 'rank' share for batch tags: 0, or
      * -1 if there is none.  Rank 0 asks it for any rank, the others for
      * themselves (again, at most every few seconds, when theirs did not
-     * match).  refresh: ask where keys come from again (the layer passes
-     * 0: a failed signature already does that).  May be NULL: no tags,
+     * match), from the keys held now: a failed signature is what asks
+     * for a restarted rank 0's new one.  May be NULL: no tags,
      * signatures only. */
-    int (*tag_key) (void *arg, uint32_t rank, int refresh,
-                    unsigned char key[32]);
+    int (*tag_key) (void *arg, uint32_t rank, unsigned char key[32]);
 };
 
 struct evlayer_config {

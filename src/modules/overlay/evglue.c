@@ -239,15 +239,14 @@ static int ev_verify (void *arg, const void *data, size_t len,
 
 /* The tag key rank 0 and a broker share (events.h): rank 0 makes it
  * with each rank, the others with rank 0. */
-static int ev_tag_key (void *arg, uint32_t rank, int refresh,
-                       unsigned char key[32])
+static int ev_tag_key (void *arg, uint32_t rank, unsigned char key[32])
 {
     struct overlay *ov = arg;
     uint32_t other = ov->rank == 0 ? rank : 0;
 
     if (ov->rank != 0 && rank != ov->rank)
         return -1;
-    return ovsign_shared_key (ov, other, refresh, "bgn-evtag", key);
+    return ovsign_shared_key (ov, other, "bgn-evtag", key);
 }
 
 static const struct evlayer_ops ev_ops = {

@@ -78,7 +78,6 @@ struct pending {
     struct frame *f;            /* our own copy (frame_keep) */
     struct frame *tags;         /* what came beside it (kept), or NULL */
     struct evbatch_hdr h;
-    uint32_t source, via;
 };
 
 struct evlayer {

@@ -54,6 +54,13 @@ void evl_set_keys (struct evlayer *ev, const unsigned char *sk,
         memcpy (ev->root_pk, root_pk, sizeof (ev->root_pk));
 }
 
+/* The BLAKE2b digest of a whole batch frame: a link, and what tags MAC. */
+static void digest_of (const struct frame *batch, unsigned char *digest)
+{
+    crypto_generichash (digest, EVBATCH_LINK_SIZE, frame_data (batch),
+                        frame_size (batch), NULL, 0);
+}
+
 struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
                                 size_t len)
 {
@@ -72,10 +79,9 @@ struct frame *evl_sealed_frame (struct evlayer *ev, const uint8_t *buf,
     memcpy (b + len, ev->chain_prev, EVBATCH_LINK_SIZE);
     crypto_sign_detached (b + signed_len, NULL, b, signed_len, ev->sign_sk);
     f = frame_create (b, total);
-    if (f)
-        crypto_generichash (ev->chain_prev, EVBATCH_LINK_SIZE, b, total,
-                            NULL, 0);
     free (b);
+    if (f)
+        digest_of (f, ev->chain_prev);
     return f;
 }
 
@@ -117,8 +123,7 @@ static int links_to (const struct frame *next, const struct frame *prev)
 
     if (!link)
         return 0;
-    crypto_generichash (digest, sizeof (digest), frame_data (prev),
-                        frame_size (prev), NULL, 0);
+    digest_of (prev, digest);
     return sodium_memcmp (digest, link, sizeof (digest)) == 0;
 }
 
@@ -266,12 +271,6 @@ static void tag_of (const unsigned char *digest, const unsigned char *key,
                         key, 32);
 }
 
-static void digest_of (const struct frame *batch, unsigned char *digest)
-{
-    crypto_generichash (digest, EVBATCH_LINK_SIZE, frame_data (batch),
-                        frame_size (batch), NULL, 0);
-}
-
 /* Rank 0: rank's tag key, asked once; NULL if it has none. */
 static const unsigned char *root_key_for (struct evlayer *ev, uint32_t rank)
 {
@@ -289,7 +288,7 @@ static const unsigned char *root_key_for (struct evlayer *ev, uint32_t rank)
         }
     }
     if (ev->tag_state[rank] == 0)
-        ev->tag_state[rank] = ev->ops->tag_key (ev->arg, rank, 0,
+        ev->tag_state[rank] = ev->ops->tag_key (ev->arg, rank,
                                                 ev->tag_keys[rank]) == 0
                                   ? 1 : 2;
     return ev->tag_state[rank] == 1 ? ev->tag_keys[rank] : NULL;
@@ -363,11 +362,11 @@ static const unsigned char *own_key (struct evlayer *ev, int remake)
         return NULL;
     if (remake && ev->my_tag_state != 0 && ev->now >= ev->tag_rekey_at) {
         ev->tag_rekey_at = ev->now + TAG_REKEY_DELAY;
-        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank, 0,
+        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank,
                                              ev->tag_key) == 0 ? 1 : 2;
     }
     if (ev->my_tag_state == 0)
-        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank, 0,
+        ev->my_tag_state = ev->ops->tag_key (ev->arg, ev->rank,
                                              ev->tag_key) == 0 ? 1 : 2;
     return ev->my_tag_state == 1 ? ev->tag_key : NULL;
 }

@@ -90,15 +90,15 @@ int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
     return 0;
 }
 
-int ovsign_shared_key (struct overlay *ov, uint32_t rank, int refresh,
-                       const char *label, unsigned char key[32])
+int ovsign_shared_key (struct overlay *ov, uint32_t rank, const char *label,
+                       unsigned char key[32])
 {
     unsigned char pk[32], own_pk[32], xsk[32], xpk[32], shared[32];
     crypto_generichash_state st;
     int rc = -1;
 
     if (!ov->sign.can_sign || rank == ov->rank
-        || rank_key (ov, rank, refresh, pk) < 0)
+        || rank_key (ov, rank, 0, pk) < 0)
         return -1;
     crypto_sign_ed25519_sk_to_pk (own_pk, ov->sign.sk);
     if (crypto_sign_ed25519_sk_to_curve25519 (xsk, ov->sign.sk) == 0

@@ -85,11 +85,11 @@ void ovsign_count_unattested (struct overlay *ov);
 
 /* A 32-byte key only this broker and 'rank' can make, for 'label': the
  * X25519 agreement of this broker's secret and rank's public key (their
- * Ed25519 keys, converted), hashed with the label and both public keys.
- * refresh: ask for rank's key again (it may have restarted with a new
- * one).  0, or -1 if either has no key (or rank is this broker). */
-int ovsign_shared_key (struct overlay *ov, uint32_t rank, int refresh,
-                       const char *label, unsigned char key[32]);
+ * Ed25519 keys, converted; rank's as the io holds it now), hashed with
+ * the label and both public keys.  0, or -1 if either has no key (or
+ * rank is this broker). */
+int ovsign_shared_key (struct overlay *ov, uint32_t rank, const char *label,
+                       unsigned char key[32]);
 
 /* The text a live record's signature covers: "bgn-live INSTANCE RANK
  * INC".  Returns its length. */

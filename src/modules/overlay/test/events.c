@@ -98,11 +98,9 @@ static int sim_send (void *arg, uint32_t to, int kind, struct frame *batch,
     return 0;
 }
 
-static int sim_tag_key (void *arg, uint32_t rank, int refresh,
-                        unsigned char key[32])
+static int sim_tag_key (void *arg, uint32_t rank, unsigned char key[32])
 {
     struct node *n = arg;
-    (void)refresh;
     if (!n->s->tags_on || rank == 0 || rank >= N
         || (n->rank != 0 && n->rank != rank))
         return -1;
