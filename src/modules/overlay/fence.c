@@ -280,30 +280,61 @@ static void livesig_keep (struct overlay *ov, uint32_t rank, uint64_t inc,
     }
 }
 
-/* The signature we hold of rank's live record at inc, or NULL. */
+/* A HELLO's signature, if it is the one for inc, checked now: kept if
+ * good, forgotten either way. */
+static void check_pending (struct overlay *ov, uint32_t rank, uint64_t inc)
+{
+    struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
+    uint8_t sig[64];
+
+    if (!ls || ls->pending_inc == 0 || ls->pending_inc != inc
+        || ls->inc == inc)
+        return;
+    memcpy (sig, ls->pending, sizeof (sig));
+    ls->pending_inc = 0;
+    if (livesig_ok (ov, rank, inc, sig))
+        livesig_keep (ov, rank, inc, sig);   /* may move the table: ls */
+}
+
+/* The checked signature we hold of rank's live record at inc, or NULL. */
 static const uint8_t *livesig_of (struct overlay *ov, uint32_t rank,
                                   uint64_t inc)
 {
-    const struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
+    const struct fence_livesig *ls;
 
+    check_pending (ov, rank, inc);
+    ls = idmap_get (ov->fence.livesig, rank);
     return ls && ls->inc == inc ? ls->sig : NULL;
 }
 
 bool fence_own_livesig (struct overlay *ov, uint8_t sig[64])
 {
+    const uint8_t *have = livesig_of (ov, ov->rank, ov->incarnation);
     char text[160];
-    int n = ovsign_live_text (ov, ov->rank, ov->incarnation, text,
-                              sizeof (text));
+    int n;
 
-    return ovsign_sign (ov, text, (size_t)n, sig) == 0;
+    if (have) {
+        memcpy (sig, have, 64);
+        return true;
+    }
+    n = ovsign_live_text (ov, ov->rank, ov->incarnation, text, sizeof (text));
+    if (ovsign_sign (ov, text, (size_t)n, sig) < 0)
+        return false;
+    livesig_keep (ov, ov->rank, ov->incarnation, sig);
+    return true;
 }
 
 bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
                          const uint8_t *sig)
 {
-    if (!sig || !livesig_ok (ov, rank, inc, sig))
+    struct fence_livesig *ls;
+
+    if (!sig || inc == 0 || !(ls = idmap_put (ov->fence.livesig, rank, NULL)))
         return false;
-    livesig_keep (ov, rank, inc, sig);
+    if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64)))
+        return false;
+    ls->pending_inc = inc;
+    memcpy (ls->pending, sig, sizeof (ls->pending));
     return true;
 }
 

@@ -128,10 +128,17 @@ enum fence_bound {
  * (now: this broker's wall clock; never past FENCE_INC_MAX). */
 uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound);
 
-/* A rank's own signature of its live record at incarnation inc. */
+/* A rank's own signature of its live record at incarnation inc, checked;
+ * and the one its HELLO brought last, kept unchecked until first used
+ * (pending_inc 0: none).  A HELLO comes over the rank's own link, so the
+ * broker that hears it needs no signature to believe it: checking it
+ * only when the record is passed on saves two Ed25519 checks per link at
+ * start-up, and nobody else's word is taken unchecked. */
 struct fence_livesig {
     uint64_t inc;
     uint8_t sig[64];
+    uint64_t pending_inc;
+    uint8_t pending[64];
 };
 
 /* 16 bytes: every broker holds one per rank ever fenced, and a simulator
@@ -206,13 +213,15 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src);
 
 /* Rank's own signature of its live record at inc (64 bytes, from its
- * HELLO): kept, and sent with the record so that others believe it.
- * Refused (false) unless it checks out. */
+ * HELLO, over its own link): kept, and sent with the record so that
+ * others believe it.  It is checked when first sent on (or used here),
+ * and dropped then if it does not check out; false if not kept (older
+ * than the one held, or no memory). */
 bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
                          const uint8_t *sig);
 
 /* This broker's signature of its live record at its incarnation, for its
- * HELLO (false: it has no key). */
+ * HELLO (false: it has no key).  Made once per incarnation. */
 bool fence_own_livesig (struct overlay *ov, uint8_t sig[64]);
 
 /* Put this broker's own live record (its incarnation) in the view and

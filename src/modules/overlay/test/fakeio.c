@@ -528,13 +528,16 @@ struct find {
     uint64_t inc;
     bool fenced;
     bool found;
+    bool signed_;
 };
 
 static void find_cb (const struct fence_record *rec, void *arg)
 {
     struct find *w = arg;
-    if (rec->rank == w->rank && rec->inc == w->inc && rec->fenced == w->fenced)
+    if (rec->rank == w->rank && rec->inc == w->inc && rec->fenced == w->fenced) {
         w->found = true;
+        w->signed_ = rec->sig != NULL;
+    }
 }
 
 static void count_cb (const struct fence_record *rec, void *arg)
@@ -552,6 +555,17 @@ bool fake_has_record (const struct sent *s, uint32_t rank, uint64_t inc,
         return false;
     fencemsg_decode (s->body[0], s->len[0], &root, find_cb, &w);
     return w.found;
+}
+
+int fake_record_signed (const struct sent *s, uint32_t rank, uint64_t inc)
+{
+    struct find w = { .rank = rank, .inc = inc, .fenced = false };
+    uint32_t root;
+
+    if (!s || s->n < 1)
+        return -1;
+    fencemsg_decode (s->body[0], s->len[0], &root, find_cb, &w);
+    return w.found ? w.signed_ : -1;
 }
 
 int fake_records (const struct sent *s)

@@ -135,6 +135,9 @@ void fake_fence1 (struct fake *f, uint32_t from, int kind, uint32_t rank,
 /* Does sent message s carry this record?  (root of a batch in *root.) */
 bool fake_has_record (const struct sent *s, uint32_t rank, uint64_t inc,
                       bool fenced);
+/* Does the live record of rank at inc in sent message s carry a
+ * signature?  1 yes, 0 no, -1 no such record. */
+int fake_record_signed (const struct sent *s, uint32_t rank, uint64_t inc);
 /* How many records it carries (-1: not a fence message). */
 int fake_records (const struct sent *s);
 

@@ -6,6 +6,7 @@
  * digests repair what a batch missed. */
 #include <stdio.h>
 #include <string.h>
+#include <sodium.h>
 
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
@@ -163,6 +164,58 @@ static void check_attested (void)
     fake_hello (f, 2, ENV_HELLO, 2002);
     ok (!fence_is_fenced (f->ov, 2) && fence_lookup (f->ov, 2)->inc == 2002,
         "a neighbour's HELLO over its own link is its own word: unfenced");
+    fake_destroy (&f);
+}
+
+/* A HELLO with rank's signature of its live record at inc (hex) */
+static void hello_signed (struct fake *f, uint32_t from, uint64_t inc,
+                          const uint8_t sig[64])
+{
+    char json[768], hex[129];
+
+    sodium_bin2hex (hex, sizeof (hex), sig, 64);
+    snprintf (json, sizeof (json), "{\"version\":%d,\"rank\":%u,"
+              "\"instance\":\"test-instance\",\"incarnation\":%llu,"
+              "\"hostname\":\"host%u\",\"topology\":\"%s\",\"seq\":0,"
+              "\"live\":\"%s\"}", PROTOCOL_VERSION, (unsigned)from,
+              (unsigned long long)inc, (unsigned)from, f->ov->topo_spec, hex);
+    fake_hello_json (f, from, ENV_HELLO, inc, json, NULL);
+}
+
+/* The signature a HELLO brings is checked when the record is first sent
+ * on, not when the HELLO comes: a forged one is then dropped (the record
+ * goes on unsigned), a good one goes with the record. */
+static void check_hello_livesig (void)
+{
+    struct fake *f = up_keyed (0, 16);
+    uint8_t sig[64];
+    uint64_t bad = f->ov->sign.bad;
+    struct sent *b;
+
+    fake_livesig (f, 6, 2008, sig);          /* rank 6's, not rank 8's */
+    hello_signed (f, 8, 2008, sig);
+    ok (fake_peer (f, 8)->incarnation == 2008 && f->ov->sign.bad == bad,
+        "a neighbour restarted: admitted, its signature not checked yet");
+
+    fake_fence1 (f, 1, ENV_REPORT, 2, 1002, true);
+    fake_livesig (f, 6, 2002, sig);
+    hello_signed (f, 2, 2002, sig);
+    fake_advance (f, 0.02);
+    b = fake_last (f, ENV_BATCH, 4);
+    ok (!fence_is_fenced (f->ov, 2) && b && fake_has_record (b, 2, 2002, false)
+        && fake_record_signed (b, 2, 2002) == 0 && f->ov->sign.bad == bad + 1,
+        "a forged signature in a fenced rank's HELLO: checked when the "
+        "record goes on, and it goes on unsigned");
+
+    fake_fence1 (f, 1, ENV_REPORT, 2, 2002, true);
+    fake_clear (f);
+    fake_livesig (f, 2, 3002, sig);
+    hello_signed (f, 2, 3002, sig);
+    fake_advance (f, 0.02);
+    b = fake_last (f, ENV_BATCH, 4);
+    ok (!fence_is_fenced (f->ov, 2) && b && fake_record_signed (b, 2, 3002) == 1
+        && f->ov->sign.bad == bad + 1,
+        "its own signature goes on with its record");
     fake_destroy (&f);
 }
 
@@ -340,6 +393,7 @@ int main (void)
     check_partition ();
     check_not_formed ();
     check_attested ();
+    check_hello_livesig ();
     check_refusal_bound ();
     done_testing ();
 }
