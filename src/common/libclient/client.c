@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* client.c: connection to a broker, RPCs and events (see client.h).
  *
- * One DEALER socket per handle, identity a fresh uuid.  Everything that
- * arrives is sorted as it is read: responses into their rpc's queue (by
- * matchtag), events into the handle's event queue (a batch of events, one
- * frame in evbatch.h's format, is unpacked there).  Waiting is poll() on
- * the socket with the earliest relevant deadline, so a wait always ends.
- * Asynchronous publishes are ordinary rpcs kept in a FIFO in the order
- * they were sent.
+ * One DEALER socket per handle, identity 72 fresh random bits (id_make).
+ * Everything that arrives is sorted as it is read: responses into their
+ * rpc's queue (by matchtag), events into the handle's event queue (a
+ * batch of events, one frame in evbatch.h's format, is unpacked there).
+ * Waiting is poll() on the socket with the earliest relevant deadline,
+ * so a wait always ends.  Asynchronous publishes are ordinary rpcs kept
+ * in a FIFO in the order they were sent.
  *
  * The request path allocates nothing once warm: a request is encoded
  * from one message the handle keeps and refills (libmsg reuses its
@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/random.h>
 #include <uuid/uuid.h>
 #include <zmq.h>
 #include <czmq.h>
@@ -114,13 +115,38 @@ static void evitem_destructor (void **item)
     }
 }
 
+/* A handle's identity on the broker's socket, after the mark: 12
+ * characters (base64url) of 72 random bits.  Every request and its
+ * response carry it on each hop, so it is short; 72 bits keep two
+ * clients of one broker from ever meeting.  Without getrandom(), the
+ * random bits of a version-4 uuid (bytes 0-5 and 10-12). */
+static void id_make (char *out)
+{
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                              "0123456789-_";
+    uint8_t r[9];
+    int o = 0;
+
+    if (getrandom (r, sizeof (r), 0) != (ssize_t)sizeof (r)) {
+        uuid_t u;
+        uuid_generate_random (u);
+        memcpy (r, u, 6);
+        memcpy (r + 6, u + 10, 3);
+    }
+    for (int i = 0; i < 9; i += 3) {
+        uint32_t v = (uint32_t)r[i] << 16 | (uint32_t)r[i + 1] << 8 | r[i + 2];
+        for (int k = 18; k >= 0; k -= 6)
+            out[o++] = abc[(v >> k) & 63];
+    }
+    out[o] = '\0';
+}
+
 bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
 {
     bgn_t *h;
     char endpoint[4096];
     const char *path;
     struct stat st;
-    uuid_t u;
     int linger = 0;
     const char *env;
 
@@ -166,9 +192,8 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         goto nomem;
     zlistx_set_destructor (h->events, evitem_destructor);
     /* the mark asks the broker for the packed form (multipart.h) */
-    uuid_generate (u);
     h->id[0] = ZMQUTIL_PACKED_ID_MARK;
-    uuid_unparse_lower (u, h->id + 1);
+    id_make (h->id + 1);
     /* A private context: a library must not share the program's. */
     if (!(h->ctx = zmq_ctx_new ()) || !(h->sock = zmq_socket (h->ctx, ZMQ_DEALER)))
         goto zerror;

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -723,6 +724,17 @@ static void learn_sign_keys (struct module *m)
               (unsigned)(size - have), (unsigned)size);
 }
 
+/* CPU seconds this thread has used (for the start-up's debug lines). */
+static double thread_cpu (void)
+{
+    struct rusage ru;
+
+    if (getrusage (RUSAGE_THREAD, &ru) < 0)
+        return 0.;
+    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec
+           + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 /* After the bootstrap barrier: learn the peers' endpoints and keys,
  * authorize the keys of those that connect to us, start reading. */
 static int overlay_start_cb (void *state)
@@ -737,13 +749,13 @@ static int overlay_start_cb (void *state)
         usleep ((useconds_t)(1e6 * strtod (getenv
                                  ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
-    double t0 = m->api->now (m->b);
+    double t0 = m->api->now (m->b), cpu0 = thread_cpu ();
     if (m->curve && learn_keys (m) < 0)
         return -1;
     learn_event_key (m);
     learn_sign_keys (m);
-    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s",
-          m->api->now (m->b) - t0);
+    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s (%.1f ms of CPU)",
+          m->api->now (m->b) - t0, 1e3 * (thread_cpu () - cpu0));
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,
