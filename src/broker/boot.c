@@ -27,6 +27,7 @@
 #include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/hostlist.h"
 #include "boot.h"
+#include "bundle.h"
 #if HAVE_PMIX
 #include <dlfcn.h>
 #include <limits.h>
@@ -50,7 +51,7 @@ struct boot {
      * "bgn.RANK", so a peer costs one get however many keys it has. */
     json_t *outbox;          /* our values, put at the next barrier */
     int outbox_dirty;
-    json_t *bundles;         /* "RANK" -> that rank's bundle, as fetched */
+    struct bundle **cache;   /* rank -> its bundle as fetched, or NULL */
     int64_t last_miss;       /* the rank of the last bundle fetched */
     int pipeline;            /* the PMI server takes pipelined gets */
     int late_get;            /* ... and gets after finalize */
@@ -356,6 +357,8 @@ static int pmi1_create (struct boot *b, double timeout, char *errbuf,
     b->late_get = getenv ("BGN_PMI_LATE_GET") != NULL;
     b->rank = pmi_client_rank (b->pmi);
     b->size = pmi_client_size (b->pmi);
+    if (!(b->cache = calloc (b->size ? b->size : 1, sizeof (*b->cache))))
+        return errbuf_fail (errbuf, errlen, ENOMEM, "out of memory");
     if (pmi_client_init (b->pmi, errbuf, errlen) < 0
         || pmi_client_get_maxes (b->pmi, NULL, NULL, NULL, errbuf,
                                  errlen) < 0
@@ -404,6 +407,19 @@ static int pmix_create (struct boot *b, const char *plugin_dir,
 #endif
 }
 
+/* Forget the bundles fetched (all, or rank's). */
+static void cache_clear (struct boot *b)
+{
+    for (uint32_t r = 0; b->cache && r < b->size; r++)
+        bundle_destroy (&b->cache[r]);
+}
+
+static void cache_drop (struct boot *b, uint32_t rank)
+{
+    if (b->cache && rank < b->size)
+        bundle_destroy (&b->cache[rank]);
+}
+
 struct boot *boot_create (json_t *conf, const char *confname,
                           const char *plugin_dir, double timeout,
                           char *errbuf, size_t errlen)
@@ -418,8 +434,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
     if (!b)
         return NULL;
     b->last_miss = -1;
-    if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ())
-        || !(b->bundles = json_object ()))
+    if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ()))
         goto error;
     zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_duplicator (b->local, (zhashx_duplicator_fn *)strdup);
@@ -469,7 +484,8 @@ void boot_destroy (struct boot **bp)
 #endif
         zhashx_destroy (&(*bp)->local);
         json_decref ((*bp)->outbox);
-        json_decref ((*bp)->bundles);
+        cache_clear (*bp);
+        free ((*bp)->cache);
         hostlist_destroy (&(*bp)->hosts);
         free ((*bp)->entry);
         free ((*bp)->pubkeys);
@@ -525,21 +541,20 @@ static int bundle_flush (struct boot *b, char *errbuf, size_t errlen)
 }
 
 /* A fetched bundle (text) into the cache.  NULL + EPROTO if it is not a
- * JSON object. */
-static json_t *bundle_store (struct boot *b, uint32_t rank, const char *text,
-                             char *errbuf, size_t errlen)
+ * JSON object of strings. */
+static struct bundle *bundle_store (struct boot *b, uint32_t rank,
+                                    const char *text, char *errbuf,
+                                    size_t errlen)
 {
-    json_t *o = json_loads (text, 0, NULL);
-    char r[16];
+    struct bundle *o = bundle_parse (text);
 
-    if (!json_is_object (o)) {
-        json_decref (o);
-        errbuf_fail (errbuf, errlen, EPROTO, "bootstrap values of rank %u are "
-                     "not a JSON object", (unsigned)rank);
+    if (!o) {
+        errbuf_fail (errbuf, errlen, errno, "bootstrap values of rank %u are "
+                     "not a JSON object of strings", (unsigned)rank);
         return NULL;
     }
-    snprintf (r, sizeof (r), "%u", (unsigned)rank);
-    json_object_set_new (b->bundles, r, o);
+    bundle_destroy (&b->cache[rank]);
+    b->cache[rank] = o;
     return o;
 }
 
@@ -558,11 +573,9 @@ static int bundle_prefetch (struct boot *b, uint32_t rank)
     char names[BUNDLE_AHEAD][32], *values[BUNDLE_AHEAD] = { NULL };
     int lens[BUNDLE_AHEAD], errs[BUNDLE_AHEAD], n = 0, rc = -1;
     uint32_t ranks[BUNDLE_AHEAD];
-    char r[16];
 
     for (uint32_t q = rank; q < b->size && n < BUNDLE_AHEAD; q++) {
-        snprintf (r, sizeof (r), "%u", (unsigned)q);
-        if (json_object_get (b->bundles, r))
+        if (b->cache[q])
             continue;
         snprintf (names[n], sizeof (names[n]), "bgn.%u", (unsigned)q);
         keys[n] = names[n];
@@ -584,22 +597,25 @@ done:
     return rc;
 }
 
-/* rank's bundle: ours, or fetched once per barrier.  NULL + errno (and
- * the message) if the rank published none or it is not an object. */
-static json_t *bundle_get (struct boot *b, uint32_t rank, char *errbuf,
-                           size_t errlen)
+/* rank's bundle: fetched once per barrier.  NULL + errno (and the
+ * message) if the rank published none or it is not an object. */
+static struct bundle *fetch_bundle (struct boot *b, uint32_t rank,
+                                    char *errbuf, size_t errlen)
 {
-    char k[32], r[16], *v;
-    json_t *o;
+    char k[32], *v;
+    struct bundle *o;
     int len;
 
-    snprintf (r, sizeof (r), "%u", (unsigned)rank);
-    if ((o = json_object_get (b->bundles, r)))
+    if (rank >= b->size) {
+        errbuf_fail (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
+                     (unsigned)rank, (unsigned)b->size - 1);
+        return NULL;
+    }
+    if ((o = b->cache[rank]))
         return o;
     if (b->pipeline && (int64_t)rank == b->last_miss + 1) {
         b->last_miss = rank;
-        if (bundle_prefetch (b, rank) == 0
-            && (o = json_object_get (b->bundles, r)))
+        if (bundle_prefetch (b, rank) == 0 && (o = b->cache[rank]))
             return o;
     }
     b->last_miss = rank;
@@ -728,31 +744,29 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
     }
     /* Our own values before they went out; else the rank's bundle (for
      * our own rank: what an earlier process of it published). */
-    json_t *o = rank == b->rank ? json_object_get (b->outbox, key) : NULL;
-    if (!o) {
-        json_t *bundle = bundle_get (b, rank, errbuf, errlen);
+    json_t *own = rank == b->rank ? json_object_get (b->outbox, key) : NULL;
+    const char *v = json_string_value (own);
+    if (!v) {
+        struct bundle *bundle = fetch_bundle (b, rank, errbuf, errlen);
         if (!bundle)
             return -1;
-        if (!(o = json_object_get (bundle, key)))
+        if (!(v = bundle_value (bundle, key)))
             return errbuf_fail (errbuf, errlen, ENOENT,
                                 "bootstrap key %s not found", k);
     }
-    return copy_out (json_string_value (o), buf, len, k, errbuf, errlen);
+    return copy_out (v, buf, len, k, errbuf, errlen);
 }
 
 int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
                   size_t len, char *errbuf, size_t errlen)
 {
-    char r[16];
-
-    snprintf (r, sizeof (r), "%u", (unsigned)rank);
     /* PMI-1 says nothing may be asked after finalize: only a server that
      * says it takes it (bgn start's) is asked again */
     if (b->pmi && b->finalized && !b->late_get)
         return errbuf_fail (errbuf, errlen, ENOTSUP, "the PMI exchange is "
                             "closed (finalized)");
     if (b->pmi && rank != b->rank)
-        json_object_del (b->bundles, r);
+        cache_drop (b, rank);
     return boot_get (b, rank, key, buf, len, errbuf, errlen);
 }
 
@@ -767,7 +781,7 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
     if (bundle_flush (b, errbuf, errlen) < 0
         || pmi_client_barrier (b->pmi, errbuf, errlen) < 0)
         return -1;
-    json_object_clear (b->bundles);     /* peers may have put anew */
+    cache_clear (b);                    /* peers may have put anew */
     b->last_miss = -1;
     return 0;
 }
