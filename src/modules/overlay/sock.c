@@ -43,10 +43,21 @@
 /* The bytes in libzmq's queue toward one peer: handed over, not yet
  * freed.  libzmq's I/O thread takes each message's cost off when it frees
  * it, so both threads touch this: atomically, and whoever drops the last
- * reference (the socket's table, or a message in flight) frees it. */
+ * reference (the socket's table, or a message in flight) frees it.
+ *
+ * What libzmq is done with is freed by this thread, not by libzmq's: the
+ * I/O thread only pushes the record on 'done' (a lock-free stack), and
+ * sends and reads here take the stack and free it (reclaim).  A record
+ * and a received frame are allocated here for every message forwarded;
+ * freed in another thread they never come back to this thread's malloc
+ * cache, and every allocation took malloc's slow path.  Once the socket
+ * is gone ('orphaned') the I/O thread frees what it releases itself. */
+struct sent;
 struct sndq {
     size_t bytes;               /* atomic */
     int refs;                   /* atomic */
+    int orphaned;               /* atomic */
+    struct sent *done;          /* atomic: released, to free */
 };
 
 /* One message in libzmq's hands: the frame it reads from, and its cost
@@ -55,6 +66,7 @@ struct sent {
     struct sndq *q;
     struct frame *f;
     size_t cost;
+    struct sent *next;          /* on q->done */
 };
 
 /* Routing ids are kept as hex text (generated ones start with a NUL). */
@@ -201,6 +213,37 @@ static void sndq_decref (struct sndq *q)
         free (q);
 }
 
+/* Free a list of released records (each holds a reference to its
+ * queue, which may go with the last one). */
+static void free_released (struct sent *m)
+{
+    while (m) {
+        struct sent *next = m->next;
+        struct sndq *q = m->q;
+        frame_decref (&m->f);
+        free (m);
+        sndq_decref (q);
+        m = next;
+    }
+}
+
+/* Free what libzmq released toward q. */
+static void reclaim (struct sndq *q)
+{
+    if (__atomic_load_n (&q->done, __ATOMIC_RELAXED))
+        free_released (__atomic_exchange_n (&q->done, NULL,
+                                            __ATOMIC_SEQ_CST));
+}
+
+static void reclaim_all (struct sock *s)
+{
+    struct idmap_iter it;
+
+    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
+         qp = idmap_next (&it))
+        reclaim (*qp);
+}
+
 /* Messages libzmq still holds of ours. */
 static int in_flight (struct sock *s)
 {
@@ -218,8 +261,12 @@ static int in_flight (struct sock *s)
  * module must not be unloaded before.  A bounded wait (they go at once). */
 static void wait_released (struct sock *s)
 {
-    for (int i = 0; i < 2000 && s->queues && in_flight (s) > 0; i++)
+    for (int i = 0; i < 2000 && s->queues; i++) {
+        reclaim_all (s);
+        if (in_flight (s) == 0)
+            break;
         usleep (1000);
+    }
 }
 
 void sock_destroy (struct sock **sp)
@@ -249,8 +296,12 @@ void sock_destroy (struct sock **sp)
     if (s->queues) {
         struct idmap_iter it;
         for (struct sndq **qp = idmap_first (s->queues, &it); qp;
-             qp = idmap_next (&it))
+             qp = idmap_next (&it)) {
+            /* from now on the I/O thread frees what it releases */
+            __atomic_store_n (&(*qp)->orphaned, 1, __ATOMIC_SEQ_CST);
+            reclaim (*qp);
             sndq_decref (*qp);   /* messages still in libzmq keep theirs */
+        }
     }
     idmap_destroy (&s->queues);
     zhashx_destroy (&s->out_ids);
@@ -304,6 +355,24 @@ int sock_bind (struct sock *s, const char *uri, char *public_uri, size_t len)
 const char *sock_strerror (int errnum)
 {
     return zmq_strerror (errnum);
+}
+
+/* rank in decimal into r (at least 11 bytes); its length.  Every message
+ * in and out names its peer's rank as text (the tables below and the
+ * core's peer table are keyed by it), so not through snprintf. */
+static size_t rank_text (uint32_t rank, char *r)
+{
+    char tmp[10];
+    size_t n = 0, len;
+
+    do {
+        tmp[n++] = (char)('0' + rank % 10);
+        rank /= 10;
+    } while (rank);
+    for (len = 0; len < n; len++)
+        r[len] = tmp[n - 1 - len];
+    r[len] = '\0';
+    return len;
 }
 
 /* ---- receiving ------------------------------------------------------- */
@@ -426,8 +495,8 @@ static void pass_up (struct sock *s, zmq_msg_t *parts, int n)
         s->ops->message (s->arg, "?", 1, frames, nf, user_id);
         return;
     }
-    snprintf (name, sizeof (name), "%u", (unsigned)rank);
-    s->ops->message (s->arg, name, strlen (name), frames, nf, user_id);
+    s->ops->message (s->arg, name, rank_text ((uint32_t)rank, name), frames,
+                     nf, user_id);
     s->pending.active = 0;
 }
 
@@ -448,6 +517,7 @@ static void readable (void *arg)
         pass_up (s, parts, n);
         zmqutil_close (parts, n);
     }
+    reclaim_all (s);
 }
 
 static void monitor_readable (void *arg)
@@ -540,11 +610,19 @@ void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint)
 static void release_sent (void *data, void *hint)
 {
     struct sent *m = hint;
+    struct sndq *q = m->q;
 
-    __atomic_sub_fetch (&m->q->bytes, m->cost, __ATOMIC_RELAXED);
-    sndq_decref (m->q);
-    frame_decref (&m->f);
-    free (m);
+    /* our own reference: q stays while we look at it, whoever frees m */
+    __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
+    __atomic_sub_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
+    m->next = __atomic_load_n (&q->done, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n (&q->done, &m->next, m, true,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+    if (__atomic_load_n (&q->orphaned, __ATOMIC_SEQ_CST))
+        free_released (__atomic_exchange_n (&q->done, NULL,
+                                            __ATOMIC_SEQ_CST));
+    sndq_decref (q);
 }
 
 /* The queue toward 'rank' (made on first use), or NULL (ENOMEM). */
@@ -637,7 +715,7 @@ static const char *route_id (struct sock *s, uint32_t rank)
 
     if (s->pending.active && s->pending.rank == rank)
         return s->pending.id;
-    snprintf (r, sizeof (r), "%u", (unsigned)rank);
+    rank_text (rank, r);
     if ((hex = zhashx_lookup (s->out_rank, r)))
         return hex;
     return zhashx_lookup (s->in_rank, r);
@@ -658,6 +736,7 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
         errno = ENOMEM;
         return -1;
     }
+    reclaim (q);
     /* past the byte bound the core keeps the message in its backlog (an
      * empty queue takes any message, so none is held back for ever) */
     queued = __atomic_load_n (&q->bytes, __ATOMIC_RELAXED);
