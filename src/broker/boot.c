@@ -549,8 +549,13 @@ static struct bundle *bundle_store (struct boot *b, uint32_t rank,
     struct bundle *o = bundle_parse (text);
 
     if (!o) {
-        errbuf_fail (errbuf, errlen, errno, "bootstrap values of rank %u are "
-                     "not a JSON object of strings", (unsigned)rank);
+        if (errno == ENOMEM)
+            errbuf_fail (errbuf, errlen, ENOMEM, "bootstrap values of rank "
+                         "%u: out of memory", (unsigned)rank);
+        else
+            errbuf_fail (errbuf, errlen, EPROTO, "bootstrap values of rank "
+                         "%u are not a JSON object of strings (each key "
+                         "once)", (unsigned)rank);
         return NULL;
     }
     bundle_destroy (&b->cache[rank]);

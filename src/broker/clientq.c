@@ -11,6 +11,13 @@
  * hence the atomics, and the entry it points to is reference-counted: a
  * client forgotten here (or the whole table) stays alive for its
  * messages still in libzmq.
+ *
+ * The record itself is freed in the broker's thread: the I/O thread only
+ * pushes it on a lock-free stack the table shares ('struct reclaim'),
+ * which the next send empties.  Freed in libzmq's thread, the record of
+ * every response never came back to the broker's malloc cache, and each
+ * allocation took malloc's slow path.  Once the table is gone
+ * ('orphaned') the I/O thread frees what it releases itself.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -32,16 +39,25 @@
 /* A client's share of the table: its hash item and key copy's block. */
 #define ENTRY_COST 64
 
+struct sent;
+struct reclaim {
+    int refs;                   /* atomic: the table's and each entry's */
+    int orphaned;               /* atomic: the table is gone */
+    struct sent *done;          /* atomic: released records, to free */
+};
+
 struct centry {
     size_t bytes;               /* atomic: queued toward the client */
     int refs;                   /* atomic: the table's and each message's */
     int have_lost;              /* events dropped for it, not yet told */
     uint32_t lost_first, lost_last;
+    struct reclaim *r;          /* the table's (a reference) */
 };
 
 struct sent {
     struct centry *e;
     size_t cost;
+    struct sent *next;          /* on r->done */
     unsigned char data[];       /* the last part's bytes */
 };
 
@@ -50,12 +66,42 @@ struct clientq {
     size_t bound;
     zhashx_t *clients;          /* route-stack name -> struct centry * */
     uint64_t drops;
+    struct reclaim *r;
 };
+
+static void reclaim_decref (struct reclaim *r)
+{
+    if (r && __atomic_sub_fetch (&r->refs, 1, __ATOMIC_ACQ_REL) == 0)
+        free (r);
+}
 
 static void centry_decref (struct centry *e)
 {
-    if (e && __atomic_sub_fetch (&e->refs, 1, __ATOMIC_ACQ_REL) == 0)
+    if (e && __atomic_sub_fetch (&e->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+        reclaim_decref (e->r);
         free (e);
+    }
+}
+
+/* Free a list of released records (each holds a reference to its
+ * client's entry). */
+static void free_released (struct sent *m)
+{
+    while (m) {
+        struct sent *next = m->next;
+        struct centry *e = m->e;
+        free (m);
+        centry_decref (e);
+        m = next;
+    }
+}
+
+/* Free what libzmq released. */
+static void reclaim (struct reclaim *r)
+{
+    if (__atomic_load_n (&r->done, __ATOMIC_RELAXED))
+        free_released (__atomic_exchange_n (&r->done, NULL,
+                                            __ATOMIC_SEQ_CST));
 }
 
 static void centry_destructor (void **item)
@@ -70,11 +116,15 @@ struct clientq *clientq_create (void *zsock, size_t bound)
 {
     struct clientq *q = calloc (1, sizeof (*q));
 
-    if (!q || !(q->clients = zhashx_new ())) {
+    if (!q || !(q->r = calloc (1, sizeof (*q->r)))
+        || !(q->clients = zhashx_new ())) {
+        if (q)
+            free (q->r);
         free (q);
         errno = ENOMEM;
         return NULL;
     }
+    q->r->refs = 1;
     zhashx_set_destructor (q->clients, centry_destructor);
     q->zsock = zsock;
     q->bound = bound;
@@ -84,7 +134,12 @@ struct clientq *clientq_create (void *zsock, size_t bound)
 void clientq_destroy (struct clientq **qp)
 {
     if (qp && *qp) {
+        struct reclaim *r = (*qp)->r;
         zhashx_destroy (&(*qp)->clients);
+        /* from now on the I/O thread frees what it releases */
+        __atomic_store_n (&r->orphaned, 1, __ATOMIC_SEQ_CST);
+        reclaim (r);
+        reclaim_decref (r);
         free (*qp);
         *qp = NULL;
     }
@@ -123,8 +178,10 @@ static struct centry *client_entry (struct clientq *q, const char *client)
     if (!(e = calloc (1, sizeof (*e))))
         return NULL;
     e->refs = 1;
+    e->r = q->r;
+    __atomic_add_fetch (&q->r->refs, 1, __ATOMIC_RELAXED);
     if (zhashx_insert (q->clients, client, e) < 0) {
-        free (e);
+        centry_decref (e);
         return NULL;
     }
     return e;
@@ -135,10 +192,19 @@ static struct centry *client_entry (struct clientq *q, const char *client)
 static void release_sent (void *data, void *hint)
 {
     struct sent *m = hint;
+    struct reclaim *r = m->e->r;
 
+    /* our own reference: r stays while we look at it, whoever frees m */
+    __atomic_add_fetch (&r->refs, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch (&m->e->bytes, m->cost, __ATOMIC_RELAXED);
-    centry_decref (m->e);
-    free (m);
+    m->next = __atomic_load_n (&r->done, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n (&r->done, &m->next, m, true,
+                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
+        ;
+    if (__atomic_load_n (&r->orphaned, __ATOMIC_SEQ_CST))
+        free_released (__atomic_exchange_n (&r->done, NULL,
+                                            __ATOMIC_SEQ_CST));
+    reclaim_decref (r);
 }
 
 /* A part before the last: copied, or a large payload by reference. */
@@ -182,6 +248,7 @@ static int send_parts (struct clientq *q, const char *client, msg_t *msg,
         errno = EINVAL;
         return -1;
     }
+    reclaim (q->r);
     if (!(e = client_entry (q, client)) || !(m = malloc (sizeof (*m)
                                                      + lastsize))) {
         errno = ENOMEM;
@@ -283,7 +350,10 @@ int clientq_take_lost (struct clientq *q, const char *client,
 
 void clientq_prune (struct clientq *q)
 {
-    zlistx_t *keys = zhashx_keys (q->clients);
+    zlistx_t *keys;
+
+    reclaim (q->r);
+    keys = zhashx_keys (q->clients);
 
     if (!keys)
         return;
@@ -304,6 +374,8 @@ void clientq_forget (struct clientq *q, const char *client)
 json_t *clientq_memory (struct clientq *q)
 {
     size_t bytes = 0, entries = 0;
+
+    reclaim (q->r);
 
     /* each entry: its queue, and itself, its name and its share of the
      * hash (which the bound allows for on top of the queue's) */
