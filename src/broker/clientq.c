@@ -13,7 +13,7 @@
  * messages still in libzmq.
  *
  * The record itself is freed in the broker's thread: the I/O thread only
- * pushes it on a lock-free stack the table shares ('struct reclaim'),
+ * pushes it on a stack the table shares ('struct reclaim', lfstack.h),
  * which the next send empties.  Freed in libzmq's thread, the record of
  * every response never came back to the broker's malloc cache, and each
  * allocation took malloc's slow path.  Once the table is gone
@@ -30,6 +30,7 @@
 #include <czmq.h>
 
 #include "src/common/libmsg/packed.h"
+#include "src/common/libutil/lfstack.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "clientq.h"
 
@@ -39,11 +40,10 @@
 /* A client's share of the table: its hash item and key copy's block. */
 #define ENTRY_COST 64
 
-struct sent;
 struct reclaim {
     int refs;                   /* atomic: the table's and each entry's */
     int orphaned;               /* atomic: the table is gone */
-    struct sent *done;          /* atomic: released records, to free */
+    struct lfstack_node *done;  /* released records, to free */
 };
 
 struct centry {
@@ -55,9 +55,9 @@ struct centry {
 };
 
 struct sent {
+    struct lfstack_node node;   /* first: on r->done */
     struct centry *e;
     size_t cost;
-    struct sent *next;          /* on r->done */
     unsigned char data[];       /* the last part's bytes */
 };
 
@@ -83,25 +83,19 @@ static void centry_decref (struct centry *e)
     }
 }
 
-/* Free a list of released records (each holds a reference to its
+/* Free what libzmq released (each record holds a reference to its
  * client's entry). */
-static void free_released (struct sent *m)
-{
-    while (m) {
-        struct sent *next = m->next;
-        struct centry *e = m->e;
-        free (m);
-        centry_decref (e);
-        m = next;
-    }
-}
-
-/* Free what libzmq released. */
 static void reclaim (struct reclaim *r)
 {
-    if (__atomic_load_n (&r->done, __ATOMIC_RELAXED))
-        free_released (__atomic_exchange_n (&r->done, NULL,
-                                            __ATOMIC_SEQ_CST));
+    struct lfstack_node *n = lfstack_take (&r->done);
+
+    while (n) {
+        struct sent *m = (struct sent *)n;
+        struct centry *e = m->e;
+        n = n->next;
+        free (m);
+        centry_decref (e);
+    }
 }
 
 static void centry_destructor (void **item)
@@ -197,13 +191,9 @@ static void release_sent (void *data, void *hint)
     /* our own reference: r stays while we look at it, whoever frees m */
     __atomic_add_fetch (&r->refs, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch (&m->e->bytes, m->cost, __ATOMIC_RELAXED);
-    m->next = __atomic_load_n (&r->done, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n (&r->done, &m->next, m, true,
-                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-        ;
+    lfstack_push (&r->done, &m->node);
     if (__atomic_load_n (&r->orphaned, __ATOMIC_SEQ_CST))
-        free_released (__atomic_exchange_n (&r->done, NULL,
-                                            __ATOMIC_SEQ_CST));
+        reclaim (r);
     reclaim_decref (r);
 }
 

@@ -22,6 +22,7 @@
 #include <jansson.h>
 
 #include "src/common/libutil/idmap.h"
+#include "src/common/libutil/lfstack.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
@@ -46,27 +47,26 @@
  * reference (the socket's table, or a message in flight) frees it.
  *
  * What libzmq is done with is freed by this thread, not by libzmq's: the
- * I/O thread only pushes the record on 'done' (a lock-free stack), and
- * sends and reads here take the stack and free it (reclaim).  A record
+ * I/O thread only pushes the record on 'done' (lfstack.h), and sends and
+ * reads here take the stack and free it (reclaim).  A record
  * and a received frame are allocated here for every message forwarded;
  * freed in another thread they never come back to this thread's malloc
  * cache, and every allocation took malloc's slow path.  Once the socket
  * is gone ('orphaned') the I/O thread frees what it releases itself. */
-struct sent;
 struct sndq {
     size_t bytes;               /* atomic */
     int refs;                   /* atomic */
     int orphaned;               /* atomic */
-    struct sent *done;          /* atomic: released, to free */
+    struct lfstack_node *done;  /* released records, to free */
 };
 
 /* One message in libzmq's hands: the frame it reads from, and its cost
  * on its peer's queue. */
 struct sent {
+    struct lfstack_node node;   /* first: on q->done */
     struct sndq *q;
     struct frame *f;
     size_t cost;
-    struct sent *next;          /* on q->done */
 };
 
 /* Routing ids are kept as hex text (generated ones start with a NUL). */
@@ -215,24 +215,22 @@ static void sndq_decref (struct sndq *q)
 
 /* Free a list of released records (each holds a reference to its
  * queue, which may go with the last one). */
-static void free_released (struct sent *m)
+static void free_released (struct lfstack_node *n)
 {
-    while (m) {
-        struct sent *next = m->next;
+    while (n) {
+        struct sent *m = (struct sent *)n;
         struct sndq *q = m->q;
+        n = n->next;
         frame_decref (&m->f);
         free (m);
         sndq_decref (q);
-        m = next;
     }
 }
 
 /* Free what libzmq released toward q. */
 static void reclaim (struct sndq *q)
 {
-    if (__atomic_load_n (&q->done, __ATOMIC_RELAXED))
-        free_released (__atomic_exchange_n (&q->done, NULL,
-                                            __ATOMIC_SEQ_CST));
+    free_released (lfstack_take (&q->done));
 }
 
 static void reclaim_all (struct sock *s)
@@ -615,13 +613,9 @@ static void release_sent (void *data, void *hint)
     /* our own reference: q stays while we look at it, whoever frees m */
     __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
-    m->next = __atomic_load_n (&q->done, __ATOMIC_RELAXED);
-    while (!__atomic_compare_exchange_n (&q->done, &m->next, m, true,
-                                         __ATOMIC_SEQ_CST, __ATOMIC_RELAXED))
-        ;
+    lfstack_push (&q->done, &m->node);
     if (__atomic_load_n (&q->orphaned, __ATOMIC_SEQ_CST))
-        free_released (__atomic_exchange_n (&q->done, NULL,
-                                            __ATOMIC_SEQ_CST));
+        reclaim (q);
     sndq_decref (q);
 }
 
