@@ -132,6 +132,7 @@ void clientq_destroy (struct clientq **qp)
         zhashx_destroy (&(*qp)->clients);
         /* from now on the I/O thread frees what it releases */
         __atomic_store_n (&r->orphaned, 1, __ATOMIC_SEQ_CST);
+        __atomic_thread_fence (__ATOMIC_SEQ_CST);  /* before the take's load */
         reclaim (r);
         reclaim_decref (r);
         free (*qp);

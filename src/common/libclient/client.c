@@ -118,8 +118,9 @@ static void evitem_destructor (void **item)
 /* A handle's identity on the broker's socket, after the mark: 12
  * characters (base64url) of 72 random bits.  Every request and its
  * response carry it on each hop, so it is short; 72 bits keep two
- * clients of one broker from ever meeting.  Without getrandom(), the
- * random bits of a version-4 uuid (bytes 0-5 and 10-12). */
+ * clients of one broker from ever meeting.  Without getrandom() (or
+ * before the kernel's pool is ready: no waiting at boot), the random
+ * bits of a version-4 uuid (bytes 0-5 and 10-12). */
 static void id_make (char *out)
 {
     static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -127,7 +128,7 @@ static void id_make (char *out)
     uint8_t r[9];
     int o = 0;
 
-    if (getrandom (r, sizeof (r), 0) != (ssize_t)sizeof (r)) {
+    if (getrandom (r, sizeof (r), GRND_NONBLOCK) != (ssize_t)sizeof (r)) {
         uuid_t u;
         uuid_generate_random (u);
         memcpy (r, u, 6);

@@ -33,7 +33,10 @@ static inline void lfstack_push (struct lfstack_node **top,
 }
 
 /* Take every node (newest first, linked by next), leaving the stack
- * empty; NULL if it was.  Any thread, but the nodes it gets are its own. */
+ * empty; NULL if it was.  Any thread, but the nodes it gets are its own.
+ * Its first look is a relaxed load: a thread that must see every push
+ * after a store of its own (a "no more pushes here" flag the pushers
+ * read) puts a sequentially consistent fence between the two. */
 static inline struct lfstack_node *lfstack_take (struct lfstack_node **top)
 {
     if (!__atomic_load_n (top, __ATOMIC_RELAXED))

@@ -296,12 +296,16 @@ static void check_pending (struct overlay *ov, uint32_t rank, uint64_t inc)
         livesig_keep (ov, rank, inc, sig);   /* may move the table: ls */
 }
 
-/* The checked signature we hold of rank's live record at inc, or NULL. */
+/* The checked signature we hold of rank's live record at inc, or NULL
+ * (never for incarnation 0: an entry made for a pending one holds 0 and
+ * zeros there). */
 static const uint8_t *livesig_of (struct overlay *ov, uint32_t rank,
                                   uint64_t inc)
 {
     const struct fence_livesig *ls;
 
+    if (inc == 0)
+        return NULL;
     check_pending (ov, rank, inc);
     ls = idmap_get (ov->fence.livesig, rank);
     return ls && ls->inc == inc ? ls->sig : NULL;
@@ -331,8 +335,19 @@ bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
 
     if (!sig || inc == 0 || !(ls = idmap_put (ov->fence.livesig, rank, NULL)))
         return false;
-    if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64)))
+    if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64))
+        || inc < ls->pending_inc)
         return false;
+    /* another one waiting, not this: checked now, so that a bad or late
+     * signature never pushes out a good one */
+    if (ls->pending_inc
+        && (ls->pending_inc != inc || memcmp (ls->pending, sig, 64) != 0)) {
+        check_pending (ov, rank, ls->pending_inc);
+        if (!(ls = idmap_get (ov->fence.livesig, rank)))
+            return false;
+        if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64)))
+            return false;
+    }
     ls->pending_inc = inc;
     memcpy (ls->pending, sig, sizeof (ls->pending));
     return true;
@@ -482,8 +497,13 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src)
 {
+    const uint8_t *held = fenced ? NULL : livesig_of (ov, rank, inc);
+    uint8_t sig[64];
+
+    if (held)   /* copied: applying may write the table it is in */
+        memcpy (sig, held, sizeof (sig));
     return apply_record (ov, rank, inc, fenced, reason, src,
-                         src == FROM_HERE, livesig_of (ov, rank, inc));
+                         src == FROM_HERE, held ? sig : NULL);
 }
 
 static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
@@ -570,9 +590,10 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
     size_t n = 0, cap = idmap_size (set);
     struct fence_record *recs = calloc (cap + 1, sizeof (*recs));
     uint32_t *ranks = calloc (cap + 1, sizeof (*ranks));
+    uint8_t (*sigs)[64] = calloc (cap + 1, sizeof (*sigs));
     struct frame *f = NULL;
 
-    if (!recs || !ranks)
+    if (!recs || !ranks || !sigs)
         goto done;
     for (void *v = idmap_first (set, &it); v; v = idmap_next (&it))
         ranks[n++] = (uint32_t)it.id;
@@ -590,14 +611,21 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
                                          .fenced = e && e->fenced,
                                          .reason = e ? fence_reason (ov, e)
                                                      : "" };
-        if (e && !e->fenced)
-            recs[i].sig = livesig_of (ov, ranks[i], e->inc);
+        /* copied: a later check may move the table the pointer is in */
+        const uint8_t *sig = e && !e->fenced ? livesig_of (ov, ranks[i],
+                                                           e->inc)
+                                             : NULL;
+        if (sig) {
+            memcpy (sigs[i], sig, 64);
+            recs[i].sig = sigs[i];
+        }
     }
     if ((f = fencemsg_encode (root, recs, n)))
         idmap_clear (set);
 done:
     free (recs);
     free (ranks);
+    free (sigs);
     return f;
 }
 

@@ -91,14 +91,16 @@ static void send_nak (struct overlay *ov, struct peer *p, const char *reason,
     json_decref (o);
 }
 
-/* Check a hello's content.  NULL if acceptable, else the reason. */
+/* Check a hello's content.  NULL if acceptable, else the reason.  Its
+ * signature of the sender's live record, if any, goes to sig (*has_sig):
+ * kept only once the hello is admitted. */
 static const char *hello_check (struct overlay *ov, struct peer *p,
-                                json_t *o, uint64_t *inc)
+                                json_t *o, uint64_t *inc, uint8_t sig[64],
+                                bool *has_sig)
 {
     int version, rank;
     const char *instance, *hostname = "", *topology = "", *live = NULL;
     json_int_t incarnation, seq = 0, view = 0;
-    uint8_t sig[64];
     size_t siglen = 0;
 
     if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I s?s}",
@@ -125,10 +127,9 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
     snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
     *inc = (uint64_t)incarnation;
     /* its live record, signed: kept to pass on with the record */
-    if (live && sodium_hex2bin (sig, sizeof (sig), live, strlen (live), NULL,
-                                &siglen, NULL) == 0
-        && siglen == sizeof (sig))
-        fence_note_livesig (ov, p->rank, *inc, sig);
+    *has_sig = live && sodium_hex2bin (sig, 64, live, strlen (live), NULL,
+                                       &siglen, NULL) == 0
+               && siglen == 64;
     return NULL;
 }
 
@@ -248,6 +249,8 @@ void hello_recv (struct overlay *ov, struct peer *p,
     json_t *o = NULL;
     const char *why;
     uint64_t inc = 0;
+    uint8_t sig[64];
+    bool has_sig = false;
 
     if (n >= 1)
         o = json_loadb ((const char *)frame_data (body[0]),
@@ -256,7 +259,8 @@ void hello_recv (struct overlay *ov, struct peer *p,
         nak_recv (ov, p, o);
         goto done;
     }
-    if ((why = key_problem) || (why = hello_check (ov, p, o, &inc))) {
+    if ((why = key_problem)
+        || (why = hello_check (ov, p, o, &inc, sig, &has_sig))) {
         ovl_log_limited (ov, LOG_ERR, "peer %u: hello refused: %s",
                          (unsigned)p->rank, why);
         if (env->kind == ENV_HELLO)
@@ -267,8 +271,11 @@ void hello_recv (struct overlay *ov, struct peer *p,
         }
         goto done;
     }
-    if (!refuse_fenced (ov, p, env, inc))
+    if (!refuse_fenced (ov, p, env, inc)) {
+        if (has_sig)
+            fence_note_livesig (ov, p->rank, inc, sig);
         admit (ov, p, env, inc);
+    }
 done:
     json_decref (o);
 }

@@ -297,6 +297,8 @@ void sock_destroy (struct sock **sp)
              qp = idmap_next (&it)) {
             /* from now on the I/O thread frees what it releases */
             __atomic_store_n (&(*qp)->orphaned, 1, __ATOMIC_SEQ_CST);
+            __atomic_thread_fence (__ATOMIC_SEQ_CST);   /* before the take's
+                                                           first load */
             reclaim (*qp);
             sndq_decref (*qp);   /* messages still in libzmq keep theirs */
         }

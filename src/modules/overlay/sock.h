@@ -110,10 +110,12 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire);
 void sock_admitted (struct sock *s, uint32_t rank);
 
 /* {"send_queues": {"bytes", "bound", "deferred"}}: the bytes handed to
- * libzmq toward every peer and not yet freed by it (each message's frame,
- * up to 8 KiB of receive buffer a forwarded frame pins, and libzmq's own
- * records), the bound (sndbuf_bytes per peer sent to), and how many sends
- * the bound turned away (the core kept them in its backlogs).  Caller
+ * libzmq toward every peer and not yet released by it (each message's
+ * frame, up to 8 KiB of receive buffer a forwarded frame pins, and
+ * libzmq's own records), the bound (sndbuf_bytes per peer sent to), and
+ * how many sends the bound turned away (the core kept them in its
+ * backlogs).  What libzmq released waits for this thread's next send or
+ * read to be freed, uncounted: at most what was counted before.  Caller
  * decrefs; NULL on ENOMEM. */
 json_t *sock_memory (struct sock *s);
 

@@ -216,6 +216,25 @@ static void check_hello_livesig (void)
     ok (!fence_is_fenced (f->ov, 2) && b && fake_record_signed (b, 2, 3002) == 1
         && f->ov->sign.bad == bad + 1,
         "its own signature goes on with its record");
+
+    /* one who holds a shared key (or a late HELLO of an older one) says
+     * rank 9's hello again with junk: the good one waiting stays */
+    uint8_t good[64], junk[64];
+    fake_fence1 (f, 1, ENV_REPORT, 9, 1009, true);
+    fake_livesig (f, 9, 2009, good);
+    fake_livesig (f, 6, 2009, junk);
+    ok (fence_note_livesig (f->ov, 9, 2009, good)
+        && fence_note_livesig (f->ov, 9, 2009, junk)
+        && !fence_note_livesig (f->ov, 9, 1500, good),
+        "rank 9's signature, then junk for it, then an older one: noted "
+        "(the older refused)");
+    fake_clear (f);
+    fence_apply (f->ov, 9, 2009, false, "rejoined", FROM_HERE);
+    fake_advance (f, 0.02);
+    b = fake_last (f, ENV_BATCH, 4);
+    ok (!fence_is_fenced (f->ov, 9) && b && fake_record_signed (b, 9, 2009) == 1,
+        "its record goes on signed: the junk did not push out the good "
+        "signature");
     fake_destroy (&f);
 }
 
