@@ -46,6 +46,7 @@
 #include "hosts.h"
 #include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/uintfmt.h"
 
 #define TICK_MS 1000
 #define SUBS_MAX 256            /* prefixes per client */
@@ -100,21 +101,6 @@ static int put_json_string (char *buf, size_t *n, size_t cap, const char *s)
     }
     buf[(*n)++] = '"';
     return 0;
-}
-
-/* Write v in decimal at buf + n; returns the new length. */
-static size_t put_uint (char *buf, size_t n, uint32_t v)
-{
-    char tmp[10];
-    int k = 0;
-
-    do {
-        tmp[k++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    while (k > 0)
-        buf[n++] = tmp[--k];
-    return n;
 }
 
 /* Does any string in the text p[0..len) (no escapes) spell "route",
@@ -183,9 +169,12 @@ static int ping_splice (struct bgn_broker *b, const msg_t *req,
             buf[n++] = ',';
     }
     memcpy (buf + n, "],\"rank\":", 9);
-    n = put_uint (buf, n + 9, b->rank);
+    n += 9;
+    n += uint_format (buf + n, b->rank);
     memcpy (buf + n, ",\"hops\":", 8);
-    n = put_uint (buf, n + 8, info && info->hops > 0 ? (uint32_t)info->hops : 0);
+    n += 8;
+    n += uint_format (buf + n, info && info->hops > 0 ? (uint32_t)info->hops
+                                                     : 0);
     buf[n++] = '}';
     buf[n] = '\0';
     /* a checked object, with checked route ids as strings and two

@@ -23,6 +23,7 @@
 
 #include "src/common/libutil/idmap.h"
 #include "src/common/libutil/lfstack.h"
+#include "src/common/libutil/uintfmt.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
@@ -367,15 +368,8 @@ const char *sock_strerror (int errnum)
  * core's peer table are keyed by it), so not through snprintf. */
 static size_t rank_text (uint32_t rank, char *r)
 {
-    char tmp[10];
-    size_t n = 0, len;
+    size_t len = uint_format (r, rank);
 
-    do {
-        tmp[n++] = (char)('0' + rank % 10);
-        rank /= 10;
-    } while (rank);
-    for (len = 0; len < n; len++)
-        r[len] = tmp[n - 1 - len];
     r[len] = '\0';
     return len;
 }
