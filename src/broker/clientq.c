@@ -83,12 +83,10 @@ static void centry_decref (struct centry *e)
     }
 }
 
-/* Free what libzmq released (each record holds a reference to its
+/* Free a list of released records (each holds a reference to its
  * client's entry). */
-static void reclaim (struct reclaim *r)
+static void free_released (struct lfstack_node *n)
 {
-    struct lfstack_node *n = lfstack_take (&r->done);
-
     while (n) {
         struct sent *m = (struct sent *)n;
         struct centry *e = m->e;
@@ -96,6 +94,12 @@ static void reclaim (struct reclaim *r)
         free (m);
         centry_decref (e);
     }
+}
+
+/* Free what libzmq released. */
+static void reclaim (struct reclaim *r)
+{
+    free_released (lfstack_take (&r->done));
 }
 
 static void centry_destructor (void **item)
@@ -131,9 +135,7 @@ void clientq_destroy (struct clientq **qp)
         struct reclaim *r = (*qp)->r;
         zhashx_destroy (&(*qp)->clients);
         /* from now on the I/O thread frees what it releases */
-        __atomic_store_n (&r->orphaned, 1, __ATOMIC_SEQ_CST);
-        __atomic_thread_fence (__ATOMIC_SEQ_CST);  /* before the take's load */
-        reclaim (r);
+        free_released (lfstack_orphan (&r->done, &r->orphaned));
         reclaim_decref (r);
         free (*qp);
         *qp = NULL;
@@ -192,9 +194,7 @@ static void release_sent (void *data, void *hint)
     /* our own reference: r stays while we look at it, whoever frees m */
     __atomic_add_fetch (&r->refs, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch (&m->e->bytes, m->cost, __ATOMIC_RELAXED);
-    lfstack_push (&r->done, &m->node);
-    if (__atomic_load_n (&r->orphaned, __ATOMIC_SEQ_CST))
-        reclaim (r);
+    free_released (lfstack_push_or_take (&r->done, &m->node, &r->orphaned));
     reclaim_decref (r);
 }
 

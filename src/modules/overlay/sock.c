@@ -302,10 +302,7 @@ void sock_destroy (struct sock **sp)
         for (struct sndq **qp = idmap_first (s->queues, &it); qp;
              qp = idmap_next (&it)) {
             /* from now on the I/O thread frees what it releases */
-            __atomic_store_n (&(*qp)->orphaned, 1, __ATOMIC_SEQ_CST);
-            __atomic_thread_fence (__ATOMIC_SEQ_CST);   /* before the take's
-                                                           first load */
-            reclaim (*qp);
+            free_released (lfstack_orphan (&(*qp)->done, &(*qp)->orphaned));
             sndq_decref (*qp);   /* messages still in libzmq keep theirs */
         }
     }
@@ -614,9 +611,7 @@ static void release_sent (void *data, void *hint)
     /* our own reference: q stays while we look at it, whoever frees m */
     __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
     __atomic_sub_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
-    lfstack_push (&q->done, &m->node);
-    if (__atomic_load_n (&q->orphaned, __ATOMIC_SEQ_CST))
-        reclaim (q);
+    free_released (lfstack_push_or_take (&q->done, &m->node, &q->orphaned));
     sndq_decref (q);
 }
 
