@@ -296,36 +296,43 @@ static void check_pending (struct overlay *ov, uint32_t rank, uint64_t inc)
         livesig_keep (ov, rank, inc, sig);   /* may move the table: ls */
 }
 
-/* The checked signature we hold of rank's live record at inc, or NULL
- * (never for incarnation 0: an entry made for a pending one holds 0 and
- * zeros there). */
-static const uint8_t *livesig_of (struct overlay *ov, uint32_t rank,
-                                  uint64_t inc)
+/* The checked signature we hold of rank's live record at inc, copied to
+ * sig (a copy: checking a pending one may move the table).  false if
+ * none (never for incarnation 0: an entry made for a pending one holds 0
+ * and zeros there). */
+static bool livesig_get (struct overlay *ov, uint32_t rank, uint64_t inc,
+                         uint8_t sig[64])
 {
     const struct fence_livesig *ls;
 
     if (inc == 0)
-        return NULL;
+        return false;
     check_pending (ov, rank, inc);
-    ls = idmap_get (ov->fence.livesig, rank);
-    return ls && ls->inc == inc ? ls->sig : NULL;
+    if (!(ls = idmap_get (ov->fence.livesig, rank)) || ls->inc != inc)
+        return false;
+    memcpy (sig, ls->sig, 64);
+    return true;
 }
 
 bool fence_own_livesig (struct overlay *ov, uint8_t sig[64])
 {
-    const uint8_t *have = livesig_of (ov, ov->rank, ov->incarnation);
     char text[160];
     int n;
 
-    if (have) {
-        memcpy (sig, have, 64);
+    if (livesig_get (ov, ov->rank, ov->incarnation, sig))
         return true;
-    }
     n = ovsign_live_text (ov, ov->rank, ov->incarnation, text, sizeof (text));
     if (ovsign_sign (ov, text, (size_t)n, sig) < 0)
         return false;
     livesig_keep (ov, ov->rank, ov->incarnation, sig);
     return true;
+}
+
+/* Is sig at inc no news beside the checked one held? */
+static bool held_already (const struct fence_livesig *ls, uint64_t inc,
+                          const uint8_t *sig)
+{
+    return inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64));
 }
 
 bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
@@ -335,17 +342,15 @@ bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
 
     if (!sig || inc == 0 || !(ls = idmap_put (ov->fence.livesig, rank, NULL)))
         return false;
-    if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64))
-        || inc < ls->pending_inc)
+    if (held_already (ls, inc, sig) || inc < ls->pending_inc)
         return false;
     /* another one waiting, not this: checked now, so that a bad or late
      * signature never pushes out a good one */
     if (ls->pending_inc
         && (ls->pending_inc != inc || memcmp (ls->pending, sig, 64) != 0)) {
         check_pending (ov, rank, ls->pending_inc);
-        if (!(ls = idmap_get (ov->fence.livesig, rank)))
-            return false;
-        if (inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64)))
+        if (!(ls = idmap_get (ov->fence.livesig, rank))
+            || held_already (ls, inc, sig))
             return false;
     }
     ls->pending_inc = inc;
@@ -360,8 +365,7 @@ void fence_announce_self (struct overlay *ov)
 
     if (!f)
         return;
-    if (fence_own_livesig (ov, sig))
-        livesig_keep (ov, ov->rank, ov->incarnation, sig);
+    fence_own_livesig (ov, sig);   /* made and kept, to go with the record */
     if (f->inc || f->since > 0)
         ov->fence.digest ^= record_hash (ov->rank, f->inc, f->fenced);
     f->inc = ov->incarnation;
@@ -497,11 +501,9 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src)
 {
-    const uint8_t *held = fenced ? NULL : livesig_of (ov, rank, inc);
     uint8_t sig[64];
+    bool held = !fenced && livesig_get (ov, rank, inc, sig);
 
-    if (held)   /* copied: applying may write the table it is in */
-        memcpy (sig, held, sizeof (sig));
     return apply_record (ov, rank, inc, fenced, reason, src,
                          src == FROM_HERE, held ? sig : NULL);
 }
@@ -611,14 +613,8 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
                                          .fenced = e && e->fenced,
                                          .reason = e ? fence_reason (ov, e)
                                                      : "" };
-        /* copied: a later check may move the table the pointer is in */
-        const uint8_t *sig = e && !e->fenced ? livesig_of (ov, ranks[i],
-                                                           e->inc)
-                                             : NULL;
-        if (sig) {
-            memcpy (sigs[i], sig, 64);
+        if (e && !e->fenced && livesig_get (ov, ranks[i], e->inc, sigs[i]))
             recs[i].sig = sigs[i];
-        }
     }
     if ((f = fencemsg_encode (root, recs, n)))
         idmap_clear (set);

@@ -221,7 +221,8 @@ bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
                          const uint8_t *sig);
 
 /* This broker's signature of its live record at its incarnation, for its
- * HELLO (false: it has no key).  Made once per incarnation. */
+ * HELLO (false: it has no key).  Made once per incarnation and kept with
+ * the others, so that its record goes out signed. */
 bool fence_own_livesig (struct overlay *ov, uint8_t sig[64]);
 
 /* Put this broker's own live record (its incarnation) in the view and
