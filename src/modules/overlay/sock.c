@@ -33,7 +33,6 @@
 #include "sock.h"
 
 #define RECV_BUDGET 1024       /* messages per readable callback */
-#define LEAVE_LINGER_MS 200    /* at close: time for the last sends */
 #define MAX_ID 255             /* bytes in a ZeroMQ routing id */
 /* What libzmq holds for one message beyond our frame: a zmq_msg_t for the
  * frame and one for the routing id in the pipe, and the content record
@@ -256,10 +255,9 @@ static int in_flight (struct sock *s)
     return n;
 }
 
-/* Once the socket is closed, libzmq's threads send or drop what it
- * still holds (within LEAVE_LINGER_MS), calling release_sent, whose code
- * is in this module: the module must not be unloaded before.  A bounded
- * wait. */
+/* Once the socket is closed (linger 0), libzmq's threads drop what it
+ * still holds, calling release_sent, whose code is in this module: the
+ * module must not be unloaded before.  A bounded wait (they go at once). */
 static void wait_released (struct sock *s)
 {
     for (int i = 0; i < 2000 && s->queues; i++) {
@@ -284,16 +282,13 @@ void sock_destroy (struct sock **sp)
     if (s->monitor)
         zmqutil_monitor_stop (s->zsock, &s->monitor);
     /* libzmq removes an ipc:// socket file later, in its I/O thread, or
-     * not at all: remove it now, so the broker can remove its rundir.
-     * Only the file: an unbind would also cut the connections peers made
-     * to us, and with them the goodbyes just sent on them. */
-    if (s->zsock && s->bound[0] && !strncmp (s->bound, "ipc://", 6))
-        unlink (s->bound + 6);
+     * not at all: remove it now, so the broker can remove its rundir. */
+    if (s->zsock && s->bound[0]) {
+        zmq_unbind (s->zsock, s->bound);
+        if (!strncmp (s->bound, "ipc://", 6))
+            unlink (s->bound + 6);
+    }
     if (s->zsock) {
-        /* what was just sent (an orderly leave's goodbyes) goes out;
-         * toward a peer that takes nothing, given up after LEAVE_LINGER */
-        int linger = LEAVE_LINGER_MS;
-        zmq_setsockopt (s->zsock, ZMQ_LINGER, &linger, sizeof (linger));
         zmq_close (s->zsock);
         wait_released (s);
     }
