@@ -29,6 +29,7 @@
 
 #include "src/common/libconf/conf.h"
 #include "src/common/libutil/forksrv.h"
+#include "src/common/libutil/tmpbase.h"
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/loglevel.h"
 #include "src/common/libutil/ratelimit.h"
@@ -277,9 +278,8 @@ static int setup_rundir (struct bgn_broker *b, const char *dir)
         }
     }
     else {
-        const char *tmp = getenv ("TMPDIR");
         snprintf (b->rundir, sizeof (b->rundir), "%s/bgn-broker-XXXXXX",
-                  tmp && *tmp ? tmp : "/tmp");
+                  tmpbase ());
         if (!mkdtemp (b->rundir)) {
             logger_log (b->log, LOG_ERR, "mkdtemp %s: %s", b->rundir,
                         strerror (errno));

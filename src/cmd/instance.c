@@ -29,6 +29,7 @@
 #include <jansson.h>
 
 #include "src/common/libutil/monotime.h"
+#include "src/common/libutil/tmpbase.h"
 #include "cmd.h"
 #include "instance.h"
 
@@ -79,9 +80,7 @@ void instance_remove_dir (struct instance *in)
 
 int instance_make_dir (struct instance *in)
 {
-    const char *tmp = getenv ("TMPDIR");
-    snprintf (in->dir, sizeof (in->dir), "%s/bgn-XXXXXX",
-              tmp && *tmp ? tmp : "/tmp");
+    snprintf (in->dir, sizeof (in->dir), "%s/bgn-XXXXXX", tmpbase ());
     if (!mkdtemp (in->dir)) {
         instance_log ("mkdtemp %s: %s", in->dir, strerror (errno));
         in->dir[0] = '\0';
