@@ -38,6 +38,8 @@ test_expect_success 'an instance with host names: lookups, pings, faults by host
 	bgn overlay lookup 3 0-7 node5 "node[1-3],7" >lookup.out || exit 1
 	bgn overlay lookup nodeX 2>lookup.err; echo rc=$? >lookup.rc
 	bgn --rank 5 rpc broker.hosts >hosts5.json || exit 1
+	bgn --rank node5 overlay-status >own5.out || exit 1
+	bgn --rank 5 overlay-status -r 1 >own5r1.out || exit 1
 	bgn ping node6 >ping6.out || exit 1
 	bgn --rank node2 rpc broker.info >info2.json || exit 1
 	bgn ping --rank=node3 broker >pingsvc.out || exit 1
@@ -78,6 +80,11 @@ test_expect_success 'an instance with host names: lookups, pings, faults by host
 	grep "^reply from rank 3: " pingsvc.out &&
 	grep "rc=1" faultx.rc &&
 	grep "^bgn fault: .nodeX. is not a rank or a host of this instance$" faultx.err
+'
+
+test_expect_success 'bgn --rank R overlay-status shows rank R as it sees itself; -r still wins' '
+	grep "^rank 5 (node5) has [0-9]* peers:$" own5.out &&
+	grep "^rank 1 (node1) has [0-9]* peers:$" own5r1.out
 '
 
 test_expect_success PYTHON3 'the host table is whole, also asked through rank 5' '

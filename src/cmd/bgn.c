@@ -135,6 +135,8 @@ static int set_rank_uri (const char *rank)
     r = cmd_rank_arg ("", "--rank", rank, NULL);
     snprintf (uri, sizeof (uri), "ipc://%s/%u/local", rundir, (unsigned)r);
     setenv ("BGN_URI", uri, 1);
+    snprintf (uri, sizeof (uri), "%u", (unsigned)r);
+    setenv (CMD_RANK_ENV, uri, 1);
     return 0;
 }
 

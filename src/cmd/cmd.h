@@ -82,6 +82,13 @@ void cmd_json_round (json_t *o);
 void cmd_print_json_ex (json_t *o, int compact);
 #define cmd_print_json(o) cmd_print_json_ex ((o), 0)
 
+/* The rank named by bgn's global --rank (the broker the command talks
+ * to), as it was written, or NULL: commands whose own --rank defaults
+ * to 0 default to it instead, so that 'bgn --rank 3 overlay-status'
+ * shows rank 3 as rank 3 sees itself. */
+#define CMD_RANK_ENV "BGN_CMD_RANK"
+const char *cmd_default_rank (void);
+
 /* The directory holding the bgn executable (for finding bgn-broker and
  * sub-commands in the build tree). */
 const char *cmd_exe_dir (void);

@@ -196,7 +196,8 @@ static void usage (FILE *f)
 "degraded, partitioned), size, topology, down ranks (and their hosts),\n"
 "and its peers.\n"
 "\n"
-"  -r, --rank=R          ask rank R, or the broker on host R (default 0)\n"
+"  -r, --rank=R          ask rank R, or the broker on host R (default 0,\n"
+"                        or bgn's own --rank)\n"
 "  -a, --all             the whole instance, gathered from every broker over\n"
 "                        the live graph: counts, down ranks, problems only\n"
 "  -j, --json            print the status as JSON (with --all: the summary)\n"
@@ -446,6 +447,8 @@ int cmd_overlay_status (int argc, char **argv)
     }
     parse_args (argc, argv, &o);
     h = cmd_open (PROG);
+    if (!o.rank_arg && !o.all)
+        o.rank_arg = cmd_default_rank ();
     if (o.rank_arg)
         o.rank = cmd_rank_arg (PROG, "--rank", o.rank_arg, h);
     if (o.wait) {

@@ -38,7 +38,8 @@ static void usage (FILE *f)
 "rank, type, topic, size in bytes, hops (and source -> destination rank).\n"
 "TOPIC-GLOB (fnmatch, e.g. 'broker.*') keeps only matching topics.\n"
 "\n"
-"  -r, --rank=R          trace rank R's broker, or host R's (default 0)\n"
+"  -r, --rank=R          trace rank R's broker, or host R's (default 0,\n"
+"                        or bgn's own --rank)\n"
 "      --types=LIST      comma-separated: request,response,event,control\n"
 "                        (default all; control = the overlay's own\n"
 "                        messages: hello, keepalive, fence, ...)\n"
@@ -119,7 +120,8 @@ int cmd_overlay_trace (int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    uint32_t rank = 0;
+    const char *own = cmd_default_rank ();
+    uint32_t rank = own ? cmd_rank_arg (PROG, "--rank", own, NULL) : 0;
     int c, json = 0, rc = 1;
     long count = -1, seen = 0;
     double duration = 60;

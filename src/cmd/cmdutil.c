@@ -260,6 +260,12 @@ void cmd_print_json_ex (json_t *o, int compact)
     free (s);
 }
 
+const char *cmd_default_rank (void)
+{
+    const char *r = getenv (CMD_RANK_ENV);
+    return r && *r ? r : NULL;
+}
+
 const char *cmd_exe_dir (void)
 {
     static char dir[PATH_MAX];
