@@ -523,6 +523,12 @@ static void monitor_readable (void *arg)
             s->ops->event (s->arg, OVL_SOCK_CONNECTED, ev.endpoint, NULL);
             break;
         case ZMQ_EVENT_DISCONNECTED:
+            /* libzmq queued what the peer sent before it closed (its
+             * goodbye, say) ahead of this event, but on another socket:
+             * read it first, or the peer looks lost for a reason it
+             * had already told us otherwise */
+            if (s->polling)
+                readable (s);
             s->ops->event (s->arg, OVL_SOCK_DISCONNECTED, ev.endpoint, NULL);
             break;
         case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
