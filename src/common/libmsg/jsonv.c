@@ -140,12 +140,38 @@ static const unsigned char special[256] = {
     [0x00 ... 0x1f] = 1, ['"'] = 1, ['\\'] = 1, [0x80 ... 0xff] = 1,
 };
 
+/* Does any of the 8 bytes in v end a plain run?  Each test is the
+ * "some byte is less than k" bit trick (exact for k <= 128): bytes below
+ * 0x20, the quote and the backslash (xor makes them zero), and bytes
+ * with the top bit set. */
+#define ONES  0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+static inline uint64_t any_below (uint64_t v, unsigned k)
+{
+    return (v - ONES * k) & ~v & HIGHS;
+}
+
+static inline bool special8 (uint64_t v)
+{
+    return ((v & HIGHS) | any_below (v, 0x20)
+            | any_below (v ^ (ONES * '"'), 1)
+            | any_below (v ^ (ONES * '\\'), 1)) != 0;
+}
+
 /* A string; sc->i is at its opening quote. */
 static bool string (struct scan *sc)
 {
     sc->i++;
     for (;;) {
-        /* the common case: a run of plain ASCII */
+        /* the common case: a run of plain ASCII, eight bytes at a time
+         * while none of them is special, then byte by byte */
+        while (sc->n - sc->i >= 8) {
+            uint64_t v;
+            memcpy (&v, sc->s + sc->i, 8);
+            if (special8 (v))
+                break;
+            sc->i += 8;
+        }
         while (sc->i < sc->n && !special[sc->s[sc->i]])
             sc->i++;
         if (sc->i >= sc->n)

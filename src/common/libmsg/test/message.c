@@ -802,6 +802,39 @@ static void test_json_check (void)
     ok (agree == total, "msg_json_check agrees with jansson on %d cases",
         total);
 
+    /* long strings, read eight bytes at a time: one odd byte (each kind
+     * that ends a plain run, and plain ones either side of each kind's
+     * threshold) at every offset of strings 1..40 bytes long */
+    static const unsigned char odd[] = {
+        0x00, 0x01, 0x1f, 0x20, 0x21, '"', '\\', 0x5b, 0x5d, 0x7f, 0x80,
+        0xbf, 0xc3, 0xff,
+    };
+    agree = total = 0;
+    for (size_t len = 1; len <= 40; len++) {
+        for (size_t at = 0; at < len; at++) {
+            for (size_t k = 0; k < sizeof (odd); k++) {
+                char s[64];
+                size_t n = 0;
+                memcpy (s, "{\"a\":\"", 6);
+                n = 6;
+                for (size_t j = 0; j < len; j++)
+                    s[n++] = j == at ? (char)odd[k] : 'p';
+                memcpy (s + n, "\"}", 2);
+                n += 2;
+                int mine = msg_json_check (s, n, NULL, 0) == 0;
+                int theirs = memchr (s, '\0', n) ? 0 : jansson_object (s, n);
+                total++;
+                if (mine == theirs)
+                    agree++;
+                else
+                    diag ("disagree on byte 0x%02x at %zu of %zu: mine %d",
+                          odd[k], at, len, mine);
+            }
+        }
+    }
+    ok (agree == total, "long strings: msg_json_check agrees with jansson "
+        "on all %d", total);
+
     /* nesting: the object is depth 1, jansson allows 2048 */
     for (int depth = 2046; depth <= 2050; depth++) {
         size_t n = 0;
