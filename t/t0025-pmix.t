@@ -120,10 +120,31 @@ test_expect_success 'rank 0 and rank 7 ping every rank' '
 	done
 '
 
+# mpirun can return before its last brokers have finished exiting (and
+# before their last lines are written out): they get 10 s to be gone,
+# each one exiting 0 and removing its socket; what is left then is shown.
+brokers_gone () {
+	i=0
+	while pgrep -f "bgn-broker --rundir=$RD/" >/dev/null ||
+	      ls "$RD"/b-*/local >/dev/null 2>&1 ||
+	      test $(grep -c "shutdown, exit 0" mpirun.out) -lt 8; do
+		i=$((i+1))
+		if test $i -ge 100; then
+			say "still there 10 s after mpirun returned:"
+			pgrep -fa "bgn-broker --rundir=$RD/"
+			ls -l "$RD"/b-*
+			grep -c "shutdown, exit 0" mpirun.out
+			return 1
+		fi
+		sleep 0.1
+	done
+}
+
 test_expect_success 'SIGTERM to mpirun stops every broker cleanly' '
 	kill -TERM $MPIRUN_PID &&
 	{ wait $MPIRUN_PID; true; } &&
 	MPIRUN_PID= &&
+	brokers_gone &&
 	cat mpirun.out &&
 	test $(grep -c "shutdown, exit 0" mpirun.out) -eq 8 &&
 	! pgrep -f "bgn-broker --rundir=$RD/" &&
