@@ -84,6 +84,11 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
     return 0;
 }
 
+static int api_boot_lasting (bgn_broker_t *b)
+{
+    return boot_lasting (b->boot);
+}
+
 static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
                              char *buf, size_t len)
 {
@@ -319,6 +324,7 @@ const struct bgn_broker_api broker_api = {
     .boot_put = api_boot_put,
     .boot_get = api_boot_get,
     .boot_refresh = api_boot_refresh,
+    .boot_lasting = api_boot_lasting,
     .service_add = api_service_add,
     .service_remove = api_service_remove,
     .respond = broker_respond,

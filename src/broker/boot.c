@@ -53,6 +53,7 @@ struct boot {
     int outbox_dirty;
     struct bundle **cache;   /* rank -> its bundle as fetched, or NULL */
     int64_t last_miss;       /* the rank of the last bundle fetched */
+    int streak;              /* misses in a row, each last_miss + 1 */
     int pipeline;            /* the PMI server takes pipelined gets */
     int late_get;            /* ... and gets after finalize */
     int finalized;
@@ -434,6 +435,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
     if (!b)
         return NULL;
     b->last_miss = -1;
+    b->streak = 0;
     if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ()))
         goto error;
     zhashx_set_destructor (b->local, (zhashx_destructor_fn *)zstr_free);
@@ -563,23 +565,24 @@ static struct bundle *bundle_store (struct boot *b, uint32_t rank,
     return o;
 }
 
-/* Read-ahead: a get for the rank after the last one fetched (a module
- * walking every rank, as the overlay does for the CURVE keys) fetches the
- * bundles of the next BUNDLE_AHEAD ranks in one pipelined exchange: a
- * broker costs the PMI server a few round trips, not one per rank.  The
- * ones not asked for stay cached until the next barrier.  Only where the
- * server is known to answer requests written back to back: bgn start's
- * (it sets BGN_PMI_PIPELINE=1); Slurm's pmi2 plugin, for one, drops all
- * but the first line it reads. */
+/* Read-ahead: gets for ranks in a row (a module walking every rank)
+ * fetch the bundles ahead in one pipelined exchange, twice as many each
+ * time the walk goes on (2, 4, ... up to BUNDLE_AHEAD): a broker walking
+ * every rank costs the PMI server a few round trips, not one per rank,
+ * while one that asks for a few ranks here and there (its peers) fetches
+ * little more than those.  The ones not asked for stay cached until the
+ * next barrier.  Only where the server is known to answer requests
+ * written back to back: bgn start's (it sets BGN_PMI_PIPELINE=1); Slurm's
+ * pmi2 plugin, for one, drops all but the first line it reads. */
 #define BUNDLE_AHEAD 64
-static int bundle_prefetch (struct boot *b, uint32_t rank)
+static int bundle_prefetch (struct boot *b, uint32_t rank, int ahead)
 {
     const char *keys[BUNDLE_AHEAD] = { NULL };
     char names[BUNDLE_AHEAD][32], *values[BUNDLE_AHEAD] = { NULL };
     int lens[BUNDLE_AHEAD], errs[BUNDLE_AHEAD], n = 0, rc = -1;
     uint32_t ranks[BUNDLE_AHEAD];
 
-    for (uint32_t q = rank; q < b->size && n < BUNDLE_AHEAD; q++) {
+    for (uint32_t q = rank; q < b->size && n < ahead; q++) {
         if (b->cache[q])
             continue;
         snprintf (names[n], sizeof (names[n]), "bgn.%u", (unsigned)q);
@@ -595,6 +598,8 @@ static int bundle_prefetch (struct boot *b, uint32_t rank)
     for (int i = 0; i < n; i++)   /* a bad one is fetched again alone */
         if (lens[i] >= 0)
             bundle_store (b, ranks[i], values[i], NULL, 0);
+    if (n > 0)
+        b->last_miss = ranks[n - 1];
     rc = 0;
 done:
     for (int i = 0; i < n; i++)
@@ -618,12 +623,13 @@ static struct bundle *fetch_bundle (struct boot *b, uint32_t rank,
     }
     if ((o = b->cache[rank]))
         return o;
-    if (b->pipeline && (int64_t)rank == b->last_miss + 1) {
-        b->last_miss = rank;
-        if (bundle_prefetch (b, rank) == 0 && (o = b->cache[rank]))
+    b->streak = (int64_t)rank == b->last_miss + 1 ? b->streak + 1 : 1;
+    b->last_miss = rank;
+    if (b->pipeline && b->streak > 1) {
+        int ahead = b->streak > 7 ? BUNDLE_AHEAD : 1 << (b->streak - 1);
+        if (bundle_prefetch (b, rank, ahead) == 0 && (o = b->cache[rank]))
             return o;
     }
-    b->last_miss = rank;
     snprintf (k, sizeof (k), "bgn.%u", (unsigned)rank);
     if (!(v = malloc (PMI_BUNDLE_MAX)))
         return NULL;
@@ -775,6 +781,11 @@ int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
     return boot_get (b, rank, key, buf, len, errbuf, errlen);
 }
 
+int boot_lasting (struct boot *b)
+{
+    return b->pmi && b->late_get && !b->is_static;
+}
+
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
 {
 #if HAVE_PMIX
@@ -788,6 +799,7 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
         return -1;
     cache_clear (b);                    /* peers may have put anew */
     b->last_miss = -1;
+    b->streak = 0;
     return 0;
 }
 

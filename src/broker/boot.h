@@ -91,6 +91,12 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
  * fetched once): what 'rank' published last. */
 int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
                   size_t len, char *errbuf, size_t errlen);
+/* 1 if every rank's values can be had one at a time for the broker's
+ * whole life, each a network exchange (a PMI server that answers gets
+ * after finalize: bgn start's), so a module may ask for a rank's values
+ * when it first needs them rather than all at start; 0 otherwise (the
+ * exchange closes at finalize, or every value is already in memory). */
+int boot_lasting (struct boot *b);
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen);
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen);
 

@@ -212,6 +212,14 @@ struct bgn_broker_api {
      * always fresh. */
     int (*boot_refresh) (bgn_broker_t *b, uint32_t rank, const char *key,
                          char *buf, size_t len);
+
+    /* 1 if boot_get answers for the broker's whole life, a rank at a time
+     * (bgn start's PMI server): a module may then read a rank's values
+     * when it first needs them instead of every rank's in start(), which
+     * at N ranks costs every broker N exchanges.  0 if the exchange
+     * closes after start-up (a PMI finalize) or the values cost nothing
+     * to read at start.  May be NULL (= 0). */
+    int (*boot_lasting) (bgn_broker_t *b);
 };
 
 struct bgn_module {

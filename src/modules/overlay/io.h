@@ -98,7 +98,9 @@ struct ovl_io {
     json_t *(*memory) (void *ctx);
 
     /* Rank's public signing key (Ed25519, 32 bytes, ovsign.h) into pk:
-     * 0, or -1 if that rank has none the io knows of.  refresh: the
+     * 0, or -1 if that rank has none the io knows of (-1 with EAGAIN: it
+     * could not be asked just now, so whether it has one is not known:
+     * its word is then refused, not taken unsigned).  refresh: the
      * key known may be old (a signature failed with it): ask where keys
      * come from again, at most every few seconds per rank.  May be NULL
      * (no broker has a key: nothing is signed or checked). */

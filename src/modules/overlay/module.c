@@ -54,18 +54,22 @@ struct module {
     uint64_t rng;
     ratelimit_t *refusals;       /* warnings about refused contacts */
     struct idmap *keys;          /* rank -> struct signkey (io_sign_key) */
+    bool keys_lazy;              /* other ranks' keys read when first needed */
 };
 
 /* Another rank's signing key as the bootstrap gave it (ovsign.h). */
 struct signkey {
     unsigned char pk[32];
     double asked;                /* when the bootstrap was last asked */
-    uint8_t state;               /* 0 never asked, 1 have it, 2 none */
+    uint8_t state;               /* 0 never asked, 1 have it, 2 none,
+                                    3 the bootstrap did not answer */
 };
 
 #define SIGNKEY_REFRESH 5.0      /* s between two asks for one rank */
 
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
+
+static const char *rank_key (struct module *m, uint32_t rank);
 
 /* ---- the io table ------------------------------------------------------ */
 
@@ -236,10 +240,13 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
     double now = m->api->now (m->b);
     int rc;
 
-    if (!m->keys || !(k = idmap_put (m->keys, rank, NULL)))
+    if (!m->keys || !(k = idmap_put (m->keys, rank, NULL))) {
+        errno = m->keys ? ENOMEM : ENOENT;
         return -1;
-    if (k->state == 0 || (refresh && now - k->asked >= SIGNKEY_REFRESH)) {
-        bool first = k->state == 0;
+    }
+    if (k->state == 0 || (k->state == 3 && now - k->asked >= SIGNKEY_REFRESH)
+        || (refresh && now - k->asked >= SIGNKEY_REFRESH)) {
+        bool first = k->state == 0 || k->state == 3;
         k->asked = now;
         rc = !first && m->api->boot_refresh
                  ? m->api->boot_refresh (m->b, rank, "evkey", hex,
@@ -247,11 +254,19 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
                  : m->api->boot_get (m->b, rank, "evkey", hex, sizeof (hex));
         if (rc == 0 && evkey_parse (hex, k->pk) == 0)
             k->state = 1;
+        else if (rc < 0 && first && m->keys_lazy && errno != ENOENT)
+            k->state = 3;   /* asked after start, no answer: not "none" */
         else if (first || rc == 0)
             k->state = 2;   /* none (a static bootstrap) */
     }
-    if (k->state != 1)
+    if (k->state == 3) {
+        errno = EAGAIN;
         return -1;
+    }
+    if (k->state != 1) {
+        errno = ENOENT;
+        return -1;
+    }
     memcpy (pk, k->pk, 32);
     return 0;
 }
@@ -377,7 +392,7 @@ static const char *contact_problem (struct module *m, const msg_t *req)
         return NULL;   /* the core answers EPROTO */
     if (json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey", &pubkey) == 0
         && rank >= 0) {
-        known = curve_key_of (m->curve, (uint32_t)rank);
+        known = rank_key (m, (uint32_t)rank);
         if (!known || strcmp (known, pubkey) != 0)
             why = "the key is not the one the asking rank holds";
     }
@@ -685,23 +700,55 @@ error:
     return -1;
 }
 
-/* Every rank's public key, from the bootstrap, so that a connection is
- * bound to the rank whose key it holds (sock.h) and a contact request is
- * checked against the asking rank's key.  One bootstrap get per rank. */
-static int learn_keys (struct module *m)
+/* Bind rank's public key, from the bootstrap: a connection is bound to
+ * the rank whose key it holds (sock.h), and a contact request is checked
+ * against the asking rank's key. */
+static int learn_key (struct module *m, uint32_t rank)
 {
     char pubkey[64];
-    uint32_t size = m->api->size (m->b);
 
-    for (uint32_t r = 0; r < size; r++) {
-        if (m->api->boot_get (m->b, r, "pubkey", pubkey, sizeof (pubkey)) < 0
-            || curve_bind (m->curve, r, pubkey) < 0) {
-            mlog (m, LOG_ERR, "public key of rank %u: %s", (unsigned)r,
-                  strerror (errno));
-            return -1;
-        }
+    if (m->api->boot_get (m->b, rank, "pubkey", pubkey, sizeof (pubkey)) < 0
+        || curve_bind (m->curve, rank, pubkey) < 0) {
+        mlog (m, LOG_ERR, "public key of rank %u: %s", (unsigned)rank,
+              strerror (errno));
+        return -1;
     }
     return 0;
+}
+
+/* The keys needed at start: every rank's (one bootstrap get each), or,
+ * where the bootstrap lasts (keys_lazy), our own and our peers' only:
+ * the only ranks that connect to us before a contact request, which
+ * reads the asking rank's key first (rank_key).  At N ranks that is
+ * about 2 log2 N gets per broker instead of N. */
+static int learn_keys (struct module *m)
+{
+    uint32_t size = m->api->size (m->b);
+
+    if (!m->keys_lazy) {
+        for (uint32_t r = 0; r < size; r++)
+            if (learn_key (m, r) < 0)
+                return -1;
+        return 0;
+    }
+    if (learn_key (m, m->api->rank (m->b)) < 0)
+        return -1;
+    for (int i = 0; i < overlay_peer_count (m->ov); i++)
+        if (learn_key (m, overlay_peer_rank (m->ov, i)) < 0)
+            return -1;
+    return 0;
+}
+
+/* rank's public key as the bootstrap gave it, read now if it was left
+ * for later; NULL if there is none. */
+static const char *rank_key (struct module *m, uint32_t rank)
+{
+    const char *known = curve_key_of (m->curve, rank);
+
+    if (!known && m->keys_lazy && rank < m->api->size (m->b)
+        && learn_key (m, rank) == 0)
+        known = curve_key_of (m->curve, rank);
+    return known;
 }
 
 /* Every rank's signing key, now: the bootstrap may be closed later (a
@@ -750,12 +797,19 @@ static int overlay_start_cb (void *state)
                                  ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
     double t0 = m->api->now (m->b), cpu0 = thread_cpu ();
+    /* Rank 0 checks every rank's signed word from the start (their
+     * readiness reports): it reads every key at once in any case. */
+    m->keys_lazy = m->api->boot_lasting && m->api->boot_lasting (m->b)
+                   && m->api->rank (m->b) != 0;
     if (m->curve && learn_keys (m) < 0)
         return -1;
     learn_event_key (m);
-    learn_sign_keys (m);
-    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s (%.1f ms of CPU)",
-          m->api->now (m->b) - t0, 1e3 * (thread_cpu () - cpu0));
+    if (!m->keys_lazy)
+        learn_sign_keys (m);
+    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s (%.1f ms of CPU)%s",
+          m->api->now (m->b) - t0, 1e3 * (thread_cpu () - cpu0),
+          m->keys_lazy ? ": ours and our peers', the others' when first "
+                         "needed" : "");
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,

@@ -61,15 +61,19 @@ static int rank_key (struct overlay *ov, uint32_t rank, int refresh,
         crypto_sign_ed25519_sk_to_pk (pk, ov->sign.sk);
         return 0;
     }
-    if (!ov->io->sign_key)
+    if (!ov->io->sign_key) {
+        errno = ENOENT;
         return -1;
+    }
     return ov->io->sign_key (ov->ctx, rank, refresh, pk);
 }
 
 bool ovsign_rank_has_key (struct overlay *ov, uint32_t rank)
 {
     unsigned char pk[32];
-    return rank_key (ov, rank, 0, pk) == 0;
+    /* a key that could not be asked for may exist: its word must come
+     * signed (and is refused until the key is known) */
+    return rank_key (ov, rank, 0, pk) == 0 || errno == EAGAIN;
 }
 
 int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
@@ -77,8 +81,12 @@ int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
 {
     unsigned char pk[32];
 
-    if (rank_key (ov, rank, 0, pk) < 0)
-        return -1;
+    if (rank_key (ov, rank, 0, pk) < 0) {
+        if (errno != EAGAIN)
+            return -1;
+        ov->sign.bad++;      /* it may have a key we could not get */
+        return 0;
+    }
     if (sig && crypto_sign_verify_detached (sig, data, len, pk) == 0)
         return 1;
     /* the rank may have restarted with a new key: ask once more (the io

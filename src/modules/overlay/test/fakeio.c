@@ -187,8 +187,14 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
     unsigned char sk[64];
 
     (void)refresh;
-    if (!f->keys || rank >= f->size)
+    if (!f->keys || rank >= f->size) {
+        errno = ENOENT;
         return -1;
+    }
+    if (rank < FAKE_MAX_RANKS && f->key_unanswered[rank]) {
+        errno = EAGAIN;
+        return -1;
+    }
     fake_keypair (rank, pk, sk);
     return 0;
 }

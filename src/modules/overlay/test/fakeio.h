@@ -65,6 +65,8 @@ struct fake {
     int stopped;            /* exit code + 1, 0 if not stopped */
     bool keys;              /* every rank has a signing key (fake_keypair):
                                set before fake_start */
+    bool key_unanswered[FAKE_MAX_RANKS];   /* with keys: asking for this
+                                              rank's fails (EAGAIN) */
     const char *peer_ep[FAKE_MAX_RANKS];   /* where the bootstrap says a
                                               rank listens (NULL: -1) */
     int peer_ep_asked;      /* io->peer_endpoint calls */

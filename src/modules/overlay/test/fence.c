@@ -401,6 +401,36 @@ static void check_not_formed (void)
     fake_destroy (&f);
 }
 
+/* A rank whose key could not be asked for (the bootstrap did not
+ * answer) may have one: its word is refused, even signed, until the key
+ * is known; it is not taken unsigned. */
+static void check_key_unanswered (void)
+{
+    struct fake *f = up_keyed (0, 16);
+    struct fence_record rec = { .rank = 5, .inc = 2005, .fenced = false,
+                                .reason = "rejoined" };
+    uint8_t sig[64];
+    uint64_t bad;
+
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    f->key_unanswered[5] = true;
+    fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
+    ok (fence_is_fenced (f->ov, 5),
+        "rank 5's key could not be asked for: its unsigned live record "
+        "lifts nothing");
+    fake_livesig (f, 5, 2005, sig);
+    rec.sig = sig;
+    bad = f->ov->sign.bad;
+    fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
+    ok (fence_is_fenced (f->ov, 5) && f->ov->sign.bad == bad + 1,
+        "nor its signed one (counted as a signature not checked)");
+    f->key_unanswered[5] = false;
+    fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
+    ok (!fence_is_fenced (f->ov, 5) && fence_lookup (f->ov, 5)->inc == 2005,
+        "once the key is had, the same signed record lifts the fence");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -413,6 +443,7 @@ int main (void)
     check_not_formed ();
     check_attested ();
     check_hello_livesig ();
+    check_key_unanswered ();
     check_refusal_bound ();
     done_testing ();
 }
