@@ -52,8 +52,8 @@ struct boot {
     json_t *outbox;          /* our values, put at the next barrier */
     int outbox_dirty;
     struct bundle **cache;   /* rank -> its bundle as fetched, or NULL */
-    int64_t last_miss;       /* the rank of the last bundle fetched */
-    int streak;              /* misses in a row, each last_miss + 1 */
+    int64_t last_req;        /* the rank of the last bundle asked for */
+    int streak;              /* asks in a row, each last_req + 1 */
     int pipeline;            /* the PMI server takes pipelined gets */
     int late_get;            /* ... and gets after finalize */
     int finalized;
@@ -434,7 +434,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
 
     if (!b)
         return NULL;
-    b->last_miss = -1;
+    b->last_req = -1;
     b->streak = 0;
     if (!(b->local = zhashx_new ()) || !(b->outbox = json_object ()))
         goto error;
@@ -565,16 +565,17 @@ static struct bundle *bundle_store (struct boot *b, uint32_t rank,
     return o;
 }
 
-/* Read-ahead: gets for ranks in a row (a module walking every rank)
- * fetch the bundles ahead in one pipelined exchange, twice as many each
- * time the walk goes on (2, 4, ... up to BUNDLE_AHEAD): a broker walking
- * every rank costs the PMI server a few round trips, not one per rank,
- * while one that asks for a few ranks here and there (its peers) fetches
- * little more than those.  The ones not asked for stay cached until the
+/* Read-ahead: once three ranks in a row have been asked for (a module
+ * walking every rank), a bundle not yet here is fetched with those after
+ * it in one pipelined exchange, more the longer the walk (2, 4, ... up
+ * to BUNDLE_AHEAD): a broker walking every rank costs the PMI server a
+ * few round trips, not one per rank, while one that asks for a few ranks
+ * here and there (its peers) fetches little more than those.  The ones not asked for stay cached until the
  * next barrier.  Only where the server is known to answer requests
  * written back to back: bgn start's (it sets BGN_PMI_PIPELINE=1); Slurm's
  * pmi2 plugin, for one, drops all but the first line it reads. */
 #define BUNDLE_AHEAD 64
+#define BOOT_LATE_TIMEOUT 5.0   /* s a get after finalize may wait */
 static int bundle_prefetch (struct boot *b, uint32_t rank, int ahead)
 {
     const char *keys[BUNDLE_AHEAD] = { NULL };
@@ -598,8 +599,6 @@ static int bundle_prefetch (struct boot *b, uint32_t rank, int ahead)
     for (int i = 0; i < n; i++)   /* a bad one is fetched again alone */
         if (lens[i] >= 0)
             bundle_store (b, ranks[i], values[i], NULL, 0);
-    if (n > 0)
-        b->last_miss = ranks[n - 1];
     rc = 0;
 done:
     for (int i = 0; i < n; i++)
@@ -621,12 +620,12 @@ static struct bundle *fetch_bundle (struct boot *b, uint32_t rank,
                      (unsigned)rank, (unsigned)b->size - 1);
         return NULL;
     }
+    b->streak = (int64_t)rank == b->last_req + 1 ? b->streak + 1 : 1;
+    b->last_req = rank;
     if ((o = b->cache[rank]))
         return o;
-    b->streak = (int64_t)rank == b->last_miss + 1 ? b->streak + 1 : 1;
-    b->last_miss = rank;
-    if (b->pipeline && b->streak > 1) {
-        int ahead = b->streak > 7 ? BUNDLE_AHEAD : 1 << (b->streak - 1);
+    if (b->pipeline && b->streak >= 3) {
+        int ahead = b->streak >= 8 ? BUNDLE_AHEAD : 1 << (b->streak - 2);
         if (bundle_prefetch (b, rank, ahead) == 0 && (o = b->cache[rank]))
             return o;
     }
@@ -798,7 +797,7 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
         || pmi_client_barrier (b->pmi, errbuf, errlen) < 0)
         return -1;
     cache_clear (b);                    /* peers may have put anew */
-    b->last_miss = -1;
+    b->last_req = -1;
     b->streak = 0;
     return 0;
 }
@@ -814,5 +813,9 @@ int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
     if (bundle_flush (b, errbuf, errlen) < 0)
         return -1;
     b->finalized = 1;
+    /* from now on a get (a module's, when it first needs a rank's value)
+     * holds up the broker's reactor: a few seconds at most */
+    if (b->late_get && pmi_client_get_timeout (b->pmi) > BOOT_LATE_TIMEOUT)
+        pmi_client_set_timeout (b->pmi, BOOT_LATE_TIMEOUT);
     return pmi_client_finalize (b->pmi, errbuf, errlen);
 }

@@ -36,6 +36,11 @@ struct pmi_client {
     int vallen_max;
     bool have_kvsname;
     char kvsname[KVSNAME_BUF];
+    /* A request went out and its reply did not come back whole (a
+     * timeout, a broken line): a late reply would be read as the answer
+     * to the next request, so nothing more is asked on this connection. */
+    bool out_of_step;
+    char why[128];
     size_t inlen;
     char inbuf[CLIENT_MAXLINE];
 };
@@ -238,6 +243,28 @@ static int recv_line (pmi_client_t *cli, char *line, size_t len,
     }
 }
 
+/* Refuse to ask anything once the connection is out of step. */
+static int in_step (pmi_client_t *cli, char *errbuf, size_t errlen)
+{
+    if (!cli->out_of_step)
+        return 0;
+    return errbuf_fail (errbuf, errlen, EPROTO, "pmi: the connection to the "
+                        "server is out of step since an earlier request "
+                        "failed (%s)", cli->why);
+}
+
+/* A request failed half way: remember why, pass the failure on. */
+static int lose_step (pmi_client_t *cli, char *errbuf)
+{
+    int saved = errno;
+
+    cli->out_of_step = true;
+    snprintf (cli->why, sizeof (cli->why), "%s",
+              errbuf && *errbuf ? errbuf : strerror (saved));
+    errno = saved;
+    return -1;
+}
+
 /* Send 'req' (without newline), read the reply into reply[len], check
  * that its cmd is 'expect' and that rc (if present) is 0.  On rc != 0
  * the error is 'rc_errno'.
@@ -251,16 +278,19 @@ static int exchange (pmi_client_t *cli, const char *req, const char *expect,
     double deadline = pmi_fd_now () + cli->timeout;
     int rc;
 
+    if (in_step (cli, errbuf, errlen) < 0)
+        return -1;
     if (snprintf (line, sizeof (line), "%s\n", req) >= (int)sizeof (line))
         return errbuf_fail (errbuf, errlen, EINVAL, "pmi: request too long");
-    if (send_line (cli, line, deadline, errbuf, errlen) < 0)
-        return -1;
-    if (recv_line (cli, reply, len, deadline, errbuf, errlen) < 0)
-        return -1;
+    if (send_line (cli, line, deadline, errbuf, errlen) < 0
+        || recv_line (cli, reply, len, deadline, errbuf, errlen) < 0)
+        return lose_step (cli, errbuf);
     if (pmi_wire_get (reply, "cmd", cmd, sizeof (cmd)) < 0
-        || strcmp (cmd, expect) != 0)
-        return errbuf_fail (errbuf, errlen, EPROTO,
-                            "pmi: expected cmd=%s, got '%s'", expect, reply);
+        || strcmp (cmd, expect) != 0) {
+        errbuf_fail (errbuf, errlen, EPROTO,
+                     "pmi: expected cmd=%s, got '%s'", expect, reply);
+        return lose_step (cli, errbuf);
+    }
     if (pmi_wire_get_int (reply, "rc", &rc) < 0) {
         if (errno != ENOENT)
             return errbuf_fail (errbuf, errlen, EPROTO, "pmi: bad rc in '%s'",
@@ -581,7 +611,8 @@ int pmi_client_kvs_get_many (pmi_client_t *cli, const char *const keys[],
     /* "cmd=get kvsname=K key=k\n", each at its longest */
     cap = (size_t)PMI_CLIENT_PIPELINE
           * (32 + KVSNAME_BUF + (size_t)cli->keylen_max) + 1;
-    if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0)
+    if (pmi_client_get_my_kvsname (cli, NULL, 0, errbuf, errlen) < 0
+        || in_step (cli, errbuf, errlen) < 0)
         return -1;
     if (!(batch = malloc (cap)))
         return errbuf_fail (errbuf, errlen, ENOMEM, "pmi: out of memory");
@@ -601,13 +632,13 @@ int pmi_client_kvs_get_many (pmi_client_t *cli, const char *const keys[],
         }
         if (send_line (cli, batch, deadline, errbuf, errlen) < 0) {
             free (batch);
-            return -1;
+            return lose_step (cli, errbuf);
         }
         for (int i = first; i < last; i++) {
             if (recv_line (cli, reply, sizeof (reply), deadline, errbuf,
                            errlen) < 0) {
                 free (batch);
-                return -1;
+                return lose_step (cli, errbuf);
             }
             take_value (reply, values[i], len, &lens[i], &errs[i]);
         }

@@ -37,6 +37,10 @@
  *             (also: get of a missing key gives ENOENT, see kvs_get)
  *   ECONNRESET server closed the connection (EOF) / EPIPE on write
  *   other     errno from poll/read/write
+ * A request whose reply did not come back whole (a timeout, a broken or
+ * unexpected line) leaves the connection out of step: a late reply would
+ * be read as the answer to the next request.  Every later call then fails
+ * at once with EPROTO, its message naming the first failure.
  * Launcher notes (hydra 4.0.2, checked): a put is visible to gets only
  * after the next barrier (even for the putting rank); hydra passes "="
  * inside a value through but cuts a value at the first space; a missing

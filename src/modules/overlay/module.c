@@ -55,6 +55,7 @@ struct module {
     ratelimit_t *refusals;       /* warnings about refused contacts */
     struct idmap *keys;          /* rank -> struct signkey (io_sign_key) */
     bool keys_lazy;              /* other ranks' keys read when first needed */
+    double late_failed;          /* when such a read last failed, or 0 */
 };
 
 /* Another rank's signing key as the bootstrap gave it (ovsign.h). */
@@ -70,6 +71,15 @@ struct signkey {
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
 
 static const char *rank_key (struct module *m, uint32_t rank);
+
+/* A read from the bootstrap after start holds up the reactor: after one
+ * fails, none is tried for a while (the ranks asked for meanwhile count
+ * as not answered). */
+static bool late_read_allowed (struct module *m)
+{
+    return m->late_failed == 0.
+           || m->api->now (m->b) - m->late_failed >= SIGNKEY_REFRESH;
+}
 
 /* ---- the io table ------------------------------------------------------ */
 
@@ -244,6 +254,12 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
         errno = m->keys ? ENOMEM : ENOENT;
         return -1;
     }
+    if ((k->state == 0 || k->state == 3) && m->keys_lazy
+        && !late_read_allowed (m)) {
+        k->state = 3;
+        errno = EAGAIN;
+        return -1;
+    }
     if (k->state == 0 || (k->state == 3 && now - k->asked >= SIGNKEY_REFRESH)
         || (refresh && now - k->asked >= SIGNKEY_REFRESH)) {
         bool first = k->state == 0 || k->state == 3;
@@ -254,8 +270,10 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
                  : m->api->boot_get (m->b, rank, "evkey", hex, sizeof (hex));
         if (rc == 0 && evkey_parse (hex, k->pk) == 0)
             k->state = 1;
-        else if (rc < 0 && first && m->keys_lazy && errno != ENOENT)
+        else if (rc < 0 && first && m->keys_lazy && errno != ENOENT) {
             k->state = 3;   /* asked after start, no answer: not "none" */
+            m->late_failed = now;
+        }
         else if (first || rc == 0)
             k->state = 2;   /* none (a static bootstrap) */
     }
@@ -393,7 +411,10 @@ static const char *contact_problem (struct module *m, const msg_t *req)
     if (json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey", &pubkey) == 0
         && rank >= 0) {
         known = rank_key (m, (uint32_t)rank);
-        if (!known || strcmp (known, pubkey) != 0)
+        if (!known)
+            why = "the asking rank's key could not be read from the "
+                  "bootstrap";
+        else if (strcmp (known, pubkey) != 0)
             why = "the key is not the one the asking rank holds";
     }
     json_decref (o);
@@ -745,10 +766,14 @@ static const char *rank_key (struct module *m, uint32_t rank)
 {
     const char *known = curve_key_of (m->curve, rank);
 
-    if (!known && m->keys_lazy && rank < m->api->size (m->b)
-        && learn_key (m, rank) == 0)
-        known = curve_key_of (m->curve, rank);
-    return known;
+    if (known || !m->keys_lazy || rank >= m->api->size (m->b)
+        || !late_read_allowed (m))
+        return known;
+    if (learn_key (m, rank) < 0) {
+        m->late_failed = m->api->now (m->b);
+        return NULL;
+    }
+    return curve_key_of (m->curve, rank);
 }
 
 /* Every rank's signing key, now: the bootstrap may be closed later (a
@@ -769,6 +794,20 @@ static void learn_sign_keys (struct module *m)
         mlog (m, LOG_NOTICE, "%u of %u ranks announced no signing key: "
               "their word about themselves is taken unsigned",
               (unsigned)(size - have), (unsigned)size);
+}
+
+/* Lazily: rank 0's signing key and our peers', now, while their bundles
+ * are at hand: the words checked first (rank 0's events, the live
+ * records our peers' HELLOs bring). */
+static void learn_near_sign_keys (struct module *m)
+{
+    unsigned char pk[32];
+
+    if (!m->keys)
+        return;
+    io_sign_key (m, 0, 0, pk);
+    for (int i = 0; i < overlay_peer_count (m->ov); i++)
+        io_sign_key (m, overlay_peer_rank (m->ov, i), 0, pk);
 }
 
 /* CPU seconds this thread has used (for the start-up's debug lines). */
@@ -806,6 +845,8 @@ static int overlay_start_cb (void *state)
     learn_event_key (m);
     if (!m->keys_lazy)
         learn_sign_keys (m);
+    else
+        learn_near_sign_keys (m);
     mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s (%.1f ms of CPU)%s",
           m->api->now (m->b) - t0, 1e3 * (thread_cpu () - cpu0),
           m->keys_lazy ? ": ours and our peers', the others' when first "

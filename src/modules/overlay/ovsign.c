@@ -84,7 +84,7 @@ int ovsign_verify (struct overlay *ov, uint32_t rank, const void *data,
     if (rank_key (ov, rank, 0, pk) < 0) {
         if (errno != EAGAIN)
             return -1;
-        ov->sign.bad++;      /* it may have a key we could not get */
+        ov->sign.unchecked++;   /* it may have a key we could not get */
         return 0;
     }
     if (sig && crypto_sign_verify_detached (sig, data, len, pk) == 0)

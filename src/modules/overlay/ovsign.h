@@ -53,6 +53,8 @@ struct sign_state {             /* ovsign.c */
     uint64_t signed_out;        /* requests signed here */
     uint64_t verified;          /* signed requests taken */
     uint64_t bad;               /* signatures that failed */
+    uint64_t unchecked;         /* signatures refused unchecked: the
+                                   signer's key could not be read */
     uint64_t stale;             /* signed outside the window */
     uint64_t replays;           /* signed requests played again */
     uint64_t unattested;        /* live records refused: not signed by

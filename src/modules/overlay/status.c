@@ -205,6 +205,7 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "signed_requests", ov->sign.signed_out },
         { "verified_requests", ov->sign.verified },
         { "bad_signatures", ov->sign.bad },
+        { "unchecked_signatures", ov->sign.unchecked },
         { "stale_signed", ov->sign.stale },
         { "replayed_signed", ov->sign.replays },
         { "unattested_records", ov->sign.unattested },

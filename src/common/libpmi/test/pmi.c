@@ -607,6 +607,43 @@ static void test_client_errors (void)
     close (sv[1]);
 }
 
+/* A reply that comes after its request timed out is not taken for the
+ * answer to the next request: the connection is out of step for good. */
+static void test_out_of_step (void)
+{
+    const char *kvsname = "cmd=my_kvsname kvsname=K\n";
+    const char *late = "cmd=get_result rc=0 value=rank1\n";
+    const char *keys[1] = { "bgn.3" };
+    char err[256] = "", val[64], *values[1] = { val };
+    int sv[2], lens[1], errs[1];
+    pmi_client_t *cli;
+
+    if (socketpair (AF_UNIX, SOCK_STREAM, 0, sv) < 0)
+        bail_out ("socketpair");
+    cli = pmi_client_create (sv[0], 0, 4, err, sizeof (err));
+    pmi_client_set_timeout (cli, 0.2);
+    if (write (sv[1], kvsname, strlen (kvsname)) < 0)
+        bail_out ("write");
+    errno = 0;
+    ok (pmi_client_kvs_get (cli, "bgn.1", val, sizeof (val), err,
+                            sizeof (err)) < 0 && errno == ETIMEDOUT,
+        "a get the server does not answer times out");
+    if (write (sv[1], late, strlen (late)) < 0)
+        bail_out ("write");
+    errno = 0;
+    ok (pmi_client_kvs_get (cli, "bgn.2", val, sizeof (val), err,
+                            sizeof (err)) < 0 && errno == EPROTO
+        && strstr (err, "out of step"),
+        "its late answer is not taken for the next get's: EPROTO (%s)", err);
+    errno = 0;
+    ok (pmi_client_kvs_get_many (cli, keys, 1, values, sizeof (val), lens,
+                                 errs, err, sizeof (err)) < 0
+        && errno == EPROTO,
+        "nor for a pipelined get's");
+    pmi_client_destroy (&cli);
+    close (sv[1]);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -614,5 +651,6 @@ int main (void)
     test_fork (4);
     test_protocol_errors ();
     test_client_errors ();
+    test_out_of_step ();
     return done_testing ();
 }
