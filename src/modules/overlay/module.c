@@ -70,7 +70,7 @@ struct signkey {
 
 #define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
 
-static const char *rank_key (struct module *m, uint32_t rank);
+static const char *rank_pubkey (struct module *m, uint32_t rank);
 
 /* A read from the bootstrap after start holds up the reactor: after one
  * fails, none is tried for a while (the ranks asked for meanwhile count
@@ -410,7 +410,7 @@ static const char *contact_problem (struct module *m, const msg_t *req)
         return NULL;   /* the core answers EPROTO */
     if (json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey", &pubkey) == 0
         && rank >= 0) {
-        known = rank_key (m, (uint32_t)rank);
+        known = rank_pubkey (m, (uint32_t)rank);
         if (!known)
             why = "the asking rank's key could not be read from the "
                   "bootstrap";
@@ -740,7 +740,7 @@ static int learn_key (struct module *m, uint32_t rank)
 /* The keys needed at start: every rank's (one bootstrap get each), or,
  * where the bootstrap lasts (keys_lazy), our own and our peers' only:
  * the only ranks that connect to us before a contact request, which
- * reads the asking rank's key first (rank_key).  At N ranks that is
+ * reads the asking rank's key first (rank_pubkey).  At N ranks that is
  * about 2 log2 N gets per broker instead of N. */
 static int learn_keys (struct module *m)
 {
@@ -762,7 +762,7 @@ static int learn_keys (struct module *m)
 
 /* rank's public key as the bootstrap gave it, read now if it was left
  * for later; NULL if there is none. */
-static const char *rank_key (struct module *m, uint32_t rank)
+static const char *rank_pubkey (struct module *m, uint32_t rank)
 {
     const char *known = curve_key_of (m->curve, rank);
 
