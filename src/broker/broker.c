@@ -653,6 +653,10 @@ static int broker_main (int argc, char **argv)
         goto done;
     zloop_start (b->loop);
     rc = b->exit_code;
+    /* No new client from now on, and no socket file left behind should
+     * the rest of the shutdown be cut short (a launcher's SIGKILL after
+     * its SIGTERM). */
+    unlink (b->local_path);
     logger_log (b->log, rc ? LOG_ERR : LOG_INFO, "shutdown, exit %d", rc);
 done:
     zlistx_destroy (&opts.overrides);
