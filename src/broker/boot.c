@@ -570,12 +570,12 @@ static struct bundle *bundle_store (struct boot *b, uint32_t rank,
  * it in one pipelined exchange, more the longer the walk (2, 4, ... up
  * to BUNDLE_AHEAD): a broker walking every rank costs the PMI server a
  * few round trips, not one per rank, while one that asks for a few ranks
- * here and there (its peers) fetches little more than those.  The ones not asked for stay cached until the
- * next barrier.  Only where the server is known to answer requests
- * written back to back: bgn start's (it sets BGN_PMI_PIPELINE=1); Slurm's
- * pmi2 plugin, for one, drops all but the first line it reads. */
+ * here and there (its peers) fetches little more than those.  The ones
+ * not asked for stay cached until the next barrier.  Only where the
+ * server is known to answer requests written back to back: bgn start's
+ * (it sets BGN_PMI_PIPELINE=1); Slurm's pmi2 plugin, for one, drops all
+ * but the first line it reads. */
 #define BUNDLE_AHEAD 64
-#define BOOT_LATE_TIMEOUT 5.0   /* s a get after finalize may wait */
 static int bundle_prefetch (struct boot *b, uint32_t rank, int ahead)
 {
     const char *keys[BUNDLE_AHEAD] = { NULL };
@@ -801,6 +801,8 @@ int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
     b->streak = 0;
     return 0;
 }
+
+#define BOOT_LATE_TIMEOUT 5.0   /* s a get after finalize may wait */
 
 int boot_finalize (struct boot *b, char *errbuf, size_t errlen)
 {

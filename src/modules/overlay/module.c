@@ -240,7 +240,10 @@ static json_t *io_memory (void *ctx)
 
 /* A rank's signing key, asked of the bootstrap once, and again (fresh,
  * past the bootstrap's copies) when a signature failed with it -- the
- * rank may have restarted with a new key -- at most every few seconds. */
+ * rank may have restarted with a new key -- at most every few seconds.
+ * Read lazily (after start), a key the bootstrap did not answer for is
+ * unknown (state 3, EAGAIN), asked again every few seconds, and not at
+ * all while reads are held back after a failure. */
 static int io_sign_key (void *ctx, uint32_t rank, int refresh,
                         unsigned char pk[32])
 {
@@ -254,27 +257,24 @@ static int io_sign_key (void *ctx, uint32_t rank, int refresh,
         errno = m->keys ? ENOMEM : ENOENT;
         return -1;
     }
-    if ((k->state == 0 || k->state == 3) && m->keys_lazy
-        && !late_read_allowed (m)) {
+    bool unanswered = k->state == 0 || k->state == 3;
+    bool due = now - k->asked >= SIGNKEY_REFRESH;
+
+    if (unanswered && m->keys_lazy && !late_read_allowed (m))
         k->state = 3;
-        errno = EAGAIN;
-        return -1;
-    }
-    if (k->state == 0 || (k->state == 3 && now - k->asked >= SIGNKEY_REFRESH)
-        || (refresh && now - k->asked >= SIGNKEY_REFRESH)) {
-        bool first = k->state == 0 || k->state == 3;
+    else if (k->state == 0 || ((k->state == 3 || refresh) && due)) {
         k->asked = now;
-        rc = !first && m->api->boot_refresh
+        rc = !unanswered && m->api->boot_refresh
                  ? m->api->boot_refresh (m->b, rank, "evkey", hex,
                                          sizeof (hex))
                  : m->api->boot_get (m->b, rank, "evkey", hex, sizeof (hex));
         if (rc == 0 && evkey_parse (hex, k->pk) == 0)
             k->state = 1;
-        else if (rc < 0 && first && m->keys_lazy && errno != ENOENT) {
+        else if (rc < 0 && unanswered && m->keys_lazy && errno != ENOENT) {
             k->state = 3;   /* asked after start, no answer: not "none" */
             m->late_failed = now;
         }
-        else if (first || rc == 0)
+        else if (unanswered || rc == 0)
             k->state = 2;   /* none (a static bootstrap) */
     }
     if (k->state == 3) {
@@ -826,7 +826,7 @@ static double thread_cpu (void)
 static int overlay_start_cb (void *state)
 {
     struct module *m = state;
-    char endpoint[256], pubkey[64] = "";
+    char endpoint[256];
 
     /* Tests widen the window between the bind (at load) and the keys
      * being known, where a restarted broker used to refuse neighbours
@@ -856,10 +856,10 @@ static int overlay_start_cb (void *state)
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,
                               sizeof (endpoint)) < 0)
             return -1;
-        if (m->curve && m->api->boot_get (m->b, rank, "pubkey", pubkey,
-                                          sizeof (pubkey)) < 0)
-            return -1;
-        if (overlay_set_peer (m->ov, rank, endpoint, pubkey) < 0)
+        /* its key: bound by learn_keys a moment ago */
+        if (overlay_set_peer (m->ov, rank, endpoint,
+                              m->curve ? curve_key_of (m->curve, rank)
+                                       : "") < 0)
             return -1;
     }
     /* the keys to admit are known: answer handshakes from now on */
