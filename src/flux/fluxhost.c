@@ -204,24 +204,44 @@ static int api_boot_put (bgn_broker_t *b, const char *key, const char *value)
     return rc;
 }
 
+/* How long a read after start-up may hold the module's reactor up. */
+#define BOOT_LATE_TIMEOUT 5.0
+
+/* A rank's KVS key.  During start-up (the module's start: its own and
+ * its peers' keys, and on rank 0 every rank's) a get waits for the key
+ * to appear, within boot_timeout.  After it, the module reads another
+ * rank's key when it first needs it (module.h, boot_lasting): then a key
+ * that is not there yet is not waited for, and not "none" either: that
+ * rank has not published (it is still loading, or the claim about it is
+ * false), EAGAIN, and the module asks again later. */
 static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
                          char *buf, size_t len)
 {
     flux_future_t *f;
     char path[128];
     const char *value = NULL;
-    int rc = -1;
+    int late = b->started, rc = -1;
+    double timeout = late && b->boot_timeout > BOOT_LATE_TIMEOUT
+                         ? BOOT_LATE_TIMEOUT : b->boot_timeout;
 
     snprintf (path, sizeof (path), "bgn.boot.%u.%s", (unsigned)rank, key);
-    if (!(f = flux_kvs_lookup (b->h, NULL, FLUX_KVS_WAITCREATE, path)))
+    if (!(f = flux_kvs_lookup (b->h, NULL, late ? 0 : FLUX_KVS_WAITCREATE,
+                               path)))
         return -1;
-    if (flux_future_wait_for (f, b->boot_timeout) < 0) {
+    if (flux_future_wait_for (f, timeout) < 0) {
         fh_log (b, LOG_ERR, "bgn: rank %u did not publish %s within %.0fs",
-                (unsigned)rank, key, b->boot_timeout);
+                (unsigned)rank, key, timeout);
         errno = ETIMEDOUT;
     }
-    else if (flux_kvs_lookup_get_unpack (f, "s", &value) < 0)
-        fh_log (b, LOG_ERR, "bgn: KVS %s: %s", path, strerror (errno));
+    else if (flux_kvs_lookup_get_unpack (f, "s", &value) < 0) {
+        if (late && errno == ENOENT) {
+            fh_log (b, LOG_DEBUG, "bgn: rank %u has not published %s yet",
+                    (unsigned)rank, key);
+            errno = EAGAIN;
+        }
+        else
+            fh_log (b, LOG_ERR, "bgn: KVS %s: %s", path, strerror (errno));
+    }
     else if (strlen (value) >= len)
         errno = EOVERFLOW;
     else {
@@ -230,6 +250,13 @@ static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
     }
     flux_future_destroy (f);
     return rc;
+}
+
+/* The KVS keeps the keys for the instance's life. */
+static int api_boot_lasting (bgn_broker_t *b)
+{
+    (void)b;
+    return 1;
 }
 
 /* ---- services, overlay, stop, clock ---------------------------------- */
@@ -432,6 +459,7 @@ error:
 
 int fluxhost_serve (bgn_broker_t *b)
 {
+    b->started = 1;
     if (flux_msg_handler_addvec (b->h, htab, b, &b->handlers) < 0)
         return -1;
     if (!(b->sweep = flux_timer_watcher_create (b->r, 1., 1., sweep_cb, b)))
@@ -490,6 +518,7 @@ static const struct bgn_broker_api api = {
     .log = fh_log,
     .boot_put = api_boot_put,
     .boot_get = api_boot_get,
+    .boot_lasting = api_boot_lasting,
     .service_add = api_service_add,
     .service_remove = api_service_remove,
     .respond = fh_respond,

@@ -10,8 +10,10 @@
  *   - the configuration: Flux's [bgn] table, checked with the same schema
  *     and defaults as bgn's [overlay] (plus the Flux-only policy keys
  *     below), errors naming the bgn.KEY;
- *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY; a get
- *     waits for the key to appear, within boot_timeout);
+ *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY): during
+ *     start-up a get waits for the key to appear, within boot_timeout;
+ *     the KVS lasts, so after start-up the module reads a rank's keys
+ *     when it first needs them, without waiting for a key not there;
  *   - timers and socket watches on the Flux reactor (fluxpoll.h);
  *   - routing of bgn messages as bgn-broker does it: requests to this
  *     rank go to the overlay's own service (topics bgn.*) or, any other

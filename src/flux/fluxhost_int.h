@@ -92,6 +92,8 @@ struct bgn_broker {
     char rundir[PATH_MAX];
     json_t *conf;
     double boot_timeout;
+    int started;                   /* the module has started: a KVS key is
+                                      read late (fluxhost.c, api_boot_get) */
     double rpc_timeout;
     int membership_event, disconnect_hung, orphan_relief;
     struct fluxpoll *poll;
