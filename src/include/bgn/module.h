@@ -44,7 +44,7 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 4
+#define BGN_MODULE_ABI_VERSION 5  /* 5: boot_lasting */
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
