@@ -8,7 +8,9 @@ TBON cuts its subtree (3, 4, 7-10, 15) off: flux ping 3 fails, while
 flux bgn reaches every survivor over the BGN and hands requests to their
 brokers.  A stopped leaf is down on the BGN while Flux still counts it
 online.  Events published across the kill arrive once and in order.  A
-small instance loads and unloads bgn cleanly and flux start exits 0.'
+small instance loads and unloads bgn cleanly and flux start exits 0, and
+a 64-broker one ends without rank 0 taking the leaving brokers for a
+partition.'
 
 . "$(dirname "$0")/sharness.sh"
 
@@ -30,6 +32,18 @@ test_expect_success 'a 4-broker instance loads bgn at start-up, is full, and exi
 	timeout 120 "$WITH" flux start --test-size=4 -c conf \
 		flux bgn overlay-status --wait=full -t 120 >small.out 2>small.err &&
 	grep "^bgn full: size 4" small.out
+'
+
+# At the end of an instance its brokers leave in Flux's order, and the
+# reports of who left go with them: rank 0 must not take that for a
+# partition (at 64 brokers it used to call several ranks lost).
+test_expect_success 'a 64-broker instance ends without a partition verdict' '
+	timeout 300 "$WITH" flux start --test-size=64 -c conf \
+		-Slog-stderr-level=6 \
+		flux bgn overlay-status --wait=full -t 240 >end.out 2>end.err &&
+	grep "^bgn full: size 64" end.out &&
+	grep "bgn.info\[0\]: the instance is ending" end.err &&
+	test_must_fail grep "partitioned:" end.err
 '
 
 test_expect_success 'a bad [bgn] key is refused by name and Flux goes on' '

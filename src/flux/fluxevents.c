@@ -288,7 +288,9 @@ static void note_membership (struct bgn_broker *b, const char *payload,
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
-        fh_log (b, LOG_WARNING, "bgn: rank %d (%s) is down on the BGN: %s",
+        /* while the instance ends, every rank goes: news, not trouble */
+        fh_log (b, b->ending ? LOG_INFO : LOG_WARNING,
+                "bgn: rank %d (%s) is down on the BGN: %s",
                 (int)rank, flux_get_hostbyrank (b->h, (uint32_t)rank), reason);
         /* hung: it stopped answering ("silent for ..."), not gone */
         if (b->disconnect_hung && !strncmp (reason, "silent", 6))

@@ -457,11 +457,83 @@ error:
     return NULL;
 }
 
+/* The Flux broker's states (flux-core's state machine, the numbers its
+ * state-machine.monitor answers with): from cleanup on, the instance is
+ * ending. */
+#define FLUX_STATE_CLEANUP 6
+
+static void tell_ending (struct bgn_broker *b, int state)
+{
+    if (b->ending)
+        return;
+    b->ending = 1;
+    fh_log (b, LOG_DEBUG, "bgn: the Flux broker is in state %d: the "
+            "instance is ending", state);
+    if (b->ovl && b->ovl->ending)
+        b->ovl->ending (b->ovl_state);
+}
+
+/* Each state of this broker, up to cleanup; the stream ends with ENODATA
+ * once the broker is past it (also when it skipped cleanup, straight to
+ * shutdown). */
+static void state_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int state;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "state", &state) == 0) {
+        if (!b->state_seen) {
+            /* the first answer came: from now on a watch, not a wait */
+            b->state_seen = 1;
+            flux_future_reset (f);
+            if (flux_future_then (f, -1., state_cb, b) < 0)
+                fh_log (b, LOG_WARNING, "bgn: watching the broker's state: "
+                        "%s", strerror (errno));
+        }
+        else
+            flux_future_reset (f);
+        if (state >= FLUX_STATE_CLEANUP)
+            tell_ending (b, state);
+        return;
+    }
+    int err = errno;
+    const char *why = flux_future_error_string (f);
+    if (err == ENODATA)
+        tell_ending (b, FLUX_STATE_CLEANUP);
+    else
+        fh_log (b, LOG_WARNING, "bgn: state-machine.monitor: %s; an "
+                "instance shutdown will look like a partition",
+                why ? why : strerror (err));
+    flux_future_destroy (f);
+    b->state_f = NULL;
+}
+
+/* Learn when the instance ends, so that brokers leaving then are not
+ * taken for a partition (module.h, ops->ending).  The local broker
+ * answers at once with its state; a module whose broker does not
+ * answer within rpc_timeout goes on without knowing. */
+static int watch_state (struct bgn_broker *b)
+{
+    if (!(b->state_f = flux_rpc_pack (b->h, "state-machine.monitor",
+                                      FLUX_NODEID_ANY, FLUX_RPC_STREAMING,
+                                      "{s:i}", "final", FLUX_STATE_CLEANUP))
+        || flux_future_then (b->state_f, b->rpc_timeout, state_cb, b) < 0) {
+        flux_future_destroy (b->state_f);
+        b->state_f = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 int fluxhost_serve (bgn_broker_t *b)
 {
     b->started = 1;
     if (flux_msg_handler_addvec (b->h, htab, b, &b->handlers) < 0)
         return -1;
+    if (watch_state (b) < 0)
+        fh_log (b, LOG_WARNING, "bgn: cannot watch the broker's state: %s; "
+                "an instance shutdown will look like a partition",
+                strerror (errno));
     if (!(b->sweep = flux_timer_watcher_create (b->r, 1., 1., sweep_cb, b)))
         return -1;
     flux_watcher_start (b->sweep);
@@ -483,6 +555,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
         return;
     flux_msg_handler_delvec (b->handlers);
     flux_watcher_destroy (b->sweep);
+    flux_future_destroy (b->state_f);
     while (b->timers)
         timer_unlink (b, b->timers);
     /* answer what still waits: nobody is left to */

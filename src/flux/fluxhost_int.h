@@ -110,6 +110,10 @@ struct bgn_broker {
     flux_msg_handler_t **handlers;
     flux_watcher_t *sweep;
     int stop_code;
+    flux_future_t *state_f;        /* the broker's states, up to cleanup */
+    int state_seen;                /* its first answer came */
+    int ending;                    /* the instance is ending (told the
+                                      overlay: ops->ending) */
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */
     /* rank 0, orphan_relief: what each overlay says of every rank */

@@ -44,7 +44,7 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 5  /* 5: boot_lasting */
+#define BGN_MODULE_ABI_VERSION 5  /* 5: boot_lasting, ops->ending */
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
@@ -129,6 +129,11 @@ struct bgn_overlay_ops {
      * (EAGAIN: not ready yet, or too many events waiting).  May be NULL
      * (publish is used). */
     int (*publish_req) (void *state, msg_t **events, int n, const msg_t *req);
+    /* The host has begun to end the whole instance (Flux: the broker
+     * entered its cleanup state): brokers leave on purpose from now on,
+     * and ranks out of reach are not a partition.  Called once, before
+     * unload.  May be NULL. */
+    void (*ending) (void *state);
 };
 
 struct bgn_broker_api {

@@ -803,7 +803,7 @@ static void partition_cb (void *arg)
          * catch up after a stall of our own; a dead (fenced) rank 0 is
          * not a partition either -- unless every peer is gone too, which
          * means this broker is the one cut off. */
-        if (!ov->fence.formed
+        if (!ov->fence.formed || ov->fence.ending
             || now - ov->fence.stalled_at < 2 * ov->cfg.peer_timeout)
             return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
@@ -821,11 +821,24 @@ static void partition_cb (void *arg)
         if (bgn_router_distance (ov->router, r, 0) < 0)
             lost++;
     }
+    if (ov->fence.ending) {
+        ov->fence.unreachable_live = lost;
+        return;
+    }
     if (lost && !ov->fence.partitioned)
         ovl_log (ov, LOG_CRIT, "partitioned: %u live ranks cannot be reached "
                  "from rank 0; they are lost", (unsigned)lost);
     ov->fence.partitioned = lost > 0;
     ov->fence.unreachable_live = lost;
+}
+
+void fence_ending (struct overlay *ov)
+{
+    if (ov->fence.ending)
+        return;
+    ov->fence.ending = true;
+    ovl_log (ov, LOG_INFO, "the instance is ending: ranks out of reach "
+             "are not a partition from now on");
 }
 
 void fence_schedule_partition_check (struct overlay *ov)

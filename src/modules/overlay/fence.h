@@ -33,7 +33,10 @@
  * view, two keepalive intervals after a change, exits 3 -- but never
  * before the overlay first formed around it, and not within two peer
  * timeouts of a stall of its own; rank 0 keeps running and reports
- * "partitioned" with the number of live ranks it cannot reach.
+ * "partitioned" with the number of live ranks it cannot reach.  Neither
+ * once the host has said the instance is ending (overlay_ending): its
+ * brokers then leave on purpose and the reports of who left are lost
+ * with them, so ranks out of reach are counted, not called lost.
  */
 #ifndef BGN_OVERLAY_FENCE_H
 #define BGN_OVERLAY_FENCE_H
@@ -71,6 +74,8 @@ struct fence_state {            /* fence.c */
     struct ovtimer *partition;    /* deferred partition check */
     bool partitioned;           /* rank 0: live ranks unreachable */
     uint32_t unreachable_live;
+    bool ending;                /* the host is ending the instance: no
+                                   partition verdicts (overlay_ending) */
     bool changed;               /* news since the last settle */
     bool formed;                /* the overlay formed around us once
                                    (health.c tells: fence_formed) */
@@ -188,6 +193,10 @@ uint64_t fence_claimed (struct overlay *ov);
 int fence_count (struct overlay *ov);
 /* Rank 0: are live ranks unreachable from it? */
 bool fence_partitioned (struct overlay *ov);
+
+/* The host is ending the instance (overlay_ending): no partition
+ * verdicts from now on, ranks out of reach only counted. */
+void fence_ending (struct overlay *ov);
 /* News since the last settle (overlay.c), and its reset. */
 bool fence_changed (struct overlay *ov);
 void fence_changed_seen (struct overlay *ov);

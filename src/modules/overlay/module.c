@@ -383,8 +383,15 @@ static int ops_publish_req (void *state, msg_t **events, int n,
     return overlay_publish_req (m->ov, events, n, req);
 }
 
+static void ops_ending (void *state)
+{
+    struct module *m = state;
+    overlay_ending (m->ov);
+}
+
 static const struct bgn_overlay_ops overlay_ops = {
     .send = ops_send,
+    .ending = ops_ending,
     .health = ops_health,
     .topology = ops_topology,
     .publish = ops_publish,

@@ -80,6 +80,13 @@ int overlay_start (struct overlay *ov);
 /* Orderly leave: tell every live peer goodbye. */
 void overlay_leave (struct overlay *ov);
 
+/* The host has begun to end the whole instance: from now on brokers
+ * leave on purpose and in the host's order, and fence reports about them
+ * are lost with the brokers that carried them.  Ranks out of reach are
+ * then not a partition: rank 0 does not call them lost, and a broker
+ * that cannot reach rank 0 does not stop with exit 3 (fence.c). */
+void overlay_ending (struct overlay *ov);
+
 /* One message from the socket: routing id, then [envelope][body...]
  * frames (taken).  user_id: the CURVE key the transport authenticated
  * the connection with, or NULL (connections this broker made carry none).

@@ -286,6 +286,13 @@ void overlay_leave (struct overlay *ov)
     leave (ov);
 }
 
+void overlay_ending (struct overlay *ov)
+{
+    enter (ov);
+    fence_ending (ov);
+    leave (ov);
+}
+
 /* ---- timers ------------------------------------------------------------ */
 
 /* The next tick: on a grid of half keepalive intervals laid on the wall

@@ -503,6 +503,22 @@ struct peer *fake_peer (struct fake *f, uint32_t rank)
     return peers_lookup (f->ov->peers, rank);
 }
 
+uint32_t fake_peer_not_near (struct fake *f, uint32_t rank)
+{
+    uint32_t nb[64];
+    int n = bgn_topo_neighbours (f->ov->topo, rank, nb, 64);
+
+    for (int i = 0; i < f->ov->peers->n; i++) {
+        uint32_t r = f->ov->peers->v[i]->rank;
+        bool near = r == rank;
+        for (int j = 0; j < n && !near; j++)
+            near = nb[j] == r;
+        if (!near)
+            return r;
+    }
+    return UINT32_MAX;
+}
+
 struct answer *fake_last_answer (struct fake *f)
 {
     return f->nanswers > 0 ? &f->answers[f->nanswers - 1] : NULL;

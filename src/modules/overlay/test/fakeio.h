@@ -111,6 +111,9 @@ void fake_all_up (struct fake *f);
 void fake_advance_alive (struct fake *f, double seconds);
 /* The core's peer for rank (or NULL). */
 struct peer *fake_peer (struct fake *f, uint32_t rank);
+/* A peer of this broker that is not 'rank' nor a neighbour of it, or
+ * UINT32_MAX if there is none. */
+uint32_t fake_peer_not_near (struct fake *f, uint32_t rank);
 /* The last answer the core gave (respond or respond_error), or NULL. */
 struct answer *fake_last_answer (struct fake *f);
 

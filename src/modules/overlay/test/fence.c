@@ -385,6 +385,59 @@ static void check_partition (void)
     fake_destroy (&f);
 }
 
+/* Rank 0 of 16 hears, from a peer that is no neighbour of 5, that every
+ * neighbour of 5 is fenced: 5 is live and out of reach. */
+static struct fake *cut_off_5 (bool ending)
+{
+    struct fake *f = up (0, 16);
+    uint32_t nb[64];
+    int n = bgn_topo_neighbours (f->ov->topo, 5, nb, 64);
+    struct fence_record recs[64];
+    uint32_t from = fake_peer_not_near (f, 5);
+
+    if (ending)
+        overlay_ending (f->ov);
+    for (int i = 0; i < n; i++)
+        recs[i] = (struct fence_record){ .rank = nb[i], .inc = 2000 + nb[i],
+                                         .fenced = true, .reason = "left" };
+    fake_fence (f, from, ENV_VIEW, 0, recs, n);
+    fake_advance (f, 2.1);
+    return f;
+}
+
+/* Rank 0 that cannot reach a live rank says so, once, at crit. */
+static void check_partition_root (void)
+{
+    struct fake *f = cut_off_5 (false);
+
+    ok (fence_partitioned (f->ov) && f->ov->fence.unreachable_live == 1
+        && fake_logged (f, "partitioned: 1 live ranks cannot be reached"),
+        "rank 0: rank 5 out of reach is a partition, logged");
+    ok (f->stopped == 0, "rank 0 goes on");
+    fake_destroy (&f);
+}
+
+/* While the instance ends, brokers leave on purpose and the reports of
+ * who left are lost with them: ranks out of reach are counted only. */
+static void check_partition_ending (void)
+{
+    struct fake *f = cut_off_5 (true);
+
+    ok (!fence_partitioned (f->ov) && f->ov->fence.unreachable_live == 1
+        && !fake_logged (f, "partitioned"),
+        "rank 0, instance ending: rank 5 out of reach is counted, not "
+        "called lost");
+    fake_destroy (&f);
+
+    f = up (3, 4);
+    overlay_ending (f->ov);
+    fake_advance (f, 5.6 + 2.1);
+    ok (f->ov->peers->up == 0 && f->stopped == 0
+        && !fake_logged (f, "partitioned"),
+        "rank 3 of 4, instance ending: every peer gone, it does not exit 3");
+    fake_destroy (&f);
+}
+
 /* Before the overlay ever formed, a broker never exits partitioned. */
 static void check_not_formed (void)
 {
@@ -441,6 +494,8 @@ int main (void)
     check_skip_parent ();
     check_malformed ();
     check_partition ();
+    check_partition_root ();
+    check_partition_ending ();
     check_not_formed ();
     check_attested ();
     check_hello_livesig ();
