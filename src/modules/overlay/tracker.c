@@ -48,6 +48,7 @@ struct tracked {
     int failed;              /* an error went back: drop a late response */
     int answered;            /* sent again and answered: drop the others */
     int retries;
+    double resent_at;        /* when it was last sent again */
     int out;                 /* copies sent and not reported undelivered */
     struct frame *wire;      /* the request as sent, to send it again */
     uint8_t flags;           /* ... with these envelope flags */
@@ -363,11 +364,16 @@ static void send_again (struct overlay *ov, struct tracked *t)
 
     t->retries++;
     if (route_ttl_step (&env) < 0 || route_out (ov, &env, &f, 1, -1) < 0) {
+        ovl_log (ov, LOG_DEBUG, "request %s to rank %u: not sent again: %s",
+                 t->key, (unsigned)t->dest, strerror (errno));
         frame_decref (&f);
         return;
     }
     t->out++;
+    t->resent_at = ovl_now (ov);
     ov->tracker.retries++;
+    ovl_log (ov, LOG_DEBUG, "request %s to rank %u sent again (%d)", t->key,
+             (unsigned)t->dest, t->retries);
 }
 
 /* Rank 'gone' was fenced: it may have held requests on their way (or
@@ -425,15 +431,39 @@ int tracker_count (struct overlay *ov)
     return (int)(idmap_size (ov->tracker.map) - ov->tracker.answered);
 }
 
+/* A copy sent again and not answered within a peer timeout.  The copy,
+ * or its answer, may have met a relay that was dying as it went: a
+ * neighbour of the rank gone that had not heard of it yet routed the
+ * answer into it, and nothing here will learn of that loss (the fence
+ * that sent the copy has come and gone).  The destination runs a request
+ * once whatever the copies (dedup.h), so another is safe. */
+static bool match_unanswered (const struct tracked *t, void *arg)
+{
+    struct retry_match *m = arg;
+
+    return t->retries > 0 && t->wire && !t->failed && !t->answered
+           && t->retries < RETRY_MAX
+           && ovl_now (m->ov) - t->resent_at >= m->ov->cfg.peer_timeout
+           && !bgn_router_is_down (m->ov->router, t->dest);
+}
+
 static void sweep_cb (void *arg)
 {
     struct overlay *ov = arg;
     double now = ovl_now (ov);
+    struct retry_match m = { .ov = ov, .gone = UINT32_MAX };
     size_t n;
     uint64_t *old = collect (ov, match_expired, &now, &n);
 
     for (size_t i = 0; i < n; i++)
         delete (ov, old[i]);
+    free (old);
+    old = collect (ov, match_unanswered, &m, &n);
+    for (size_t i = 0; i < n; i++) {
+        struct tracked *t = idmap_get (ov->tracker.map, old[i]);
+        if (t)
+            send_again (ov, t);
+    }
     free (old);
     if (idmap_size (ov->tracker.map) > 0)
         ovtimer_arm (ov->tracker.sweep, now + SWEEP_PERIOD);

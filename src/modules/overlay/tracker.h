@@ -17,7 +17,10 @@
  * waiting for a rank that is up is sent again (at most RETRY_MAX times),
  * from the copy kept of it (overlay.retry_bytes bounds those copies; past
  * it a request is tracked but not kept, counted as unkept), and its
- * destination runs it once (dedup.h).
+ * destination runs it once (dedup.h).  A copy sent again and unanswered
+ * a peer timeout later goes once more, within the same RETRY_MAX: it, or
+ * its answer, may have been routed into the dying rank by a broker that
+ * had not heard of the death yet, and no later fence would say so.
  *
  * A request to a rank fenced here may also wait, briefly, for that rank's
  * rejoin (tracker_wait): a rank that restarted is known up by its

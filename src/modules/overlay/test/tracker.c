@@ -50,25 +50,34 @@ static void response_via (struct fake *f, uint32_t from, uint32_t via,
     msg_destroy (&req);
 }
 
-/* A relay on the way dies: the origin sends the request again. */
-static void test_retry (void)
+/* Rank 0 (started, every peer up) sends request 'tag' to 5; then the
+ * relay it went to is fenced, on the word of 'other', another peer of 0.
+ * Returns that relay; what was sent before the fence is cleared. */
+static uint32_t relay_dies (struct fake *f, uint32_t tag, uint32_t *other)
 {
-    struct fake *f = fake_create (0, 16, "bgn");
+    msg_t *m = request (5, tag, 0);
     struct sent *s;
-    uint32_t hop, other;
-    msg_t *m;
+    uint32_t hop;
 
     fake_start (f);
     fake_all_up (f);
     fake_clear (f);
-    m = request (5, 20, 0);
     overlay_send (f->ov, &m, 5, NULL);
     s = fake_last (f, ENV_DATA, UINT32_MAX);
     hop = s ? s->to : 4;
-    other = hop == 1 ? 4 : 1;
+    *other = hop == 1 ? 4 : 1;
     fake_clear (f);
-    fake_fence1 (f, other, ENV_REPORT, hop, 1, true);
-    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    fake_fence1 (f, *other, ENV_REPORT, hop, 1, true);
+    return hop;
+}
+
+/* A relay on the way dies: the origin sends the request again. */
+static void test_retry (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    uint32_t other, hop = relay_dies (f, 20, &other);
+    struct sent *s = fake_last (f, ENV_DATA, UINT32_MAX);
+
     ok (s && s->env.dest == 5 && s->to != hop && s->msg
         && msg_get_matchtag (s->msg) == 20 && f->ov->tracker.retries == 1,
         "a relay toward 5 is fenced: the request goes again, another way");
@@ -79,6 +88,44 @@ static void test_retry (void)
     ok (f->ndelivered == 1 && f->ov->tracker.dup_drops == 1
         && tracker_count (f->ov) == 0,
         "of the answers to both copies the client gets one");
+    fake_destroy (&f);
+}
+
+/* The copy sent again, or its answer, is lost too (a neighbour of the
+ * dead relay routed the answer into it before it heard): unanswered a
+ * peer timeout later, it goes once more; at most RETRY_MAX copies. */
+static void test_retry_unanswered (void)
+{
+    struct fake *f = fake_create (0, 16, "bgn");
+    struct sent *s;
+    uint32_t other;
+    int sends;
+
+    f->cfg.rpc_timeout = 60;   /* tracked for 2 x 60 + 5 s: all of this */
+    relay_dies (f, 21, &other);
+    fake_clear (f);
+    fake_advance_alive (f, f->cfg.peer_timeout * 0.5);
+    ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
+        && f->ov->tracker.retries == 1,
+        "the copy unanswered for half a peer timeout: not sent yet");
+    fake_advance_alive (f, f->cfg.peer_timeout * 0.5 + 1.1);
+    s = fake_last (f, ENV_DATA, UINT32_MAX);
+    ok (s && s->env.dest == 5 && s->msg && msg_get_matchtag (s->msg) == 21
+        && f->ov->tracker.retries == 2,
+        "unanswered a peer timeout on, it goes once more");
+    fake_advance_alive (f, 4 * (f->cfg.peer_timeout + 1.1));
+    ok (f->ov->tracker.retries == 3,
+        "never answered, it is sent at most %d times in all", 1 + 3);
+    fake_clear (f);
+    response_via (f, 5, other, 21);
+    response_via (f, 5, other, 21);
+    ok (f->ndelivered == 1 && f->nanswers == 0
+        && f->ov->tracker.dup_drops == 1,
+        "an answer at last: its client gets it, once");
+    fake_clear (f);
+    fake_advance_alive (f, f->cfg.peer_timeout + 1.1);
+    sends = fake_count (f, ENV_DATA, UINT32_MAX);
+    ok (sends == 0, "answered, it is not sent again");
     fake_destroy (&f);
 }
 
@@ -491,6 +538,7 @@ int main (void)
     ok (tracker_count (f->ov) == 0, "then it is forgotten");
     fake_destroy (&f);
     test_retry ();
+    test_retry_unanswered ();
     test_retry_bound ();
     test_tracker_bound ();
     test_rejoin_wait ();
