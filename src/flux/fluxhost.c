@@ -184,23 +184,40 @@ static int make_rundir (struct bgn_broker *b, char *errbuf, size_t errlen)
 
 /* ---- the bootstrap, through the KVS ---------------------------------- */
 
+/* A put during the module's load joins this rank's one transaction,
+ * committed when load is done (fluxhost_boot_commit): one KVS commit per
+ * rank at start-up, not one per key.  A put after that commits at once. */
 static int api_boot_put (bgn_broker_t *b, const char *key, const char *value)
 {
-    flux_kvs_txn_t *txn = flux_kvs_txn_create ();
-    flux_future_t *f = NULL;
     char path[128];
-    int rc = -1;
 
     snprintf (path, sizeof (path), "bgn.boot.%u.%s", (unsigned)b->rank, key);
-    if (txn && flux_kvs_txn_pack (txn, 0, path, "s", value) == 0
-        && (f = flux_kvs_commit (b->h, NULL, 0, txn))
+    if ((!b->boot_txn && !(b->boot_txn = flux_kvs_txn_create ()))
+        || flux_kvs_txn_pack (b->boot_txn, 0, path, "s", value) < 0) {
+        fh_log (b, LOG_ERR, "bgn: KVS put %s: %s", path, strerror (errno));
+        return -1;
+    }
+    return b->loaded ? fluxhost_boot_commit (b) : 0;
+}
+
+int fluxhost_boot_commit (bgn_broker_t *b)
+{
+    flux_future_t *f = NULL;
+    int rc = -1;
+
+    b->loaded = 1;
+    if (!b->boot_txn)
+        return 0;
+    if ((f = flux_kvs_commit (b->h, NULL, 0, b->boot_txn))
         && flux_future_wait_for (f, b->boot_timeout) == 0
         && flux_future_get (f, NULL) == 0)
         rc = 0;
     else
-        fh_log (b, LOG_ERR, "bgn: KVS put %s: %s", path, strerror (errno));
+        fh_log (b, LOG_ERR, "bgn: KVS commit of rank %u's bgn.boot keys: %s",
+                (unsigned)b->rank, strerror (errno));
     flux_future_destroy (f);
-    flux_kvs_txn_destroy (txn);
+    flux_kvs_txn_destroy (b->boot_txn);
+    b->boot_txn = NULL;
     return rc;
 }
 
@@ -519,6 +536,7 @@ static int watch_state (struct bgn_broker *b)
                                       "{s:i}", "final", FLUX_STATE_CLEANUP))
         || flux_future_then (b->state_f, b->rpc_timeout, state_cb, b) < 0) {
         flux_future_destroy (b->state_f);
+    flux_kvs_txn_destroy (b->boot_txn);
         b->state_f = NULL;
         return -1;
     }

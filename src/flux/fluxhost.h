@@ -10,7 +10,8 @@
  *   - the configuration: Flux's [bgn] table, checked with the same schema
  *     and defaults as bgn's [overlay] (plus the Flux-only policy keys
  *     below), errors naming the bgn.KEY;
- *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY): during
+ *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY): a
+ *     rank's keys go in one commit after the module's load; during
  *     start-up a get waits for the key to appear, within boot_timeout;
  *     the KVS lasts, so after start-up the module reads a rank's keys
  *     when it first needs them, without waiting for a key not there;
@@ -51,6 +52,12 @@ void fluxhost_destroy (bgn_broker_t **bp);
 
 /* The api table to hand the module (static). */
 const struct bgn_broker_api *fluxhost_api (void);
+
+/* Commit what the module put during its load (its endpoint and keys) to
+ * the KVS in one transaction, waiting at most boot_timeout; puts after
+ * this commit at once.  Call once, after the module's load.  -1 with
+ * errno (logged). */
+int fluxhost_boot_commit (bgn_broker_t *b);
 
 /* Start serving Flux clients (message handlers, deadline sweep): call
  * once the module has started.  -1 with errno. */

@@ -92,6 +92,9 @@ struct bgn_broker {
     char rundir[PATH_MAX];
     json_t *conf;
     double boot_timeout;
+    flux_kvs_txn_t *boot_txn;      /* puts not committed yet */
+    int loaded;                    /* the module's load is done: a put
+                                      commits at once */
     int started;                   /* the module has started: a KVS key is
                                       read late (fluxhost.c, api_boot_get) */
     double rpc_timeout;

@@ -46,6 +46,11 @@ int mod_main (flux_t *h, int argc, char **argv)
                   "the BGN is not started");
         goto done;
     }
+    if (fluxhost_boot_commit (b) < 0) {
+        flux_log (h, LOG_ERR, "bgn: this rank's endpoint and keys are not in "
+                  "the KVS (see above); the BGN is not started");
+        goto done;
+    }
     /* Let rc1 go on: the rest waits for the other ranks' KVS keys. */
     if (flux_module_set_running (h) < 0)
         flux_log (h, LOG_WARNING, "bgn: flux_module_set_running: %s",
