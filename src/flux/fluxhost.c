@@ -536,7 +536,6 @@ static int watch_state (struct bgn_broker *b)
                                       "{s:i}", "final", FLUX_STATE_CLEANUP))
         || flux_future_then (b->state_f, b->rpc_timeout, state_cb, b) < 0) {
         flux_future_destroy (b->state_f);
-    flux_kvs_txn_destroy (b->boot_txn);
         b->state_f = NULL;
         return -1;
     }
@@ -574,6 +573,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
     flux_msg_handler_delvec (b->handlers);
     flux_watcher_destroy (b->sweep);
     flux_future_destroy (b->state_f);
+    flux_kvs_txn_destroy (b->boot_txn);
     while (b->timers)
         timer_unlink (b, b->timers);
     /* answer what still waits: nobody is left to */
