@@ -499,16 +499,14 @@ static void state_cb (flux_future_t *f, void *arg)
     int state;
 
     if (flux_rpc_get_unpack (f, "{s:i}", "state", &state) == 0) {
+        flux_future_reset (f);
         if (!b->state_seen) {
             /* the first answer came: from now on a watch, not a wait */
             b->state_seen = 1;
-            flux_future_reset (f);
             if (flux_future_then (f, -1., state_cb, b) < 0)
                 fh_log (b, LOG_WARNING, "bgn: watching the broker's state: "
                         "%s", strerror (errno));
         }
-        else
-            flux_future_reset (f);
         if (state >= FLUX_STATE_CLEANUP)
             tell_ending (b, state);
         return;
