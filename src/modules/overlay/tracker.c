@@ -343,13 +343,19 @@ struct retry_match {
     uint32_t gone;
 };
 
+/* May t go again?  A kept copy, no answer or error yet, copies left,
+ * and a destination that is up here. */
+static bool may_send_again (struct overlay *ov, const struct tracked *t)
+{
+    return t->wire && !t->failed && !t->answered && t->retries < RETRY_MAX
+           && !bgn_router_is_down (ov->router, t->dest);
+}
+
 static bool match_retry (const struct tracked *t, void *arg)
 {
     struct retry_match *m = arg;
 
-    return t->wire && !t->failed && !t->answered && t->dest != m->gone
-           && t->retries < RETRY_MAX
-           && !bgn_router_is_down (m->ov->router, t->dest);
+    return t->dest != m->gone && may_send_again (m->ov, t);
 }
 
 /* Send t's request again, on today's routes (around the rank gone). */
@@ -379,11 +385,14 @@ static void send_again (struct overlay *ov, struct tracked *t)
 /* Rank 'gone' was fenced: it may have held requests on their way (or
  * their responses).  Every request still waiting for a live rank goes
  * again; the destination runs it once (dedup.h). */
-static void retry_others (struct overlay *ov, uint32_t gone)
+/* Send again every entry 'match' selects. */
+static void send_again_matching (struct overlay *ov,
+                                 bool (*match) (const struct tracked *t,
+                                                void *arg),
+                                 void *arg)
 {
-    struct retry_match m = { .ov = ov, .gone = gone };
     size_t n;
-    uint64_t *ids = collect (ov, match_retry, &m, &n);
+    uint64_t *ids = collect (ov, match, arg, &n);
 
     for (size_t i = 0; i < n; i++) {
         struct tracked *t = idmap_get (ov->tracker.map, ids[i]);
@@ -391,6 +400,13 @@ static void retry_others (struct overlay *ov, uint32_t gone)
             send_again (ov, t);
     }
     free (ids);
+}
+
+static void retry_others (struct overlay *ov, uint32_t gone)
+{
+    struct retry_match m = { .ov = ov, .gone = gone };
+
+    send_again_matching (ov, match_retry, &m);
 }
 
 void tracker_fail_dest (struct overlay *ov, uint32_t dest)
@@ -439,32 +455,23 @@ int tracker_count (struct overlay *ov)
  * once whatever the copies (dedup.h), so another is safe. */
 static bool match_unanswered (const struct tracked *t, void *arg)
 {
-    struct retry_match *m = arg;
+    struct overlay *ov = arg;
 
-    return t->retries > 0 && t->wire && !t->failed && !t->answered
-           && t->retries < RETRY_MAX
-           && ovl_now (m->ov) - t->resent_at >= m->ov->cfg.peer_timeout
-           && !bgn_router_is_down (m->ov->router, t->dest);
+    return t->retries > 0 && may_send_again (ov, t)
+           && ovl_now (ov) - t->resent_at >= ov->cfg.peer_timeout;
 }
 
 static void sweep_cb (void *arg)
 {
     struct overlay *ov = arg;
     double now = ovl_now (ov);
-    struct retry_match m = { .ov = ov, .gone = UINT32_MAX };
     size_t n;
     uint64_t *old = collect (ov, match_expired, &now, &n);
 
     for (size_t i = 0; i < n; i++)
         delete (ov, old[i]);
     free (old);
-    old = collect (ov, match_unanswered, &m, &n);
-    for (size_t i = 0; i < n; i++) {
-        struct tracked *t = idmap_get (ov->tracker.map, old[i]);
-        if (t)
-            send_again (ov, t);
-    }
-    free (old);
+    send_again_matching (ov, match_unanswered, ov);
     if (idmap_size (ov->tracker.map) > 0)
         ovtimer_arm (ov->tracker.sweep, now + SWEEP_PERIOD);
 }
