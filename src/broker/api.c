@@ -21,6 +21,7 @@
 #include "src/common/libutil/monotime.h"
 #include "access.h"
 #include "broker.h"
+#include "watch.h"
 
 /* Ends the reactor from a timer, so the handler that asked for the stop
  * (e.g. broker.shutdown) finishes and its response is queued first. */
@@ -164,105 +165,44 @@ static void timer_free (void **item)
     *item = NULL;
 }
 
-/* Socket watches for modules: zloop pollers (level-triggered: zloop
- * calls again while a socket stays readable). */
-struct api_watch {
-    zloop_t *loop;
-    void *zsock;
-    void (*cb) (void *arg);
-    void *arg;
-};
-
-static int api_watch_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
-{
-    struct api_watch *w = arg;
-
-    w->cb (w->arg);
-    return 0;
-}
-
-static void watch_free (void **item)
-{
-    struct api_watch *w = *item;
-
-    if (w) {
-        zmq_pollitem_t pi = { .socket = w->zsock };
-        zloop_poller_end (w->loop, &pi);
-        free (w);
-        *item = NULL;
-    }
-}
-
-static struct api_watch *watch_find (struct bgn_broker *b, void *zsock)
-{
-    for (struct api_watch *w = zlistx_first (b->watched); w;
-         w = zlistx_next (b->watched))
-        if (w->zsock == zsock)
-            return w;
-    return NULL;
-}
-
+/* The poller modules get: their sockets on the broker's zloop
+ * (watch.c). */
 static int poller_add (void *ctx, void *zsock, void (*cb) (void *arg),
                        void *arg)
 {
     struct bgn_broker *b = ctx;
-    zmq_pollitem_t pi = { .socket = zsock, .events = ZMQ_POLLIN };
-    struct api_watch *w;
+    return watches_add (b->watches, zsock, cb, arg, 0);
+}
 
-    if (!zsock || !cb) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (watch_find (b, zsock)) {
-        errno = EEXIST;
-        return -1;
-    }
-    if (!(w = calloc (1, sizeof (*w))))
-        return -1;
-    *w = (struct api_watch){ .loop = b->loop, .zsock = zsock, .cb = cb,
-                             .arg = arg };
-    if (zloop_poller (b->loop, &pi, api_watch_ready, w) < 0) {
-        free (w);
-        return -1;
-    }
-    if (!zlistx_add_end (b->watched, w)) {
-        watch_free ((void **)&w);
-        errno = ENOMEM;
-        return -1;
-    }
-    return 0;
+static int poller_add_quiet (void *ctx, void *zsock, void (*cb) (void *arg),
+                             void *arg)
+{
+    struct bgn_broker *b = ctx;
+    return watches_add (b->watches, zsock, cb, arg, 1);
 }
 
 static void poller_remove (void *ctx, void *zsock)
 {
     struct bgn_broker *b = ctx;
-
-    if (!b->watched)
-        return;
-    for (struct api_watch *w = zlistx_first (b->watched); w;
-         w = zlistx_next (b->watched)) {
-        if (w->zsock == zsock) {
-            zlistx_delete (b->watched, zlistx_cursor (b->watched));
-            return;
-        }
-    }
+    watches_remove (b->watches, zsock);
 }
 
 int api_init (struct bgn_broker *b)
 {
-    if (!(b->timers = zhashx_new ()) || !(b->watched = zlistx_new ()))
+    if (!(b->timers = zhashx_new ())
+        || !(b->watches = watches_create (b->loop)))
         return -1;
     zhashx_set_destructor (b->timers, timer_free);
-    zlistx_set_destructor (b->watched, watch_free);
     b->poller = (struct bgn_poller){ .ctx = b, .zmq_ctx = zsys_init (),
                                      .add = poller_add,
-                                     .remove = poller_remove };
+                                     .remove = poller_remove,
+                                     .add_quiet = poller_add_quiet };
     return 0;
 }
 
 void api_fini (struct bgn_broker *b)
 {
-    zlistx_destroy (&b->watched);
+    watches_destroy (&b->watches);
     zhashx_destroy (&b->timers);
 }
 

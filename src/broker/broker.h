@@ -53,7 +53,7 @@ struct bgn_broker {
 
     zhashx_t *subscriptions;     /* client id -> zlistx of topic prefixes */
     zhashx_t *timers;            /* modules' timers: id -> struct api_timer */
-    zlistx_t *watched;           /* modules' sockets: struct api_watch */
+    struct watches *watches;     /* modules' sockets (watch.c) */
     struct bgn_poller poller;    /* api->poller(): zloop and zsys's context */
     uint32_t event_seq;          /* rank 0: last assigned sequence number */
 

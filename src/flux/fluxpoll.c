@@ -1,5 +1,13 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* fluxpoll.c: ZeroMQ sockets on a Flux reactor (see fluxpoll.h). */
+/* fluxpoll.c: ZeroMQ sockets on a Flux reactor (see fluxpoll.h).
+ *
+ * A plain watch asks libzmq whether its socket is readable before and
+ * after every wait of the reactor (prepare and check watchers): a send
+ * elsewhere may have taken the wake-up the socket's descriptor would
+ * have given.  A quiet one (add_quiet, for sockets touched only in
+ * their callback) asks only after its descriptor woke, once after it is
+ * added, and after each callback while messages remain; its check
+ * watcher does nothing on the other turns. */
 #if HAVE_CONFIG_H
 #include "config.h"
 #endif
@@ -14,6 +22,10 @@ struct watch {
     void (*cb) (void *arg);
     void *arg;
     flux_watcher_t *fd_w, *prep_w, *check_w, *idle_w;
+    int quiet;
+    int due;                /* quiet: ask libzmq at the next check */
+    int running;            /* quiet: in cb, which may remove the watch */
+    int removed;            /* quiet: removed in cb: free it after */
     struct watch *next;
 };
 
@@ -38,7 +50,12 @@ static int readable_now (void *zsock)
 static void fd_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                    void *arg)
 {
+    struct watch *x = arg;
+
+    x->due = 1;
 }
+
+static void watch_free (struct watch *x);
 
 static void prep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                      void *arg)
@@ -54,6 +71,26 @@ static void check_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
 {
     struct watch *x = arg;
 
+    if (x->quiet) {
+        if (!x->due)
+            return;
+        x->due = 0;
+        flux_watcher_stop (x->idle_w);
+        if (!readable_now (x->zsock))
+            return;
+        x->running = 1;
+        x->cb (x->arg);
+        x->running = 0;
+        if (x->removed) {
+            watch_free (x);
+            return;
+        }
+        if (readable_now (x->zsock)) {  /* cb kept to its budget */
+            x->due = 1;
+            flux_watcher_start (x->idle_w);
+        }
+        return;
+    }
     flux_watcher_stop (x->idle_w);
     if (readable_now (x->zsock))
         x->cb (x->arg);
@@ -73,10 +110,9 @@ static void watch_free (struct watch *x)
     free (x);
 }
 
-static int poll_add (void *ctx, void *zsock, void (*cb) (void *arg),
-                     void *arg)
+static int watch_add (struct fluxpoll *p, void *zsock,
+                      void (*cb) (void *arg), void *arg, int quiet)
 {
-    struct fluxpoll *p = ctx;
     struct watch *x;
     int fd;
     size_t len = sizeof (fd);
@@ -97,19 +133,38 @@ static int poll_add (void *ctx, void *zsock, void (*cb) (void *arg),
     x->zsock = zsock;
     x->cb = cb;
     x->arg = arg;
+    x->quiet = quiet;
     if (!(x->fd_w = flux_fd_watcher_create (p->r, fd, FLUX_POLLIN, fd_cb, x))
-        || !(x->prep_w = flux_prepare_watcher_create (p->r, prep_cb, x))
+        || (!quiet
+            && !(x->prep_w = flux_prepare_watcher_create (p->r, prep_cb, x)))
         || !(x->check_w = flux_check_watcher_create (p->r, check_cb, x))
         || !(x->idle_w = flux_idle_watcher_create (p->r, idle_cb, x))) {
         watch_free (x);
         return -1;
     }
     flux_watcher_start (x->fd_w);
-    flux_watcher_start (x->prep_w);
+    if (!quiet)
+        flux_watcher_start (x->prep_w);
     flux_watcher_start (x->check_w);
+    if (quiet) {    /* what came before the watch woke no one: look once */
+        x->due = 1;
+        flux_watcher_start (x->idle_w);
+    }
     x->next = p->watches;
     p->watches = x;
     return 0;
+}
+
+static int poll_add (void *ctx, void *zsock, void (*cb) (void *arg),
+                     void *arg)
+{
+    return watch_add (ctx, zsock, cb, arg, 0);
+}
+
+static int poll_add_quiet (void *ctx, void *zsock, void (*cb) (void *arg),
+                           void *arg)
+{
+    return watch_add (ctx, zsock, cb, arg, 1);
 }
 
 static void poll_remove (void *ctx, void *zsock)
@@ -120,7 +175,14 @@ static void poll_remove (void *ctx, void *zsock)
         if ((*xp)->zsock == zsock) {
             struct watch *x = *xp;
             *xp = x->next;
-            watch_free (x);
+            if (x->running) {   /* check_cb frees it when cb returns */
+                x->removed = 1;
+                flux_watcher_stop (x->fd_w);
+                flux_watcher_stop (x->check_w);
+                flux_watcher_stop (x->idle_w);
+            }
+            else
+                watch_free (x);
             return;
         }
     }
@@ -138,7 +200,8 @@ struct fluxpoll *fluxpoll_create (flux_reactor_t *r)
         return NULL;
     }
     p->poller = (struct bgn_poller){ .ctx = p, .zmq_ctx = p->zctx,
-                                     .add = poll_add, .remove = poll_remove };
+                                     .add = poll_add, .remove = poll_remove,
+                                     .add_quiet = poll_add_quiet };
     return p;
 }
 

@@ -19,6 +19,8 @@ struct ctx {
     int want;
     int budget;             /* messages read per callback */
     int calls;
+    int remove_in_cb;       /* the callback ends its own watch */
+    const struct bgn_poller *po;
     flux_reactor_t *r;
 };
 
@@ -33,6 +35,8 @@ static void reader (void *arg)
             break;
         c->got++;
     }
+    if (c->remove_in_cb)
+        c->po->remove (c->po->ctx, c->rx);
     if (c->got >= c->want)
         flux_reactor_stop (c->r);
 }
@@ -58,7 +62,7 @@ int main (void)
     struct fluxpoll *p = fluxpoll_create (r);
     const struct bgn_poller *po = p ? fluxpoll_poller (p) : NULL;
     void *rx = NULL, *tx = NULL;
-    struct ctx c = { .r = r, .budget = 1 };
+    struct ctx c = { .r = r, .budget = 1, .po = po };
 
     plan (NO_PLAN);
     ok (p != NULL && po && po->zmq_ctx, "a poller with its own context");
@@ -91,6 +95,36 @@ int main (void)
     ok (c.got == 6, "not read once the watch is removed");
     po->remove (po->ctx, rx);
     pass ("removing it again is harmless");
+    /* quiet: watched through its descriptor only */
+    zmq_send (tx, "a", 1, 0);
+    zmq_send (tx, "b", 1, 0);
+    ok (po->add_quiet (po->ctx, rx, reader, &c) == 0, "watching it quietly");
+    errno = 0;
+    ok (po->add_quiet (po->ctx, rx, reader, &c) < 0 && errno == EEXIST,
+        "quietly twice is EEXIST");
+    c.want = 8;     /* "w", sent while unwatched, and the two above */
+    run (&c, 5.);
+    ok (c.got == 8, "quiet: what came before the watch is read (%d)", c.got);
+    c.calls = 0;
+    for (int i = 0; i < 5; i++)
+        zmq_send (tx, "x", 1, 0);
+    c.want = 13;
+    run (&c, 5.);
+    ok (c.got == 13 && c.calls >= 5, "quiet: five at once, a budget of one: "
+        "all read (%d in %d calls)", c.got, c.calls);
+    c.remove_in_cb = 1;
+    zmq_send (tx, "r", 1, 0);
+    zmq_send (tx, "s", 1, 0);
+    c.want = 14;
+    run (&c, 5.);
+    c.want = 15;
+    run (&c, 0.3);
+    ok (c.got == 14, "quiet: a callback that ends its own watch reads no "
+        "more (%d)", c.got);
+    c.remove_in_cb = 0;
+    ok (po->add_quiet (po->ctx, rx, reader, &c) == 0, "watched again");
+    run (&c, 5.);
+    ok (c.got == 15, "quiet: the message left behind is read then");
     zmq_close (rx);
     zmq_close (tx);
     fluxpoll_destroy (&p);

@@ -44,7 +44,8 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 5  /* 5: boot_lasting, ops->ending */
+#define BGN_MODULE_ABI_VERSION 6  /* 5: boot_lasting, ops->ending;
+                                     6: poller add_quiet */
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
@@ -58,12 +59,24 @@ typedef struct bgn_broker bgn_broker_t;
  * edge-triggered reactor and a level-triggered one look the same.
  * 0, or -1 with errno (EEXIST: already watched).  remove() stops
  * watching 'zsock' (unknown sockets are ignored); call it before
- * zmq_close. */
+ * zmq_close.
+ *
+ * add_quiet() is add() for a socket that is seldom readable (a monitor,
+ * the ZAP handler) and that the module touches only inside cb: no send
+ * or receive on it anywhere else.  A socket watched by add() costs the
+ * host a question to libzmq (a poll and a getpid in the calling thread)
+ * on every turn of its reactor, because a send or receive elsewhere may
+ * have taken the wake-up its file descriptor would have given; a quiet
+ * socket is asked only when its descriptor wakes, once after it is
+ * added, and again after each cb while messages remain.  Same errors
+ * as add(); remove() ends either kind. */
 struct bgn_poller {
     void *ctx;
     void *zmq_ctx;
     int (*add) (void *ctx, void *zsock, void (*cb) (void *arg), void *arg);
     void (*remove) (void *ctx, void *zsock);
+    int (*add_quiet) (void *ctx, void *zsock, void (*cb) (void *arg),
+                      void *arg);
 };
 
 /* Facts the overlay knows about a message it delivers.  The broker hands

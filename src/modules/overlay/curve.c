@@ -219,7 +219,7 @@ int curve_start (struct curve *c, const struct bgn_poller *poller)
 {
     if (c->poller)
         return 0;
-    if (poller->add (poller->ctx, c->zap, zap_readable, c) < 0)
+    if (poller->add_quiet (poller->ctx, c->zap, zap_readable, c) < 0)
         return -1;
     c->poller = poller;
     return 0;

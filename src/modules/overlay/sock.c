@@ -554,7 +554,7 @@ int sock_start (struct sock *s)
 {
     const struct bgn_poller *p = s->poller;
 
-    if (p->add (p->ctx, s->monitor, monitor_readable, s) < 0)
+    if (p->add_quiet (p->ctx, s->monitor, monitor_readable, s) < 0)
         return -1;
     if (p->add (p->ctx, s->zsock, readable, s) < 0) {
         p->remove (p->ctx, s->monitor);
