@@ -61,6 +61,8 @@ static void settle (struct overlay *ov)
 
 static void enter (struct overlay *ov)
 {
+    if (ov->depth == 0)
+        ovl_now_hold (ov);      /* one clock read for the whole entry */
     /* A broker that did not run for a while takes a new incarnation
      * before it reads anything: what was sent to the old one may have
      * been reported failed, and must not run now. */
@@ -74,8 +76,10 @@ static void enter (struct overlay *ov)
 
 static void leave (struct overlay *ov)
 {
-    if (--ov->depth == 0)
+    if (--ov->depth == 0) {
         settle (ov);
+        ovl_now_release (ov);
+    }
 }
 
 /* ---- life cycle -------------------------------------------------------- */

@@ -23,7 +23,23 @@ void ovlog_fini (struct overlay *ov)
 
 double ovl_now (struct overlay *ov)
 {
+    return ov->log.held ? ov->log.now : ov->io->now (ov->ctx);
+}
+
+double ovl_now_fresh (struct overlay *ov)
+{
     return ov->io->now (ov->ctx);
+}
+
+void ovl_now_hold (struct overlay *ov)
+{
+    ov->log.now = ov->io->now (ov->ctx);
+    ov->log.held = 1;
+}
+
+void ovl_now_release (struct overlay *ov)
+{
+    ov->log.held = 0;
 }
 
 void ovl_log (struct overlay *ov, int level, const char *fmt, ...)

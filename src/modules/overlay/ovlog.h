@@ -3,8 +3,8 @@
  *
  * Every part logs and reads the time; these calls sit below all of them
  * so that no part calls up to do either.  Both go through the io
- * (io.h).  The budget of ovl_log_limited is this file's state in the
- * hub (struct log_state below, ov->log).
+ * (io.h).  The budget of ovl_log_limited and the held time are this
+ * file's state in the hub (struct log_state below, ov->log).
  */
 #ifndef BGN_OVERLAY_OVLOG_H
 #define BGN_OVERLAY_OVLOG_H
@@ -14,6 +14,8 @@ struct ratelimit;
 
 struct log_state {              /* ovlog.c */
     struct ratelimit *limit;    /* ovl_log_limited's budget */
+    double now;                 /* the time held (ovl_now_hold) */
+    int held;
 };
 
 /* The limited log's budget (ovl_log_limited); -1 with errno (ENOMEM). */
@@ -29,7 +31,17 @@ void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
 void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 
-/* The io's monotonic clock, in seconds. */
+/* The io's monotonic clock, in seconds.  While held (from the start of
+ * an entry into the core to its end), the time read when the hold began:
+ * one clock read per message handled instead of one per part that looks
+ * (a forwarded message was read three times, 4 % of a relay's thread). */
 double ovl_now (struct overlay *ov);
+/* Read the clock now, held or not: for timestamps a user compares
+ * across one handler (traces). */
+double ovl_now_fresh (struct overlay *ov);
+/* Hold the time (ovl_now), and let it go.  Not nested: the hub holds it
+ * for its outermost entry point only. */
+void ovl_now_hold (struct overlay *ov);
+void ovl_now_release (struct overlay *ov);
 
 #endif

@@ -71,7 +71,7 @@ void trace_emit (struct overlay *ov, const char *dir, uint32_t peer,
                  const struct envelope *env, const struct trace_info *ti)
 {
     unsigned bit = type_bit (ti->type);
-    double when = ovl_now (ov) + ov->wall_offset;
+    double when = ovl_now_fresh (ov) + ov->wall_offset;
 
     ov->trace.emitting = true;
     for (int i = 0; i < ov->trace.n; i++) {
