@@ -10,7 +10,10 @@
  * descriptor says only that something changed, a quiet watch asks once
  * more after each callback; while messages remain (the callback kept to
  * its budget) it goes on from a timer that is due at once, so other
- * sockets get their turn in between.
+ * sockets get their turn in between.  That timer names the set, not the
+ * watch, and finds its watch by timer id: a watch removed while its
+ * timer is pending is freed at once, and zloop may still run the timer
+ * in the same pass (an ended timer waits on zloop's list until then).
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -19,6 +22,7 @@
 #include <stdlib.h>
 #include <czmq.h>
 
+#include "src/common/libzmqutil/multipart.h"
 #include "watch.h"
 
 struct watches {
@@ -27,6 +31,7 @@ struct watches {
 };
 
 struct watch {
+    struct watches *ws;
     zloop_t *loop;
     void *zsock;
     void (*cb) (void *arg);
@@ -46,23 +51,22 @@ static int plain_ready (zloop_t *loop, zmq_pollitem_t *item, void *arg)
     return 0;
 }
 
-static int readable_now (void *zsock)
-{
-    uint32_t events = 0;
-    size_t len = sizeof (events);
-
-    if (zmq_getsockopt (zsock, ZMQ_EVENTS, &events, &len) < 0)
-        return 0;
-    return (events & ZMQ_POLLIN) != 0;
-}
-
 static int quiet_again (zloop_t *loop, int timer_id, void *arg);
+
+/* Go on from the loop at once: a zero-delay timer, which finds w by its
+ * id (quiet_again). */
+static void quiet_later (struct watch *w)
+{
+    int id = zloop_timer (w->loop, 0, 1, quiet_again, w->ws);
+
+    w->again = id > 0 ? id : 0;
+}
 
 /* Asking libzmq takes in what woke the descriptor; the callback runs
  * only when there is a message. */
 static void quiet_run (struct watch *w)
 {
-    if (!readable_now (w->zsock))
+    if (!zmqutil_readable (w->zsock))
         return;
     w->running = 1;
     w->cb (w->arg);
@@ -71,19 +75,23 @@ static void quiet_run (struct watch *w)
         free (w);
         return;
     }
-    if (!w->again && readable_now (w->zsock)) {
-        int id = zloop_timer (w->loop, 0, 1, quiet_again, w);
-        w->again = id > 0 ? id : 0;
-    }
+    if (!w->again && zmqutil_readable (w->zsock))
+        quiet_later (w);
 }
 
 static int quiet_again (zloop_t *loop, int timer_id, void *arg)
 {
-    struct watch *w = arg;
+    struct watches *ws = arg;
 
-    w->again = 0;
-    quiet_run (w);
-    return 0;
+    for (struct watch *w = zlistx_first (ws->list); w;
+         w = zlistx_next (ws->list)) {
+        if (w->quiet && w->again == timer_id) {
+            w->again = 0;
+            quiet_run (w);
+            break;
+        }
+    }
+    return 0;       /* a watch gone meanwhile: nothing to do */
 }
 
 static int quiet_woken (zloop_t *loop, zmq_pollitem_t *item, void *arg)
@@ -136,15 +144,22 @@ int watches_add (struct watches *ws, void *zsock, void (*cb) (void *arg),
     }
     if (!(w = calloc (1, sizeof (*w))))
         return -1;
-    *w = (struct watch){ .loop = ws->loop, .zsock = zsock, .cb = cb,
-                         .arg = arg, .quiet = quiet };
+    *w = (struct watch){ .ws = ws, .loop = ws->loop, .zsock = zsock,
+                         .cb = cb, .arg = arg, .quiet = quiet };
     if (quiet) {
         if (zmq_getsockopt (zsock, ZMQ_FD, &pi.fd, &len) < 0) {
             free (w);
             return -1;
         }
-        pi.socket = NULL;
-        w->fd = pi.fd;
+        /* zloop ends fd pollers by fd, and a socket poller's fd is 0:
+         * a descriptor 0 (stdin closed before the context was made)
+         * would end them too.  Watch such a socket plainly. */
+        if (pi.fd == 0)
+            w->quiet = quiet = 0;
+        else {
+            pi.socket = NULL;
+            w->fd = pi.fd;
+        }
     }
     if (zloop_poller (ws->loop, &pi, quiet ? quiet_woken : plain_ready, w)
         < 0) {
@@ -157,8 +172,8 @@ int watches_add (struct watches *ws, void *zsock, void (*cb) (void *arg),
         return -1;
     }
     /* what came before the watch woke no one: look once, from the loop */
-    if (quiet && (w->again = zloop_timer (ws->loop, 0, 1, quiet_again, w)) < 0)
-        w->again = 0;
+    if (quiet)
+        quiet_later (w);
     return 0;
 }
 

@@ -5,7 +5,7 @@
  * after every wait of the reactor (prepare and check watchers): a send
  * elsewhere may have taken the wake-up the socket's descriptor would
  * have given.  A quiet one (add_quiet, for sockets touched only in
- * their callback) asks only after its descriptor woke, once after it is
+ * their callback) asks only when its descriptor wakes, once after it is
  * added, and after each callback while messages remain; its check
  * watcher does nothing on the other turns. */
 #if HAVE_CONFIG_H
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <zmq.h>
 
+#include "src/common/libzmqutil/multipart.h"
 #include "fluxpoll.h"
 
 struct watch {
@@ -23,7 +24,8 @@ struct watch {
     void *arg;
     flux_watcher_t *fd_w, *prep_w, *check_w, *idle_w;
     int quiet;
-    int due;                /* quiet: ask libzmq at the next check */
+    int due;                /* quiet: ask libzmq at the next check
+                               (just added, or messages remain) */
     int running;            /* quiet: in cb, which may remove the watch */
     int removed;            /* quiet: removed in cb: free it after */
     struct watch *next;
@@ -36,33 +38,48 @@ struct fluxpoll {
     struct watch *watches;
 };
 
-static int readable_now (void *zsock)
-{
-    int events = 0;
-    size_t len = sizeof (events);
+static void watch_free (struct watch *x);
 
-    if (zmq_getsockopt (zsock, ZMQ_EVENTS, &events, &len) < 0)
-        return 0;
-    return (events & ZMQ_POLLIN) != 0;
+/* A quiet watch's turn: ask libzmq (which takes in what woke the fd),
+ * run cb if there is a message, and while messages remain keep the
+ * reactor from blocking (idle) so the check watcher goes on. */
+static void quiet_run (struct watch *x)
+{
+    x->due = 0;
+    flux_watcher_stop (x->idle_w);
+    if (!zmqutil_readable (x->zsock))
+        return;
+    x->running = 1;
+    x->cb (x->arg);
+    x->running = 0;
+    if (x->removed) {
+        watch_free (x);
+        return;
+    }
+    if (zmqutil_readable (x->zsock)) {      /* cb kept to its budget */
+        x->due = 1;
+        flux_watcher_start (x->idle_w);
+    }
 }
 
-/* The fd only wakes the reactor; the check watcher does the work. */
+/* A plain watch's fd only wakes the reactor: its check watcher does the
+ * work.  A quiet one's does it here (libev runs check watchers before
+ * fd watchers of the same turn). */
 static void fd_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                    void *arg)
 {
     struct watch *x = arg;
 
-    x->due = 1;
+    if (x->quiet)
+        quiet_run (x);
 }
-
-static void watch_free (struct watch *x);
 
 static void prep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                      void *arg)
 {
     struct watch *x = arg;
 
-    if (readable_now (x->zsock))
+    if (zmqutil_readable (x->zsock))
         flux_watcher_start (x->idle_w);
 }
 
@@ -72,27 +89,12 @@ static void check_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
     struct watch *x = arg;
 
     if (x->quiet) {
-        if (!x->due)
-            return;
-        x->due = 0;
-        flux_watcher_stop (x->idle_w);
-        if (!readable_now (x->zsock))
-            return;
-        x->running = 1;
-        x->cb (x->arg);
-        x->running = 0;
-        if (x->removed) {
-            watch_free (x);
-            return;
-        }
-        if (readable_now (x->zsock)) {  /* cb kept to its budget */
-            x->due = 1;
-            flux_watcher_start (x->idle_w);
-        }
+        if (x->due)             /* just added, or messages remain */
+            quiet_run (x);
         return;
     }
     flux_watcher_stop (x->idle_w);
-    if (readable_now (x->zsock))
+    if (zmqutil_readable (x->zsock))
         x->cb (x->arg);
 }
 

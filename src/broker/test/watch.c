@@ -6,7 +6,9 @@
  * be read.  Every message must still be read, whatever the reader's
  * budget, and a quiet watch must also find what came before it. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+#include <unistd.h>
 #include <czmq.h>
 
 #include "src/common/libtap/tap.h"
@@ -61,20 +63,47 @@ static void run (zloop_t *loop, struct ctx *c, int ms)
     zloop_timer_end (loop, id);
 }
 
+/* A loop, a set of watches on it, and a connected pair of sockets. */
+struct fixture {
+    zloop_t *loop;
+    struct watches *ws;
+    void *zctx, *rx, *tx;
+};
+
+static bool fixture_init (struct fixture *f, const char *ep)
+{
+    f->loop = zloop_new ();
+    f->ws = watches_create (f->loop);
+    f->zctx = zmq_ctx_new ();
+    f->rx = zmq_socket (f->zctx, ZMQ_PAIR);
+    f->tx = zmq_socket (f->zctx, ZMQ_PAIR);
+    return f->ws && f->rx && f->tx && zmq_bind (f->rx, ep) == 0
+           && zmq_connect (f->tx, ep) == 0;
+}
+
+static void fixture_fini (struct fixture *f)
+{
+    watches_destroy (&f->ws);
+    zmq_close (f->rx);
+    zmq_close (f->tx);
+    zmq_ctx_term (f->zctx);
+    zloop_destroy (&f->loop);
+}
+
 static void both_kinds (int quiet)
 {
     const char *kind = quiet ? "quiet" : "plain";
-    zloop_t *loop = zloop_new ();
-    struct watches *ws = watches_create (loop);
-    void *zctx = zmq_ctx_new ();
-    void *rx = zmq_socket (zctx, ZMQ_PAIR);
-    void *tx = zmq_socket (zctx, ZMQ_PAIR);
-    struct ctx c = { .rx = rx, .ws = ws, .budget = 1 };
+    struct fixture f;
     char ep[64];
 
     snprintf (ep, sizeof (ep), "inproc://watch-%s", kind);
-    ok (ws && rx && tx && zmq_bind (rx, ep) == 0 && zmq_connect (tx, ep) == 0,
-        "%s: a loop, a set of watches and two sockets", kind);
+    ok (fixture_init (&f, ep), "%s: a loop, a set of watches and two "
+        "sockets", kind);
+    zloop_t *loop = f.loop;
+    struct watches *ws = f.ws;
+    void *rx = f.rx, *tx = f.tx;
+    struct ctx c = { .rx = rx, .ws = ws, .budget = 1 };
+
     /* sent before the watch: no edge will come for these */
     zmq_send (tx, "a", 1, 0);
     zmq_send (tx, "b", 1, 0);
@@ -141,10 +170,119 @@ static void both_kinds (int quiet)
     pass ("%s: removing it again, or an unknown socket, is harmless", kind);
     ok (watches_add (ws, rx, reader, &c, quiet) == 0,
         "%s: watched once more, then left to destroy", kind);
+    watches_destroy (&f.ws);
+    ok (f.ws == NULL, "%s: destroyed with a watch in it", kind);
+    fixture_fini (&f);
+}
+
+/* A quiet watch removed by another handler while its zero-delay timer
+ * is pending: zloop may still run that timer in the same pass, after the
+ * watch is freed (AddressSanitizer, under which CI runs these tests,
+ * would see it read). */
+struct removal {
+    struct watches *ws;
+    void *rx;
+    struct ctx *c;
+    int added;
+};
+
+static int add_then_remove (zloop_t *loop, int timer_id, void *arg)
+{
+    struct removal *r = arg;
+
+    r->added = watches_add (r->ws, r->rx, reader, r->c, 1) == 0;
+    watches_remove (r->ws, r->rx);
+    return 0;
+}
+
+static int remove_it (zloop_t *loop, int timer_id, void *arg)
+{
+    struct removal *r = arg;
+
+    watches_remove (r->ws, r->rx);
+    return 0;
+}
+
+static void removed_while_pending (void)
+{
+    struct fixture f;
+
+    ok (fixture_init (&f, "inproc://watch-pending"),
+        "pending: a loop and two sockets");
+    zloop_t *loop = f.loop;
+    struct watches *ws = f.ws;
+    void *rx = f.rx, *tx = f.tx;
+    struct ctx c = { .rx = rx, .ws = ws, .budget = 1 };
+    struct removal r = { .ws = ws, .rx = rx, .c = &c };
+
+    zmq_send (tx, "a", 1, 0);
+    zmq_send (tx, "b", 1, 0);
+    /* in a running loop: added and removed in one handler */
+    zloop_timer (loop, 0, 1, add_then_remove, &r);
+    c.want = 1;
+    run (loop, &c, 200);
+    ok (r.added && c.got == 0, "pending: a quiet watch added and removed "
+        "in one timer handler reads nothing, and the loop goes on");
+    /* a watch whose first look is pending, removed by an earlier timer */
+    zloop_timer (loop, 0, 1, remove_it, &r);
+    ok (watches_add (ws, rx, reader, &c, 1) == 0,
+        "pending: watched quietly again");
+    run (loop, &c, 200);
+    ok (c.got == 0, "pending: removed by another timer before its first "
+        "look: nothing read");
+    ok (watches_add (ws, rx, reader, &c, 1) == 0,
+        "pending: watched once more");
+    c.want = 2;
+    run (loop, &c, 5000);
+    ok (c.got == 2, "pending: then both waiting messages are read (%d)",
+        c.got);
+    fixture_fini (&f);
+}
+
+/* A socket whose ZMQ_FD is 0 (stdin was closed before its context was
+ * made): zloop ends fd pollers by fd, and a socket poller's fd is 0, so
+ * ending a quiet watch on it would end every plain watch too. */
+static void descriptor_zero (void)
+{
+    zloop_t *loop = zloop_new ();
+    struct watches *ws = watches_create (loop);
+    void *zctx, *rx, *tx, *zctx0, *warm, *quiet_sock;
+    struct ctx c = { .budget = 8 };
+    int fd = -1;
+    size_t len = sizeof (fd);
+
+    /* the context's own threads and descriptors first, then fd 0 free
+     * for the next socket's mailbox */
+    zctx0 = zmq_ctx_new ();
+    warm = zmq_socket (zctx0, ZMQ_PAIR);
+    close (0);
+    quiet_sock = zmq_socket (zctx0, ZMQ_PAIR);
+    zctx = zmq_ctx_new ();
+    rx = zmq_socket (zctx, ZMQ_PAIR);
+    tx = zmq_socket (zctx, ZMQ_PAIR);
+    c.rx = rx;
+    c.ws = ws;
+    zmq_getsockopt (quiet_sock, ZMQ_FD, &fd, &len);
+    ok (ws && warm && quiet_sock && rx && tx
+        && zmq_bind (rx, "inproc://watch-zero") == 0
+        && zmq_connect (tx, "inproc://watch-zero") == 0,
+        "fd 0: sockets made with stdin closed (the quiet one's fd is %d)",
+        fd);
+    ok (watches_add (ws, rx, reader, &c, 0) == 0
+        && watches_add (ws, quiet_sock, reader, &c, 1) == 0,
+        "fd 0: a plain watch, and a quiet one on the socket of fd 0");
+    watches_remove (ws, quiet_sock);
+    zmq_send (tx, "a", 1, 0);
+    c.want = 1;
+    run (loop, &c, 5000);
+    ok (c.got == 1, "fd 0: ending the quiet watch left the plain one "
+        "watching (%d read)", c.got);
     watches_destroy (&ws);
-    ok (ws == NULL, "%s: destroyed with a watch in it", kind);
+    zmq_close (quiet_sock);
+    zmq_close (warm);
     zmq_close (rx);
     zmq_close (tx);
+    zmq_ctx_term (zctx0);
     zmq_ctx_term (zctx);
     zloop_destroy (&loop);
 }
@@ -157,5 +295,7 @@ int main (void)
         "no loop is EINVAL");
     both_kinds (0);
     both_kinds (1);
+    removed_while_pending ();
+    descriptor_zero ();         /* last: it closes stdin */
     done_testing ();
 }

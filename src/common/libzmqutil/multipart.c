@@ -13,6 +13,16 @@ void zmqutil_close (zmq_msg_t *parts, int n)
         zmq_msg_close (&parts[i]);
 }
 
+int zmqutil_readable (void *sock)
+{
+    int events = 0;
+    size_t len = sizeof (events);
+
+    if (zmq_getsockopt (sock, ZMQ_EVENTS, &events, &len) < 0)
+        return 0;
+    return (events & ZMQ_POLLIN) != 0;
+}
+
 int zmqutil_recv (void *sock, zmq_msg_t *parts, int max)
 {
     int n = 0, more = 1, toolong = 0;

@@ -32,6 +32,12 @@ int zmqutil_recv (void *sock, zmq_msg_t *parts, int max);
 /* Close parts[0..n-1]. */
 void zmqutil_close (zmq_msg_t *parts, int n);
 
+/* 1 if a message can be read from sock now, else 0 (an error too).  It
+ * asks libzmq (ZMQ_EVENTS), which takes in the commands that made the
+ * socket's ZMQ_FD readable: a reactor watching that descriptor asks
+ * this after it wakes. */
+int zmqutil_readable (void *sock);
+
 /* Payloads of at least this many bytes leave without a copy. */
 #define ZMQUTIL_ZERO_COPY_MIN 16384
 
