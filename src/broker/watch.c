@@ -31,8 +31,7 @@ struct watches {
 };
 
 struct watch {
-    struct watches *ws;
-    zloop_t *loop;
+    struct watches *ws;     /* its set, and through it the loop */
     void *zsock;
     void (*cb) (void *arg);
     void *arg;
@@ -57,7 +56,7 @@ static int quiet_again (zloop_t *loop, int timer_id, void *arg);
  * id (quiet_again). */
 static void quiet_later (struct watch *w)
 {
-    int id = zloop_timer (w->loop, 0, 1, quiet_again, w->ws);
+    int id = zloop_timer (w->ws->loop, 0, 1, quiet_again, w->ws);
 
     w->again = id > 0 ? id : 0;
 }
@@ -107,9 +106,9 @@ static void watch_free (void **item)
     if (w) {
         zmq_pollitem_t pi = { .socket = w->quiet ? NULL : w->zsock,
                               .fd = w->quiet ? w->fd : 0 };
-        zloop_poller_end (w->loop, &pi);
+        zloop_poller_end (w->ws->loop, &pi);
         if (w->again)
-            zloop_timer_end (w->loop, w->again);
+            zloop_timer_end (w->ws->loop, w->again);
         if (w->running)
             w->removed = 1;     /* quiet_run frees it when cb returns */
         else
@@ -144,8 +143,8 @@ int watches_add (struct watches *ws, void *zsock, void (*cb) (void *arg),
     }
     if (!(w = calloc (1, sizeof (*w))))
         return -1;
-    *w = (struct watch){ .ws = ws, .loop = ws->loop, .zsock = zsock,
-                         .cb = cb, .arg = arg, .quiet = quiet };
+    *w = (struct watch){ .ws = ws, .zsock = zsock, .cb = cb, .arg = arg,
+                         .quiet = quiet };
     if (quiet) {
         if (zmq_getsockopt (zsock, ZMQ_FD, &pi.fd, &len) < 0) {
             free (w);

@@ -382,9 +382,6 @@ static void send_again (struct overlay *ov, struct tracked *t)
              (unsigned)t->dest, t->retries);
 }
 
-/* Rank 'gone' was fenced: it may have held requests on their way (or
- * their responses).  Every request still waiting for a live rank goes
- * again; the destination runs it once (dedup.h). */
 /* Send again every entry 'match' selects. */
 static void send_again_matching (struct overlay *ov,
                                  bool (*match) (const struct tracked *t,
@@ -402,6 +399,9 @@ static void send_again_matching (struct overlay *ov,
     free (ids);
 }
 
+/* Rank 'gone' was fenced: it may have held requests on their way (or
+ * their responses).  Every request still waiting for a live rank goes
+ * again; the destination runs it once (dedup.h). */
 static void retry_others (struct overlay *ov, uint32_t gone)
 {
     struct retry_match m = { .ov = ov, .gone = gone };
