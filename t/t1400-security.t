@@ -307,6 +307,14 @@ sys.exit(0 if ok else 1)" &&
 # subscriber must have had the three events once each, in order.
 # CURVE off by default; PROBE_CURVE=$CURVE_ON runs with CURVE on, the
 # rogue admitted with the killed rank's own key pair (its overlay.cert).
+# expect_line PATTERN FILE: grep, and when nothing matches say so and show
+# the end of FILE without its debug lines (what a failed run needs)
+expect_line () {
+	grep "$1" "$2" && return 0
+	echo "no line matches \"$1\" in $2; its last lines above debug:"
+	grep -v ": debug: " "$2" | tail -n 25
+	return 1
+}
 CURVE_OFF="-o overlay.curve=false"
 CURVE_ON="-o overlay.curve=true"
 PROBE_CURVE=$CURVE_OFF
@@ -338,9 +346,17 @@ probe () {
 	done &&
 	wait \$sub
 	EOT
-	timeout -k 5 120 bgn start --size=8 $LOGS $PROBE_CURVE $FAST \
-		sh ./$1.sh >$1.log 2>$1.err &&
-	test $(wc -l <$1.err) -lt 400 &&
+	if ! timeout -k 5 120 bgn start --size=8 $LOGS $PROBE_CURVE $FAST \
+		sh ./$1.sh >$1.log 2>$1.err; then
+		echo "probe $1: the instance failed; the end of its output:"
+		tail -n 15 $1.log
+		grep -v ": debug: " $1.err | tail -n 25
+		return 1
+	fi &&
+	if test $(wc -l <$1.err) -ge 400; then
+		echo "probe $1: $(wc -l <$1.err) log lines, a flood"
+		return 1
+	fi &&
 	sed -n "s/^seq=[0-9]* topic=probe.order from=0 {\"i\": *\([0-9]\)}$/\1/p" \
 		$1.events >$1.order &&
 	printf "0\n1\n2\n" | test_cmp - $1.order
@@ -407,8 +423,8 @@ test_expect_success PYZMQ 'fences, live records and refusals at 2^53-1 evict nob
 test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it rejoins above it' '
 	ahead=$(($(date +%s) + 300))000000 &&
 	probe claim0 "fence:0:$ahead" "sleep 2" &&
-	grep "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
-	grep "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
+	expect_line "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
+	expect_line "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
 '
 
 # A live record of rank 2 at an incarnation it never announced is not

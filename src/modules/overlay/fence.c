@@ -739,17 +739,18 @@ void fence_peer_digest (struct overlay *ov, struct peer *p, uint64_t digest)
     fence_send_view (ov, p);
 }
 
-void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc)
+void fence_tell (struct overlay *ov, struct peer *p, uint64_t talks_as,
+                 uint64_t fenced_inc)
 {
     double now = ovl_now (ov);
-    struct fence_record rec = { .rank = p->rank, .inc = inc, .fenced = true,
-                                .reason = "fenced" };
+    struct fence_record rec = { .rank = p->rank, .inc = fenced_inc,
+                                .fenced = true, .reason = "fenced" };
     struct frame *f;
 
     if (now - p->fence_told <= 1.0)
         return;
     if ((f = fencemsg_encode (0, &rec, 1))
-        && route_send_control_frame (ov, p, ENV_VIEW, &f, inc) < 0)
+        && route_send_control_frame (ov, p, ENV_VIEW, &f, talks_as) < 0)
         frame_decref (&f);
     p->fence_told = now;
 }

@@ -255,9 +255,13 @@ void fence_send_view (struct overlay *ov, struct peer *p);
 int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
                 struct frame **body, int n);
 
-/* p talks with incarnation 'inc' that we fenced (it was hung, not dead):
- * tell it, at most once a second, so it rejoins. */
-void fence_tell (struct overlay *ov, struct peer *p, uint64_t inc);
+/* p talks with incarnation 'talks_as', which a fence at 'fenced_inc'
+ * covers (it was hung, not dead; or someone fenced it above any
+ * incarnation it had): tell it, at most once a second, addressed to the
+ * incarnation it talks with (any other it would drop as stale), so it
+ * rejoins above the fence. */
+void fence_tell (struct overlay *ov, struct peer *p, uint64_t talks_as,
+                 uint64_t fenced_inc);
 
 /* Check for a partition two keepalive intervals from now. */
 void fence_schedule_partition_check (struct overlay *ov);

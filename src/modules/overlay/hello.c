@@ -204,7 +204,7 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
         send_nak (ov, p, "fenced: rejoin with a new incarnation", inc,
                   f->inc);
     else
-        fence_tell (ov, p, inc);
+        fence_tell (ov, p, inc, inc);
     return true;
 }
 

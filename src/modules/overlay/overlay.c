@@ -557,7 +557,10 @@ static struct peer *sender (struct overlay *ov, const void *id, size_t idlen)
 }
 
 /* Not admitted (connecting or down): drop, and tell a fenced broker that
- * still talks (it was hung) that it is fenced, so it rejoins. */
+ * still talks (it was hung) that it is fenced, so it rejoins.  A fence
+ * above the incarnation it talks with covers it too (someone fenced it
+ * at one it never had): it is told the fence's incarnation, or it would
+ * rejoin below it, and nobody would hear it until a hello was refused. */
 static void recv_unadmitted (struct overlay *ov, struct peer *p,
                              const struct envelope *env)
 {
@@ -570,8 +573,8 @@ static void recv_unadmitted (struct overlay *ov, struct peer *p,
         ovl_log (ov, LOG_NOTICE, "dropped a message from rank %u sent to "
                  "this broker before it rejoined (not run: its sender was "
                  "told it failed)", (unsigned)env->source);
-    if (p->state == PEER_DOWN && f && f->fenced && env->sender_inc == f->inc)
-        fence_tell (ov, p, f->inc);
+    if (p->state == PEER_DOWN && f && f->fenced && env->sender_inc <= f->inc)
+        fence_tell (ov, p, env->sender_inc, f->inc);
 }
 
 /* On connections peers made to us, CURVE says who they are: the key must

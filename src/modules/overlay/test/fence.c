@@ -280,6 +280,43 @@ static void check_refusal_bound (void)
     fake_destroy (&r0);
 }
 
+/* A fence above any incarnation a broker had (someone's word, on anyone's
+ * word): its neighbours fence it, and when it talks it must be told, in a
+ * message addressed to the incarnation it talks with, naming the fence, so
+ * it rejoins above it at once.  (It was told nothing: only the fence's own
+ * incarnation was told, and a message to that one it dropped as stale, so
+ * it went on unheard until some hello of its was refused.) */
+static void check_fenced_above (void)
+{
+    struct fake *r4 = up (4, 16), *r5 = up (5, 16);
+    struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 5 };
+    uint64_t talks_as = fake_peer (r4, 5)->incarnation;
+    uint64_t above = talks_as + 500;
+    struct sent *s;
+
+    fake_fence1 (r4, 0, ENV_BATCH, 5, above, true);
+    ok (fence_is_fenced (r4->ov, 5) && fake_peer (r4, 5)->state == PEER_DOWN,
+        "a fence of neighbour 5 above its incarnation: 5 is down here");
+    fake_clear (r4);
+    ka.sender_inc = talks_as;
+    fake_inject (r4, 5, &ka, NULL, NULL, 0, NULL);
+    s = fake_last (r4, ENV_VIEW, 5);
+    ok (s && s->env.receiver_inc == talks_as
+        && fake_has_record (s, 5, above, true),
+        "5 still talks: it is told the fence, addressed to the incarnation "
+        "it talks with");
+    fake_inject (r4, 5, &ka, NULL, NULL, 0, NULL);
+    ok (fake_count (r4, ENV_VIEW, 5) == 1, "told once a second at most");
+
+    fake_fence1 (r5, 4, ENV_VIEW, 5, r5->ov->incarnation + 500, true);
+    fake_advance (r5, 0.5);
+    ok (fake_logged (r5, "which it never had")
+        && r5->ov->incarnation == r5->incarnation + 501,
+        "told so, 5 rejoins just above the fence");
+    fake_destroy (&r4);
+    fake_destroy (&r5);
+}
+
 /* Rank 4 of 16: its parent in rank 0's tree is 0, its children 5 and 6. */
 static void check_member (void)
 {
@@ -491,6 +528,7 @@ int main (void)
     check_root ();
     check_bounds ();
     check_member ();
+    check_fenced_above ();
     check_skip_parent ();
     check_malformed ();
     check_partition ();
