@@ -3,9 +3,14 @@
  *
  * A broker that misses seqs asks its tree parent and its other live peers
  * in turn, rank 0 last (first when the gap is wider than a buffer: rank 0
- * can say at once what is gone), one ask at a time with a deadline; an answer is accepted only from the peer
- * asked, for the range asked.  A gap is declared lost only on rank 0's
- * word, or when every live peer asked in a round lacks it.
+ * can say at once what is gone), one ask at a time with a deadline; an
+ * answer is accepted only from the peer asked, for the range asked.  A
+ * gap is declared lost only on rank 0's word, or when every live peer
+ * asked lacks it in rounds that go on for REPAIR_ROOT_GRACE (rank 0 down
+ * here, most often).  Rank 0 down here may be only fenced, on someone's
+ * word, while it runs: what it published meanwhile every peer dropped,
+ * and the news that it rejoined can come after its SYNC naming those
+ * seqs.  Its buffer still has them; the grace lets it come back.
  */
 #include <errno.h>
 #include <math.h>
@@ -47,9 +52,18 @@ static void round_end (struct evlayer *ev)
     ev->rep.active = 0;
     if (ev->rep.asked > 0 && ev->rep.naks == ev->rep.asked
         && ev->rep.nak_to > ev->last) {
-        /* every live peer asked lacks them, rank 0 too if it is up */
+        /* every live peer asked lacks them, and rank 0 did not say they
+         * are gone (it is down here, most often): rounds go on for a
+         * while before giving up, for it may come back with them */
         uint32_t to = ev->rep.nak_to < evl_gap_end (ev) ? ev->rep.nak_to
                                                     : evl_gap_end (ev);
+        if (ev->rep.lacked_since <= 0)
+            ev->rep.lacked_since = ev->now;
+        if (ev->now - ev->rep.lacked_since < REPAIR_ROOT_GRACE) {
+            ev->rep.next_round = ev->now + REPAIR_ROUND_DELAY;
+            return;
+        }
+        ev->rep.lacked_since = 0;
         evl_declare_lost (ev, ev->last + 1, to);
         evrepair_kick (ev);
         return;
@@ -93,6 +107,7 @@ void evrepair_kick (struct evlayer *ev)
 {
     if (!evrepair_have_gap (ev)) {
         ev->rep.active = 0;
+        ev->rep.lacked_since = 0;
         return;
     }
     if (ev->rep.active || ev->now < ev->rep.next_round)
@@ -111,9 +126,11 @@ void evrepair_step (struct evlayer *ev, int answered, uint32_t lack_to,
 {
     if (!evrepair_have_gap (ev)) {
         ev->rep.active = 0;
+        ev->rep.lacked_since = 0;
         return;
     }
     if (ev->last > ev->rep.mark) {
+        ev->rep.lacked_since = 0;   /* someone had them after all */
         ask (ev, ev->rep.peer);     /* it helps: ask it for the rest */
         return;
     }

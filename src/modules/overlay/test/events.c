@@ -591,6 +591,34 @@ static void test_loss (void)
         && s->node[12].lost_to == 6, "once every live peer lacks them, 1..6 "
         "are lost in one notice");
     sim_destroy (s);
+
+    /* Rank 0 fenced on someone's word while it runs: every peer dropped
+     * what it published meanwhile, and rank 12 hears its SYNC before the
+     * news that it rejoined.  Every live peer lacks the events, but rank
+     * 0 still has them: the loss waits for it. */
+    s = sim_create (256);
+    s->cut[0] = 1;
+    publish (s, 6);
+    s->cut[0] = 0;
+    s->down[0] = 1;
+    for (int r = 1; r < N; r++)             /* they know of 1..6 */
+        if (r != 12)
+            restart_layer (s, r, 6);
+    inject_ctl (s, 12, 8, 8, EV_CTL_SYNC,
+                "{\"seq\":6,\"epoch\":1000,\"gone\":0,\"base\":0}");
+    for (int t = 0; t < 6; t++)
+        sim_tick (s, 0.5);
+    ok (s->node[12].lost_calls == 0 && stat (s->ev[12], "repair_requests") > 1,
+        "rank 0 down here for 3 s, every live peer lacks 1..6: asked again, "
+        "not lost yet");
+    s->down[0] = 0;                         /* its rejoin is heard */
+    for (int t = 0; t < 10; t++)
+        sim_tick (s, 0.5);
+    ok (s->node[12].lost_calls == 0 && complete (&s->node[12], 1, 6)
+        && s->node[12].in_order,
+        "rank 0 back: rank 12 gets 1..6 from its buffer, once, in order; "
+        "nothing lost");
+    sim_destroy (s);
 }
 
 /* Rank 0 signs (evsign.c): a tree parent that makes up a batch or a
