@@ -203,8 +203,8 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
     if (env->kind == ENV_HELLO)
         send_nak (ov, p, "fenced: rejoin with a new incarnation", inc,
                   f->inc);
-    else
-        fence_tell (ov, p, inc, inc);
+    else   /* naming the fence, so it rejoins above it in one step */
+        fence_tell (ov, p, inc, f->fenced ? f->inc : inc);
     return true;
 }
 

@@ -112,6 +112,20 @@ static void check_connector (void)
     fake_hello (f, 1, ENV_HELLO_ACK, 1001);
     ok (fake_peer (f, 1)->state == PEER_UP, "an ack brings 1 up");
     fake_clear (f);
+
+    /* 15 was fenced above the incarnation it answers with: told the
+     * fence, addressed to what it answers with, so it rejoins above */
+    fake_fence1 (f, 1, ENV_REPORT, 15, 1515, true);
+    fake_clear (f);
+    fake_hello (f, 15, ENV_HELLO_ACK, 1015);
+    struct sent *told = fake_last (f, ENV_VIEW, 15);
+    ok (fake_peer (f, 15)->state != PEER_UP && told
+        && told->env.receiver_inc == 1015
+        && fake_has_record (told, 15, 1515, true),
+        "an ack from an incarnation fenced above it: not admitted, told the "
+        "fence (1515) at the incarnation it answers with");
+
+    fake_clear (f);
     fake_hello_json (f, 2, ENV_HELLO_NAK, 1002,
                      "{\"reason\":\"peer belongs to another instance\"}",
                      NULL);
