@@ -231,4 +231,32 @@ test_expect_success PYTHON3 'past event_queue_bytes rank 0 refuses (EAGAIN), pub
 	test $(sed -n "s/.*{\"i\":\([0-9]*\)}$/\1/p" bq.out | sort -un | wc -l) -eq 5000
 '
 
+# A hung rank 0 (stopped past the peer timeout) is fenced by every peer;
+# a publish that waits in its socket runs the moment it runs again, and
+# it must learn it was fenced and rejoin without losing those events.
+test_expect_success 'a hung rank 0 with a publish waiting: every event arrives once, in order' '
+	cat >hung0.sh <<-\EOT &&
+	for r in 3 5 7; do
+		bgn --rank $r event sub --count=6 --timeout=40s --ready=h.$r hung. >hung.$r &
+	done
+	for r in 3 5 7; do while ! test -e h.$r; do sleep 0.02; done; done
+	bgn event pub --count=3 hung.a &&
+	bgn fault stop 0 &&
+	sleep 4 &&
+	{ bgn event pub --count=3 hung.b >hung.pub 2>&1 & } &&
+	sleep 0.3 &&
+	bgn fault cont 0 &&
+	wait &&
+	bgn overlay-status --wait=full --timeout=15s
+	EOT
+	bgn start --size=8 $FAST sh ./hung0.sh &&
+	printf "%s\n" "1 hung.a 0" "2 hung.a 1" "3 hung.a 2" \
+		"4 hung.b 0" "5 hung.b 1" "6 hung.b 2" >hung.expect &&
+	for r in 3 5 7; do
+		sed -n "s/^seq=\([0-9]*\) topic=\([^ ]*\) from=0 {\"i\": *\([0-9]\)}$/\1 \2 \3/p" \
+			hung.$r >hung.got &&
+		test_cmp hung.expect hung.got || return 1
+	done
+'
+
 test_done
