@@ -295,6 +295,21 @@ sys.exit(0 if ok else 1)" &&
 
 # ---- probes fixed by other work (issue 14, second part; issue 13) ---------
 
+# log_end FILE: the last 25 lines of a broker log above debug level (what
+# a failed check shows of the run)
+log_end () {
+	grep -v ": debug: " "$1" | tail -n 25
+}
+
+# expect_line PATTERN FILE: grep, and when nothing matches say so and show
+# the end of FILE
+expect_line () {
+	grep "$1" "$2" && return 0
+	echo "no line matches \"$1\" in $2; its last lines above debug:"
+	log_end "$2"
+	return 1
+}
+
 # probe NAME STEPS CHECKS: in 8 brokers without CURVE, rank 1 (or
 # $PROBE_RANK) is killed (then $PROBE_PRE runs, if set) and the rogue,
 # admitted in its place by rank 3 (or $PROBE_AT), runs STEPS; it holds
@@ -307,14 +322,6 @@ sys.exit(0 if ok else 1)" &&
 # subscriber must have had the three events once each, in order.
 # CURVE off by default; PROBE_CURVE=$CURVE_ON runs with CURVE on, the
 # rogue admitted with the killed rank's own key pair (its overlay.cert).
-# expect_line PATTERN FILE: grep, and when nothing matches say so and show
-# the end of FILE without its debug lines (what a failed run needs)
-expect_line () {
-	grep "$1" "$2" && return 0
-	echo "no line matches \"$1\" in $2; its last lines above debug:"
-	grep -v ": debug: " "$2" | tail -n 25
-	return 1
-}
 CURVE_OFF="-o overlay.curve=false"
 CURVE_ON="-o overlay.curve=true"
 PROBE_CURVE=$CURVE_OFF
@@ -350,7 +357,7 @@ probe () {
 		sh ./$1.sh >$1.log 2>$1.err; then
 		echo "probe $1: the instance failed; the end of its output:"
 		tail -n 15 $1.log
-		grep -v ": debug: " $1.err | tail -n 25
+		log_end $1.err
 		return 1
 	fi &&
 	if test $(wc -l <$1.err) -ge 400; then

@@ -19,9 +19,10 @@
 
 #define REPAIR_TIMEOUT 0.5        /* s before asking the next peer */
 #define REPAIR_ROUND_DELAY 1.0    /* s between rounds that declared nothing */
-#define REPAIR_ROOT_GRACE 5.0     /* s rounds go on, every peer lacking a gap
-                                     while rank 0 is down here, before it is
-                                     declared lost (evrepair.c) */
+#define REPAIR_ROOT_GRACE 5.0     /* s rounds go on while every peer asked
+                                     lacks a gap (rank 0 down here, most
+                                     often) before it is declared lost
+                                     (evrepair.c) */
 #define REPAIR_MAX_BATCHES 64     /* per answer */
 #define REPAIR_MAX_BYTES (1u << 20)
 #define RECENT_ASKS 8             /* answers to these may still arrive */
@@ -134,8 +135,8 @@ struct evlayer {
         int asked, naks;        /* this round */
         uint32_t nak_to;        /* every nak'ing peer lacks last+1..nak_to */
         double next_round;
-        double lacked_since;    /* first round every peer lacked the gap,
-                                   rank 0 down here (0: none yet) */
+        double lacked_since;    /* end of the first round in which every
+                                   peer asked lacked the gap (0: none) */
     } rep;
     uint32_t next_id;
     struct ask recent[RECENT_ASKS];
