@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <jansson.h>
 
 #include "fence.h"
 #include "health.h"
@@ -51,6 +52,7 @@ static void report_ready (struct overlay *ov)
         return;
     ov->health.reported = true;
     ov->health.acked = false;
+    ov->health.acked_inc = 0;
     ovl_log (ov, LOG_DEBUG, "all peers up: reporting ready to rank 0");
     if (ov->rank == 0) {
         ready_mark (ov, 0);
@@ -85,6 +87,22 @@ void health_report_again (struct overlay *ov)
 {
     ov->health.reported = false;
     ov->health.dirty = true;
+}
+
+/* Rank 0's incarnation as we know it: 0 if we have no live record. */
+static uint64_t root_inc (struct overlay *ov)
+{
+    const struct fence_entry *f = fence_lookup (ov, 0);
+
+    return f && !f->fenced ? f->inc : 0;
+}
+
+void health_root_news (struct overlay *ov)
+{
+    if (ov->rank != 0 && ov->health.reported
+        && (!ov->health.acked || ov->health.acked_inc == root_inc (ov)))
+        return;
+    health_report_again (ov);
 }
 
 void health_forget (struct overlay *ov, uint32_t rank)
@@ -168,7 +186,10 @@ void health_ready_request (struct overlay *ov, const msg_t *req,
         && rank >= 0 && (uint32_t)rank < ov->size) {
         ovl_log (ov, LOG_DEBUG, "rank %d is ready", rank);
         ready_mark (ov, (uint32_t)rank);
-        ov->io->respond (ov->ctx, req, NULL);
+        char answer[48];
+        snprintf (answer, sizeof (answer), "{\"incarnation\":%llu}",
+                  (unsigned long long)ov->incarnation);
+        ov->io->respond (ov->ctx, req, answer);
     }
     else
         ov->io->respond_error (ov->ctx, req, EINVAL,
@@ -176,10 +197,33 @@ void health_ready_request (struct overlay *ov, const msg_t *req,
     json_decref (o);
 }
 
+/* The incarnation a ready report's answer names; 0 if none (a rank 0
+ * that predates it says nothing). */
+static uint64_t answered_by (const msg_t *rsp)
+{
+    const char *payload = msg_get_payload (rsp, NULL);
+    json_t *o = payload ? json_loads (payload, 0, NULL) : NULL;
+    json_int_t inc = 0;
+
+    if (o && json_unpack (o, "{s:I}", "incarnation", &inc) < 0)
+        inc = 0;
+    json_decref (o);
+    return inc > 0 ? (uint64_t)inc : 0;
+}
+
 void health_ready_response (struct overlay *ov, const msg_t *rsp)
 {
     int errnum = 0;
 
-    if (msg_get_errnum (rsp, &errnum) == 0 && errnum == 0)
-        ov->health.acked = true;
+    if (msg_get_errnum (rsp, &errnum) < 0 || errnum != 0)
+        return;
+    if (!ov->health.reported || ov->health.acked)
+        return;                 /* a late copy: the report it answers is gone */
+    ov->health.acked = true;
+    ov->health.acked_inc = answered_by (rsp);
+    /* answered by a rank 0 older (or newer) than the one we know: the one
+     * we know has not heard us */
+    uint64_t known = root_inc (ov);
+    if (known && ov->health.acked_inc != known)
+        health_report_again (ov);
 }

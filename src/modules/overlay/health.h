@@ -6,7 +6,10 @@
  * answered (a report can be lost in a rank 0 restart or a reroute).
  * Rank 0 counts the ranks that reported: the overlay is "full" when all
  * have.  A rank that is fenced must report again when it is back; a
- * restarted rank 0 makes everyone report again.
+ * restarted rank 0 makes everyone report again.  Rank 0's answer names
+ * its incarnation, so that news of the very rank 0 that answered (at
+ * start-up every broker hears rank 0's first live record about when it
+ * reports) costs no second report.
  *
  * Health: "full", "partial" (still forming), "degraded" (ranks fenced),
  * "partitioned" (rank 0: live ranks it cannot reach).
@@ -27,6 +30,8 @@ struct health_state {           /* health.c */
     struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
     bool reported;              /* this broker reported ready */
     bool acked;                 /* ... and rank 0 answered */
+    uint64_t acked_inc;         /* the incarnation that answered (0: its
+                                 * answer did not say) */
     bool formed;                /* ready once with links up */
     double sent_at;
     bool dirty;                 /* check readiness at the next settle */
@@ -38,8 +43,12 @@ void health_fini (struct overlay *ov);
 
 /* Report ready if every peer is up or fenced (idempotent). */
 void health_check_ready (struct overlay *ov);
-/* Rank 0 restarted (or we did): report again. */
+/* We rejoined as a new incarnation: report again. */
 void health_report_again (struct overlay *ov);
+/* Rank 0's live record changed: report again unless the incarnation it
+ * names answered our report already, or a report is still unanswered
+ * (its answer is checked against rank 0's record when it comes). */
+void health_root_news (struct overlay *ov);
 /* Re-send an unanswered report (every second). */
 void health_retry (struct overlay *ov, double now);
 

@@ -236,7 +236,7 @@ static void admit (struct overlay *ov, struct peer *p,
     if (fence_lookup (ov, p->rank)) {
         flags = fence_apply (ov, p->rank, inc, false, "rejoined", FROM_HERE);
         if (flags & FENCE_ROOT_NEW)
-            health_report_again (ov);
+            health_root_news (ov);
     }
     if (p->substitute)
         heal_link_apply (ov, "add", ov->rank, p->rank, -1);

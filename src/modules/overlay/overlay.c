@@ -486,7 +486,7 @@ static void recv_view (struct overlay *ov, struct peer *p,
         moved_neighbours_back (ov);
     }
     if (flags & FENCE_ROOT_NEW)
-        health_report_again (ov);
+        health_root_news (ov);
 }
 
 static void recv_event (struct overlay *ov, struct peer *p,

@@ -181,6 +181,81 @@ static void check_signed (void)
     fake_destroy (&f);
 }
 
+/* Rank 5 of 8 with every peer up: it has reported ready once. */
+static struct fake *reported (void)
+{
+    struct fake *f = fake_create (5, 8, "bgn");
+
+    fake_start (f);
+    for (int i = 0; i < f->ov->peers->n; i++) {
+        struct peer *p = f->ov->peers->v[i];
+        fake_hello (f, p->rank, p->connector ? ENV_HELLO_ACK : ENV_HELLO,
+                    1000 + p->rank);
+    }
+    return f;
+}
+
+/* Rank 0 answers report i, naming incarnation inc (0: naming none, as a
+ * rank 0 before this answer named it). */
+static void root_answers (struct fake *f, int i, uint64_t inc)
+{
+    char payload[48];
+
+    snprintf (payload, sizeof (payload), "{\"incarnation\":%llu}",
+              (unsigned long long)inc);
+    msg_t *rsp = msg_response_create (f->requests[i], inc ? payload : NULL);
+    overlay_service (f->ov, rsp, NULL);
+    msg_destroy (&rsp);
+}
+
+/* News of rank 0 (its live record, from neighbour 4). */
+static void root_is (struct fake *f, uint64_t inc)
+{
+    fake_fence1 (f, 4, ENV_BATCH, 0, inc, false);
+    fake_advance (f, 0.05);
+}
+
+/* At start-up every broker hears rank 0's first live record about when
+ * it reports: the rank 0 that answered needs no second report, a
+ * restarted one does. */
+static void check_root_news (void)
+{
+    struct fake *f = reported ();
+
+    ok (ready_requests (f) == 1, "rank 5 reported ready once");
+    root_answers (f, 0, 50);
+    root_is (f, 50);
+    ok (ready_requests (f) == 1,
+        "rank 0's record of the incarnation that answered: no second report");
+    root_is (f, 60);
+    ok (ready_requests (f) == 2, "rank 0 restarted: it reports again");
+    fake_destroy (&f);
+
+    f = reported ();
+    root_is (f, 50);
+    ok (ready_requests (f) == 1,
+        "rank 0's record while the report is unanswered: none more yet");
+    root_answers (f, 0, 50);
+    fake_advance (f, 0.05);
+    ok (ready_requests (f) == 1, "answered by that rank 0: done");
+    fake_destroy (&f);
+
+    f = reported ();
+    root_is (f, 60);
+    root_answers (f, 0, 50);
+    fake_advance (f, 0.05);
+    ok (ready_requests (f) == 2,
+        "answered by an older rank 0 than the one we know: reported again");
+    fake_destroy (&f);
+
+    f = reported ();
+    root_answers (f, 0, 0);
+    root_is (f, 50);
+    ok (ready_requests (f) == 2,
+        "an answer that names no incarnation: rank 0's news means report again");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -188,5 +263,6 @@ int main (void)
     check_root ();
     check_service_name ();
     check_signed ();
+    check_root_news ();
     done_testing ();
 }
