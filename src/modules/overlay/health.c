@@ -221,9 +221,10 @@ void health_ready_response (struct overlay *ov, const msg_t *rsp)
         return;                 /* a late copy: the report it answers is gone */
     ov->health.acked = true;
     ov->health.acked_inc = answered_by (rsp);
-    /* answered by a rank 0 older (or newer) than the one we know: the one
-     * we know has not heard us */
+    /* answered by a rank 0 older than the one we know: the one we know
+     * has not heard us.  A newer one has (its record is on its way); an
+     * answer naming none (an older rank 0) is taken as before. */
     uint64_t known = root_inc (ov);
-    if (known && ov->health.acked_inc != known)
+    if (ov->health.acked_inc && known && ov->health.acked_inc < known)
         health_report_again (ov);
 }

@@ -249,10 +249,28 @@ static void check_root_news (void)
     fake_destroy (&f);
 
     f = reported ();
+    root_is (f, 50);
+    root_answers (f, 0, 60);
+    fake_advance (f, 0.05);
+    ok (ready_requests (f) == 1,
+        "answered by a rank 0 newer than the one we know: it heard us");
+    root_is (f, 60);
+    ok (ready_requests (f) == 1, "and its record, when it comes, changes nothing");
+    fake_destroy (&f);
+
+    f = reported ();
     root_answers (f, 0, 0);
     root_is (f, 50);
     ok (ready_requests (f) == 2,
         "an answer that names no incarnation: rank 0's news means report again");
+    fake_destroy (&f);
+
+    f = reported ();
+    root_is (f, 50);
+    root_answers (f, 0, 0);
+    fake_advance (f, 3.0);
+    ok (ready_requests (f) == 1,
+        "an answer naming no incarnation after rank 0's record: taken, once");
     fake_destroy (&f);
 }
 
