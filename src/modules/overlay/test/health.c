@@ -187,11 +187,7 @@ static struct fake *reported (void)
     struct fake *f = fake_create (5, 8, "bgn");
 
     fake_start (f);
-    for (int i = 0; i < f->ov->peers->n; i++) {
-        struct peer *p = f->ov->peers->v[i];
-        fake_hello (f, p->rank, p->connector ? ENV_HELLO_ACK : ENV_HELLO,
-                    1000 + p->rank);
-    }
+    fake_all_up (f);
     return f;
 }
 
