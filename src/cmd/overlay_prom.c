@@ -8,6 +8,7 @@
  * from a status object (an older broker, an RTT not measured yet) leaves
  * its sample out rather than inventing a zero.
  */
+#include "config.h"
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -375,8 +376,42 @@ static void print_peer_family (const struct peer_metric *m, json_t *objs,
     }
 }
 
+/* Prometheus's usual build-info gauge: the version of the bgn command
+ * that wrote the text (each broker's own is in bgn_overlay_broker_info
+ * and bgn_overlay_instance_version_brokers). */
+static void print_build_info (void)
+{
+    family ("bgn_build_info", GAUGE, "The bgn command that wrote these "
+            "metrics, by version (always 1).");
+    printf ("bgn_build_info{");
+    print_label ("version", PACKAGE_VERSION);
+    printf ("} 1\n");
+}
+
+/* Each broker's version (a broker older than versions has none). */
+static void print_broker_info (json_t *objs, const hostmap_t *hm)
+{
+    size_t i;
+    json_t *o;
+
+    family ("bgn_overlay_broker_info", GAUGE, "The bgn each broker runs, "
+            "by version (always 1).");
+    json_array_foreach (objs, i, o) {
+        const char *v = json_string_value (json_object_get (o, "version"));
+        if (!v)
+            continue;
+        printf ("bgn_overlay_broker_info{");
+        broker_labels (o, hm);
+        putchar (',');
+        print_label ("version", v);
+        printf ("} 1\n");
+    }
+}
+
 void overlay_prom_print (json_t *objs, const hostmap_t *hm)
 {
+    print_build_info ();
+    print_broker_info (objs, hm);
     print_health (objs, hm);
     for (size_t k = 0; k < sizeof (broker_metrics) / sizeof (broker_metrics[0]);
          k++)
@@ -505,7 +540,7 @@ void overlay_prom_print_summary (json_t *all)
 {
     json_t *health = json_object_get (all, "health");
     json_t *c = json_object_get (all, "counters"), *p, *q;
-    const char *any = "", *every = "", *missing = "";
+    const char *any = "", *every = "", *missing = "", *key;
     int brokers = 0, size = 0, omitted = 0;
     unsigned nany = 0, nevery = 0, nmissing = 0;
     idset_t *s;
@@ -524,6 +559,13 @@ void overlay_prom_print_summary (json_t *all)
         nmissing = idset_count (s);
     idset_destroy (&s);
 
+    print_build_info ();
+    family ("bgn_overlay_instance_version_brokers", GAUGE, "Brokers that "
+            "answered the status gather, by the bgn version they run.");
+    json_object_foreach (json_object_get (all, "versions"), key, p)
+        if (json_is_integer (p))
+            print_count ("bgn_overlay_instance_version_brokers", "version",
+                         key, json_integer_value (p));
     family ("bgn_overlay_instance_size", GAUGE,
             "Number of ranks in the instance.");
     printf ("bgn_overlay_instance_size %d\n", size);

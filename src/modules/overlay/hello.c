@@ -39,7 +39,7 @@ void hello_fini (struct overlay *ov)
 
 static json_t *hello_payload (struct overlay *ov)
 {
-    return json_pack ("{s:i s:i s:s s:I s:s s:s s:I s:I}",
+    json_t *o = json_pack ("{s:i s:i s:s s:I s:s s:s s:I s:I}",
                       "version", PROTOCOL_VERSION,
                       "rank", (int)ov->rank,
                       "instance", ov->instance,
@@ -50,6 +50,12 @@ static json_t *hello_payload (struct overlay *ov)
                                           ? evlayer_hello_seq (ov->events)
                                           : 0),
                       "view", (json_int_t)fence_digest (ov));
+
+    /* the software's version, so each side's log says what the other
+     * runs; the simulator has none and its hellos stay as they were */
+    if (o && ov->version[0])
+        json_object_set_new (o, "software", json_string (ov->version));
+    return o;
 }
 
 static int send_payload (struct overlay *ov, struct peer *p, int kind)
@@ -100,14 +106,16 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
 {
     int version, rank;
     const char *instance, *hostname = "", *topology = "", *live = NULL;
+    const char *software = "";
     json_int_t incarnation, seq = 0, view = 0;
     size_t siglen = 0;
 
-    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I s?s}",
+    if (!o || json_unpack (o, "{s:i s:i s:s s:I s?s s?s s?I s?I s?s s?s}",
                            "version", &version, "rank", &rank, "instance",
                            &instance, "incarnation", &incarnation,
                            "hostname", &hostname, "topology", &topology,
-                           "seq", &seq, "view", &view, "live", &live) < 0)
+                           "seq", &seq, "view", &view, "live", &live,
+                           "software", &software) < 0)
         return "malformed hello";
     p->hello_seq = seq > 0 ? (uint32_t)seq : 0;
     p->hello_view = (uint64_t)view;
@@ -125,6 +133,7 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
         || (uint64_t)incarnation >= fence_inc_limit (ov, FENCE_BOUND_HELLO))
         return "incarnation out of range";
     snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
+    snprintf (p->version, sizeof (p->version), "%s", software);
     *inc = (uint64_t)incarnation;
     /* its live record, signed: kept to pass on with the record */
     *has_sig = live && sodium_hex2bin (sig, 64, live, strlen (live), NULL,
@@ -208,15 +217,38 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
     return true;
 }
 
+/* One line per admission, naming the bgn the peer runs: an admin reads
+ * which nodes run what in any broker's log.  A peer on another version
+ * than ours is worth a notice (a rolling upgrade, or a node left behind);
+ * a hello without one is from a bgn before versions were told. */
+static void log_admitted (struct overlay *ov, struct peer *p, uint64_t inc)
+{
+    const char *theirs = p->version[0] ? p->version : "unknown";
+
+    if (!ov->version[0])
+        return;
+    if (strcmp (theirs, ov->version) != 0)
+        ovl_log (ov, LOG_NOTICE, "peer %u (%s) up: incarnation %llu, bgn %s "
+                 "(this broker runs bgn %s)", (unsigned)p->rank, p->hostname,
+                 (unsigned long long)inc, theirs, ov->version);
+    else
+        ovl_log (ov, LOG_INFO, "peer %u (%s) up: incarnation %llu, bgn %s",
+                 (unsigned)p->rank, p->hostname, (unsigned long long)inc,
+                 theirs);
+}
+
 static void admit (struct overlay *ov, struct peer *p,
                    const struct envelope *env, uint64_t inc)
 {
     int flags;
+    bool news = p->state != PEER_UP || inc != p->incarnation;
 
     if (p->incarnation && inc != p->incarnation)
         ovl_log (ov, LOG_NOTICE, "peer %u restarted (incarnation %llu -> "
                  "%llu)", (unsigned)p->rank,
                  (unsigned long long)p->incarnation, (unsigned long long)inc);
+    if (news)
+        log_admitted (ov, p, inc);
     p->incarnation = inc;
     p->last_heard = ovl_now (ov);
     p->refused = false;

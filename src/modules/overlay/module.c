@@ -664,6 +664,7 @@ static int setup_core (struct module *m)
         .instance = "",   /* known after the bootstrap barrier */
         .pubkey = m->curve ? curve_public (m->curve) : "",
         .endpoint = m->endpoint,
+        .version = PACKAGE_VERSION,
     };
 
     /* A new process's incarnation is the wall clock in microseconds: it

@@ -39,6 +39,9 @@ struct ovl_identity {
     const char *endpoint;       /* where peers reach this broker */
     double wall_offset;         /* wall clock - monotonic clock, for the
                                    timestamps of overlay.trace */
+    const char *version;        /* the software's version, told to peers
+                                   in hellos and shown in status; NULL or
+                                   "" (the simulator): none told */
 };
 
 /* ---- entry points (overlay.c) ------------------------------------------ */

@@ -131,6 +131,8 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
     ov->incarnation = id->incarnation;
     ov->wall_offset = id->wall_offset;
     snprintf (ov->hostname, sizeof (ov->hostname), "%s", id->hostname);
+    snprintf (ov->version, sizeof (ov->version), "%s",
+              id->version ? id->version : "");
     snprintf (ov->instance, sizeof (ov->instance), "%s",
               id->instance ? id->instance : "");
     snprintf (ov->pubkey, sizeof (ov->pubkey), "%s", id->pubkey);

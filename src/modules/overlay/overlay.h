@@ -127,6 +127,7 @@ struct overlay {
     uint32_t rank, size;
     uint64_t incarnation;
     char hostname[64];
+    char version[64];           /* ovl_identity's, "" without */
     char instance[64];
     char pubkey[41];
     char endpoint[512];

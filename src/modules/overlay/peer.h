@@ -55,6 +55,7 @@ struct peer {
     char endpoint[256];
     char pubkey[41];
     char hostname[64];
+    char version[64];        /* the bgn it runs, from its hello; "" unknown */
     double last_heard;
     double last_sent;
     double state_since;

@@ -98,6 +98,9 @@ static json_t *peer_json (struct peer *p, double now)
                                              ? now - p->last_heard : -1.0,
                            "state_since", now - p->state_since,
                            "backlog", p->backlog.count);
+
+    if (o && p->version[0])
+        json_object_set_new (o, "version", json_string (p->version));
     if (o) {
         /* microseconds to one decimal: no 17-digit float noise */
         json_object_set_new (o, "rtt_us", p->rtt_us >= 0
@@ -268,6 +271,7 @@ static json_t *memory_json (struct overlay *ov)
 json_t *status_json (struct overlay *ov)
 {
     double now = ovl_now (ov);
+    json_t *o;
     json_t *peers = json_array ();
     json_t *down = json_array ();
     json_t *info = json_array ();
@@ -275,7 +279,7 @@ json_t *status_json (struct overlay *ov)
     for (int i = 0; i < ov->peers->n; i++)
         json_array_append_new (peers, peer_json (ov->peers->v[i], now));
     down_json (ov, now, down, info);
-    return json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
+    o = json_pack ("{s:i s:i s:s s:i s:s s:i s:I s:o s:o s:o"
                       " s:s s:s s:s s:s s:I s:o s:i s:i"
                       " s:I s:I s:I s:I s:I s:I s:I s:I s:I s:o s:o s:o s:i s:i}",
                       "rank", (int)ov->rank,
@@ -311,6 +315,10 @@ json_t *status_json (struct overlay *ov)
                       "memory", memory_json (ov),
                       "heal_threshold", ov->heal.threshold,
                       "substitutes", ov->heal.nsubst);
+    /* the software's version (absent in the simulator, which has none) */
+    if (o && ov->version[0])
+        json_object_set_new (o, "version", json_string (ov->version));
+    return o;
 }
 
 /* ---- the status-all reduction ------------------------------------------
@@ -451,6 +459,10 @@ static json_t *own_summary (struct overlay *ov)
                    "problems", problems, "problems_omitted", 0,
                    "counters", own_counters (ov, true),
                    "memory", memory_summary (ov));
+    /* how many brokers run each version: which nodes run what */
+    if (o && ov->version[0])
+        json_object_set_new (o, "versions",
+                             json_pack ("{s:i}", ov->version, 1));
 done:
     free (d);
     json_decref (problems);
@@ -473,6 +485,18 @@ static void put_set (json_t *o, const char *key, idset_t *s)
     free (text);
 }
 
+/* Add b's counts ({"key": n}) into a's. */
+static void sum_counts (json_t *a, json_t *b)
+{
+    const char *key;
+    json_t *v;
+
+    json_object_foreach (b, key, v)
+        json_object_set_new (a, key, json_integer (
+            json_integer_value (json_object_get (a, key))
+            + json_integer_value (v)));
+}
+
 /* Fold summary b into a. */
 static void merge (json_t *a, json_t *b)
 {
@@ -491,10 +515,13 @@ static void merge (json_t *a, json_t *b)
     json_object_set_new (a, "brokers", json_integer (
         json_integer_value (json_object_get (a, "brokers"))
         + json_integer_value (json_object_get (b, "brokers"))));
-    json_object_foreach (hb, key, v)
-        json_object_set_new (ha, key, json_integer (
-            json_integer_value (json_object_get (ha, key))
-            + json_integer_value (v)));
+    sum_counts (ha, hb);
+    if (json_is_object (json_object_get (b, "versions"))) {
+        if (!json_is_object (json_object_get (a, "versions")))
+            json_object_set_new (a, "versions", json_object ());
+        sum_counts (json_object_get (a, "versions"),
+                    json_object_get (b, "versions"));
+    }
     json_object_foreach (cb, key, v)
         if (json_is_integer (v))
             json_object_set_new (ca, key, json_integer (
