@@ -6,6 +6,9 @@
 # run costs one dpkg query.
 #
 # python3-zmq: the rogue overlay peer of the attack tests (t1400).
+# debhelper, fakeroot, lintian: the Debian packages (debian/) and their
+# test (t0070); rpm, rpmlint: rpmbuild -ta on the tarball's bgn.spec
+# (.ci/run), as far as Debian's rpm goes.
 # prometheus: its promtool checks 'bgn metrics' (t1200; about 100 MB, the
 # server beside it is not used).
 # Launchers the tests run for real: mpich (PMI-1, mpiexec), openmpi-bin
@@ -27,6 +30,7 @@ munge slurmctld slurmd slurm-client
 systemd systemd-container
 groff-base
 prometheus
+debhelper fakeroot lintian rpm rpmlint
 "
 
 # mpiexec/mpirun mean mpich's hydra (see above); only if both are there.
