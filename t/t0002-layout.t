@@ -23,7 +23,11 @@ REFS="$BGN_TOP_SRCDIR/t/scripts/docrefs.py"
 
 # The files of the tree are the ones git knows (tracked, or new and not
 # ignored); a release tarball has no git and no need of this check.
-if git -C "$BGN_TOP_SRCDIR" rev-parse --is-inside-work-tree >/dev/null 2>&1
+# (A tarball unpacked inside a clone, as make distcheck does, is no git
+# tree of its own: only a work tree whose top is the source counts.)
+top=$(git -C "$BGN_TOP_SRCDIR" rev-parse --show-toplevel 2>/dev/null)
+if test -n "$top" &&
+   test "$(cd "$top" && pwd -P)" = "$(cd "$BGN_TOP_SRCDIR" && pwd -P)"
 then
 	test_set_prereq GITTREE
 fi
