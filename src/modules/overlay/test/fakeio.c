@@ -261,6 +261,7 @@ int fake_start (struct fake *f)
         .instance = "test-instance",
         .pubkey = "",
         .endpoint = "ipc://fake",
+        .version = f->version,
     };
 
     if (!(f->ov = overlay_create (&f->cfg, &id, &fake_io, f)))

@@ -43,6 +43,7 @@ struct fake {
     struct ovl_config cfg;
     uint32_t rank, size;
     uint64_t incarnation;   /* the core's first incarnation */
+    const char *version;     /* the software's, told in hellos (NULL: none) */
     double now;
     double wakeup;
     /* what a send to each rank does: 0 sends, else fails with this errno */

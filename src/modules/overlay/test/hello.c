@@ -370,6 +370,53 @@ static void check_reread (void)
     fake_destroy (&f);
 }
 
+/* The software's version: told in our hellos, kept per peer, and in the
+ * log line of each admission (a notice when it is not ours). */
+static void check_version (void)
+{
+    struct fake *f = fake_create (15, 16, "bgn");
+    struct fake *plain = fake_create (15, 16, "bgn");
+    char json[512];
+    struct sent *ack;
+
+    f->version = "1.2.3+4.gabc";
+    ok (fake_start (f) == 0 && fake_start (plain) == 0, "two cores start");
+    snprintf (json, sizeof (json), "{\"version\":3,\"rank\":14,"
+              "\"instance\":\"test-instance\",\"incarnation\":1014,"
+              "\"hostname\":\"host14\",\"topology\":\"bgn\","
+              "\"software\":\"1.2.3+4.gabc\"}");
+    fake_hello_json (f, 14, ENV_HELLO, 1014, json, NULL);
+    ack = fake_last (f, ENV_HELLO_ACK, 14);
+    ok (ack && ack->body[0]
+        && strstr (ack->body[0], "\"software\":\"1.2.3+4.gabc\""),
+        "our ack tells our version");
+    ok (!strcmp (fake_peer (f, 14)->version, "1.2.3+4.gabc")
+        && fake_logged (f, "peer 14 (host14) up: incarnation 1014, "
+                        "bgn 1.2.3+4.gabc")
+        && !fake_logged (f, "this broker runs"),
+        "a peer on our version: kept, and logged once it is up");
+    snprintf (json, sizeof (json), "{\"version\":3,\"rank\":13,"
+              "\"instance\":\"test-instance\",\"incarnation\":1013,"
+              "\"hostname\":\"host13\",\"topology\":\"bgn\","
+              "\"software\":\"1.3.0\"}");
+    fake_hello_json (f, 13, ENV_HELLO, 1013, json, NULL);
+    ok (fake_peer (f, 13)->state == PEER_UP
+        && fake_logged (f, "peer 13 (host13) up: incarnation 1013, bgn 1.3.0 "
+                        "(this broker runs bgn 1.2.3+4.gabc)"),
+        "a peer on another version is admitted, and the log says both");
+    fake_hello (f, 11, ENV_HELLO, 1011);
+    ok (fake_peer (f, 11)->version[0] == '\0'
+        && fake_logged (f, "peer 11 (host11) up: incarnation 1011, bgn unknown"),
+        "a hello naming no version: admitted as 'unknown'");
+    fake_hello (plain, 14, ENV_HELLO, 1014);
+    ack = fake_last (plain, ENV_HELLO_ACK, 14);
+    ok (ack && ack->body[0] && !strstr (ack->body[0], "software")
+        && !fake_logged (plain, "up: incarnation"),
+        "a core without a version (the simulator's) tells none, logs none");
+    fake_destroy (&f);
+    fake_destroy (&plain);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -379,5 +426,6 @@ int main (void)
     check_curve ();
     check_moved ();
     check_reread ();
+    check_version ();
     done_testing ();
 }
