@@ -323,6 +323,17 @@ static void print_bounds (json_t *objs, const hostmap_t *hm)
     }
 }
 
+/* name{rank="R",host="H",label="value"}, its value left to the caller. */
+static void broker_sample (const char *name, json_t *o, const hostmap_t *hm,
+                           const char *label, const char *value)
+{
+    printf ("%s{", name);
+    broker_labels (o, hm);
+    putchar (',');
+    print_label (label, value);
+    printf ("}");
+}
+
 static void print_health (json_t *objs, const hostmap_t *hm)
 {
     size_t i;
@@ -333,11 +344,9 @@ static void print_health (json_t *objs, const hostmap_t *hm)
     json_array_foreach (objs, i, o) {
         const char *state = json_string_value (json_object_get (o, "state"));
         for (size_t k = 0; k < 4; k++) {
-            printf ("bgn_overlay_health{");
-            broker_labels (o, hm);
-            putchar (',');
-            print_label ("state", health_states[k]);
-            printf ("} %d\n", state && !strcmp (state, health_states[k]));
+            broker_sample ("bgn_overlay_health", o, hm, "state",
+                           health_states[k]);
+            printf (" %d\n", state && !strcmp (state, health_states[k]));
         }
     }
 }
@@ -400,11 +409,8 @@ static void print_broker_info (json_t *objs, const hostmap_t *hm)
         const char *v = json_string_value (json_object_get (o, "version"));
         if (!v)
             continue;
-        printf ("bgn_overlay_broker_info{");
-        broker_labels (o, hm);
-        putchar (',');
-        print_label ("version", v);
-        printf ("} 1\n");
+        broker_sample ("bgn_overlay_broker_info", o, hm, "version", v);
+        printf (" 1\n");
     }
 }
 
