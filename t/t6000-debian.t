@@ -38,11 +38,8 @@ done
 
 MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 
-# The build runs in a directory of its own: libtool cannot install into a
-# path with a space ("trash directory.t6000-debian").
-W=$(mktemp -d /tmp/bgn-t6000.XXXXXX) || exit 1
-trap 'rc=$?; rm -rf "$W"; (exit $rc); die' EXIT
-cd "$W" || exit 1
+# libtool cannot install into the trash directory's path (a space).
+cd_scratch t6000
 
 test_expect_success 'the release tarball' '
 	if test -z "$BGN_TARBALL"; then
@@ -121,7 +118,7 @@ test_expect_success 'apt-get install ./*.deb' '
 
 # A clean environment: nothing from the build tree in PATH, so the
 # installed bgn runs, and its brokers load the installed module.
-INSTALLED_ENV="env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=$W TMPDIR=$W"
+INSTALLED_ENV="env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=$SCRATCH TMPDIR=$SCRATCH"
 
 test_expect_success 'the installed bgn start --size=4 bgn overlay-status' '
 	$INSTALLED_ENV sh -c "command -v bgn" >which &&

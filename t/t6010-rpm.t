@@ -27,11 +27,8 @@ for cmd in rpmbuild rpm; do
 done
 command -v rpmlint >/dev/null 2>&1 && test_set_prereq RPMLINT
 
-# The build runs in a directory of its own: rpmbuild and libtool cannot
-# work in a path with a space ("trash directory.t6010-rpm").
-W=$(mktemp -d /tmp/bgn-t6010.XXXXXX) || exit 1
-trap 'rc=$?; rm -rf "$W"; (exit $rc); die' EXIT
-cd "$W" || exit 1
+# rpmbuild and libtool cannot work in the trash directory's path (a space).
+cd_scratch t6010
 
 test_expect_success 'the release tarball carries bgn.spec with its version' '
 	if test -z "$BGN_TARBALL"; then

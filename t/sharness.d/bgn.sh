@@ -32,6 +32,16 @@ pids_gone () {
     return 1
 }
 
+# cd_scratch TAG: the rest of the script runs in a fresh directory under
+# /tmp, removed when it exits: for tools that cannot work in a path with
+# a space, as "trash directory.NAME" is (libtool's install, rpmbuild).
+# The directory is $SCRATCH.
+cd_scratch () {
+	SCRATCH=$(mktemp -d "/tmp/bgn-$1.XXXXXX") || exit 1
+	trap 'rc=$?; rm -rf "$SCRATCH"; (exit $rc); die' EXIT
+	cd "$SCRATCH" || exit 1
+}
+
 # jq_py FILE EXPR: evaluate the python expression EXPR with o = the JSON
 # in FILE; fail (naming EXPR) unless it is true.  Needs the PYTHON3
 # prerequisite.
