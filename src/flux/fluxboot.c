@@ -22,9 +22,10 @@
  * it without the BGN for good.  Only a hard error (rank 0's bgn did not
  * start, a malformed answer) ends the exchange.
  *
- * After start-up a rank reads a card it lacks, or one that may have
- * changed (a peer's module was reloaded: boot_refresh), with a short
- * request to rank 0 that does not wait for a card not there.  When
+ * After start-up a rank asks rank 0, in the background, for a card it
+ * lacks (the read says EAGAIN meanwhile) or one that may have changed (a
+ * peer's module was reloaded: boot_refresh answers with the card it has
+ * meanwhile): a read never holds the reactor.  When
  * rank 0's module loads it publishes the Flux event bgn.boot-call, and
  * every rank sends its card again: a reloaded rank 0 relearns them all.
  */
@@ -37,7 +38,6 @@
 #define CALL_TOPIC SERVICE ".boot-call"
 #define BOOT_RETRY_MIN 0.05      /* s: rank 0's bgn not loaded yet */
 #define BOOT_RETRY_MAX 1.0
-#define BOOT_LATE_TIMEOUT 2.0    /* s a read after start-up may wait */
 
 /* A rank's card as rank 0 holds it, NULL if none. */
 static json_t *card_of (json_t *cards, uint32_t rank)
@@ -462,15 +462,26 @@ static const struct flux_msg_handler_spec boot_htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
+static void fetch_free (void **item)
+{
+    if (item && *item) {
+        flux_future_destroy (*item);
+        *item = NULL;
+    }
+}
+
 int fh_boot_init (struct bgn_broker *b)
 {
     if (!(b->card = json_object ()) || !(b->cards = json_object ())
         || !(b->boot_wants = idset_create (b->size))
-        || !(b->boot_waits = zlistx_new ())) {
+        || !(b->boot_waits = zlistx_new ()) || !(b->fetches = zlistx_new ())
+        || !(b->fetching = idset_create (b->size))
+        || !(b->fetched_at = calloc (b->size, sizeof (double)))) {
         errno = ENOMEM;
         return -1;
     }
     zlistx_set_destructor (b->boot_waits, fh_boot_wait_free);
+    zlistx_set_destructor (b->fetches, fetch_free);
     if (!(b->boot_retry = flux_timer_watcher_create (b->r, 0., 0., retry_cb, b)))
         return -1;
     if (b->rank == 0
@@ -509,47 +520,66 @@ int fluxhost_boot_exchange (bgn_broker_t *b,
     return 0;
 }
 
-/* ---- reads --------------------------------------------------------------- */
+/* ---- reads ----------------------------------------------------------- */
 
-/* Ask rank 0 for rank's card now, without waiting for a card not there.
- * Short, and only after start-up (a card not known yet, or refreshed). */
-static int fetch_card (struct bgn_broker *b, uint32_t rank)
+#define FETCH_MIN_INTERVAL 1.0   /* s between two asks for one rank */
+
+static void fetched_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+    json_t *cards = NULL;
+
+    if (flux_rpc_get_unpack (f, "{s:o}", "cards", &cards) == 0)
+        learn_cards (b, cards);
+    else
+        fh_log (b, LOG_DEBUG, "bgn: rank %u's card from rank 0: %s",
+                (unsigned)rank, strerror (errno));
+    idset_clear (b->fetching, rank);
+    zlistx_delete (b->fetches, zlistx_find (b->fetches, f));
+}
+
+/* Ask rank 0 for rank's card in the background, not waiting for a card
+ * not there yet; the next read finds it.  Never blocks: after start-up a
+ * read must not hold the reactor on the TBON (a broker the TBON has cut
+ * off would go silent on the BGN too). */
+static void fetch_card (struct bgn_broker *b, uint32_t rank)
 {
     flux_future_t *f;
-    json_t *cards = NULL;
     char want[16];
-    int rc = -1;
+    double now = monotime_now ();
 
+    if (idset_test (b->fetching, rank)
+        || now - b->fetched_at[rank] < FETCH_MIN_INTERVAL)
+        return;
     snprintf (want, sizeof (want), "%u", (unsigned)rank);
     if (!(f = flux_rpc_pack (b->h, BOOT_TOPIC, 0, 0, "{s:i s:s s:b}", "rank",
-                             (int)b->rank, "want", want, "wait", 0)))
-        return -1;
-    if (flux_future_wait_for (f, BOOT_LATE_TIMEOUT) < 0)
-        fh_log (b, LOG_WARNING, "bgn: rank 0 did not answer for rank %u's "
-                "card within %.0fs", (unsigned)rank, BOOT_LATE_TIMEOUT);
-    else if (flux_rpc_get_unpack (f, "{s:o}", "cards", &cards) == 0) {
-        learn_cards (b, cards);
-        rc = 0;
+                             (int)b->rank, "want", want, "wait", 0))
+        || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank, NULL) < 0
+        || flux_future_then (f, b->rpc_timeout, fetched_cb, b) < 0
+        || !zlistx_add_end (b->fetches, f)) {
+        flux_future_destroy (f);
+        return;
     }
-    flux_future_destroy (f);
-    /* the wait held the reactor: its idea of now is behind */
-    flux_reactor_now_update (b->r);
-    return rc;
+    b->fetched_at[rank] = now;
+    idset_set (b->fetching, rank);
 }
 
 int fh_boot_get (struct bgn_broker *b, uint32_t rank, const char *key,
                  char *buf, size_t len, bool fresh)
 {
-    json_t *card = card_of (b->cards, rank);
+    json_t *card;
     const char *value;
 
     if (rank >= b->size) {
         errno = EINVAL;
         return -1;
     }
-    if ((fresh || !card) && b->rank != 0 && rank != b->rank && b->started
-        && fetch_card (b, rank) == 0)
-        card = card_of (b->cards, rank);
+    card = card_of (b->cards, rank);
+    /* after start-up, elsewhere than rank 0: a card not here, or one to
+     * refresh, is asked for; what is here meanwhile is the answer */
+    if ((fresh || !card) && b->rank != 0 && rank != b->rank && b->started)
+        fetch_card (b, rank);
     if (!card) {
         /* not sent yet (still loading, or a false claim about it) */
         errno = b->started ? EAGAIN : ENOENT;
@@ -578,6 +608,9 @@ void fh_boot_free (struct bgn_broker *b)
         zlistx_destroy (&b->boot_waits);
     }
     flux_future_destroy (b->boot_f);
+    zlistx_destroy (&b->fetches);
+    idset_destroy (&b->fetching);
+    free (b->fetched_at);
     flux_watcher_destroy (b->boot_retry);
     flux_watcher_destroy (b->boot_waiter);
     json_decref (b->card);

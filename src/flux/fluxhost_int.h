@@ -108,6 +108,9 @@ struct bgn_broker {
     double boot_started;
     double boot_deadline;          /* next "still waiting" line */
     zlistx_t *boot_waits;          /* rank 0: requests waiting for cards */
+    zlistx_t *fetches;             /* cards asked for after start-up */
+    idset_t *fetching;             /* their ranks */
+    double *fetched_at;            /* when each rank's card was last asked */
     flux_watcher_t *boot_waiter;   /* rank 0: their deadlines, its own */
     flux_msg_handler_t **boot_handlers;
     void (*boot_cb) (bgn_broker_t *b, int errnum, const char *why,
