@@ -71,21 +71,36 @@ static bool card_valid (json_t *card)
     return true;
 }
 
+/* The ranks in want, or every rank (want NULL): first, then next after
+ * prev, -1 at the end.  Walks the set's members, not every rank. */
+static int wanted_next (const struct bgn_broker *b, const idset_t *want,
+                        int prev)
+{
+    if (want)
+        return prev < 0 ? idset_first (want) : idset_next (want, prev);
+    return prev + 1 < (int)b->size ? prev + 1 : -1;
+}
+
+static int count_missing (struct bgn_broker *b, const idset_t *want)
+{
+    int missing = 0;
+
+    for (int r = wanted_next (b, want, -1); r >= 0; r = wanted_next (b, want, r))
+        if (!card_of (b->cards, (uint32_t)r))
+            missing++;
+    return missing;
+}
+
 /* The cards of the ranks in want (NULL: every rank) that 'cards' holds,
- * as a new object; *missing counts those it lacks. */
-static json_t *cards_pick (struct bgn_broker *b, const idset_t *want,
-                           int *missing)
+ * as a new object (NULL: out of memory). */
+static json_t *cards_pick (struct bgn_broker *b, const idset_t *want)
 {
     json_t *out = json_object ();
 
-    *missing = 0;
-    for (uint32_t r = 0; out && r < b->size; r++) {
-        json_t *card;
-        if (want && !idset_test (want, r))
-            continue;
-        if (!(card = card_of (b->cards, r)))
-            (*missing)++;
-        else if (card_store (out, r, card) < 0) {
+    for (int r = wanted_next (b, want, -1); out && r >= 0;
+         r = wanted_next (b, want, r)) {
+        json_t *card = card_of (b->cards, (uint32_t)r);
+        if (card && card_store (out, (uint32_t)r, card) < 0) {
             json_decref (out);
             out = NULL;
         }
@@ -117,15 +132,12 @@ void fh_boot_wait_free (void **item)
 static int answer_if_complete (struct bgn_broker *b, const flux_msg_t *req,
                                const idset_t *want, bool partial)
 {
-    int missing;
-    json_t *cards = cards_pick (b, want, &missing);
+    json_t *cards;
 
-    if (!cards)
-        return flux_respond_error (b->h, req, ENOMEM, NULL) == 0 ? 1 : -1;
-    if (missing && !partial) {
-        json_decref (cards);
+    if (!partial && count_missing (b, want) > 0)
         return 0;
-    }
+    if (!(cards = cards_pick (b, want)))
+        return flux_respond_error (b->h, req, ENOMEM, NULL) == 0 ? 1 : -1;
     if (flux_respond_pack (b->h, req, "{s:O}", "cards", cards) < 0)
         fh_log (b, LOG_ERR, "bgn: answering %s: %s", BOOT_TOPIC,
                 strerror (errno));
@@ -138,9 +150,10 @@ static char *missing_text (struct bgn_broker *b, const idset_t *want)
     idset_t *miss = idset_create (b->size);
     char *text = NULL;
 
-    for (uint32_t r = 0; miss && r < b->size; r++)
-        if ((!want || idset_test (want, r)) && !card_of (b->cards, r))
-            idset_set (miss, r);
+    for (int r = wanted_next (b, want, -1); miss && r >= 0;
+         r = wanted_next (b, want, r))
+        if (!card_of (b->cards, (uint32_t)r))
+            idset_set (miss, (unsigned)r);
     if (miss)
         text = idset_encode (miss, 0);
     idset_destroy (&miss);
@@ -298,18 +311,9 @@ static void still_waiting (struct bgn_broker *b, const char *missing)
 /* Rank 0's own wants are met from its table. */
 void fh_boot_self_check (struct bgn_broker *b)
 {
-    int missing;
-    json_t *have;
-
     if (b->rank != 0 || !b->boot_cb)
         return;
-    if (!(have = cards_pick (b, b->boot_want_all ? NULL : b->boot_wants,
-                             &missing))) {
-        exchange_done (b, ENOMEM, "out of memory");
-        return;
-    }
-    json_decref (have);
-    if (missing == 0) {
+    if (count_missing (b, b->boot_want_all ? NULL : b->boot_wants) == 0) {
         exchange_done (b, 0, NULL);
         return;
     }
