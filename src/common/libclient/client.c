@@ -32,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <time.h>
 #include <sys/random.h>
 #include <uuid/uuid.h>
@@ -55,8 +58,7 @@ struct bgn_handle {
     void *mon;                 /* PAIR: the socket monitor's events */
     char uri[4096];            /* ipc://path */
     double broker_timeout;     /* heartbeat bound, 0 for none */
-    int connected;             /* the monitor said CONNECTED */
-    int lost;                  /* ... then DISCONNECTED: for good */
+    int lost;                  /* the monitor said DISCONNECTED: for good */
     char id[40];
     uint32_t next_matchtag;
     double timeout;
@@ -200,12 +202,33 @@ static int monitor_start (bgn_t *h)
 {
     static const char ep[] = "inproc://bgn-client-monitor";
 
-    if (zmq_socket_monitor (h->sock, ep, ZMQ_EVENT_CONNECTED
-                                         | ZMQ_EVENT_DISCONNECTED) < 0
+    if (zmq_socket_monitor (h->sock, ep, ZMQ_EVENT_DISCONNECTED) < 0
         || !(h->mon = zmq_socket (h->ctx, ZMQ_PAIR))
         || zmq_connect (h->mon, ep) < 0)
         return -1;
     return 0;
+}
+
+/* Is a broker listening on the socket at 'path'?  A broker that exited
+ * or was killed leaves its socket file: libzmq would retry it quietly
+ * for ever, so ask the kernel once (the broker's libzmq sees a
+ * connection closed before its greeting, and forgets it).  0, or -1
+ * with errno (ECONNREFUSED: nobody there). */
+static int listening (const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd, rc;
+
+    if (strlen (path) >= sizeof (sa.sun_path))
+        return 0;       /* libzmq will say */
+    strcpy (sa.sun_path, path);
+    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return -1;
+    rc = connect (fd, (struct sockaddr *)&sa, sizeof (sa));
+    int saved = errno;
+    close (fd);
+    errno = saved;
+    return rc;
 }
 
 bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
@@ -240,6 +263,12 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         snprintf (errbuf, errlen, "no broker at %s: %s", path,
                   errno ? strerror (errno) : "not a socket");
         errno = ENOENT;
+        return NULL;
+    }
+    if (listening (path) < 0 && errno == ECONNREFUSED) {
+        snprintf (errbuf, errlen, "no broker at %s: nothing listens there "
+                  "(the socket of a broker that is gone)", path);
+        errno = ECONNREFUSED;
         return NULL;
     }
     snprintf (endpoint, sizeof (endpoint), "ipc://%s", path);
@@ -570,9 +599,7 @@ static int monitor_read (bgn_t *h)
             return ended;
         if (zmq_msg_size (&parts[0]) >= sizeof (event)) {
             memcpy (&event, zmq_msg_data (&parts[0]), sizeof (event));
-            if (event == ZMQ_EVENT_CONNECTED)
-                h->connected = 1;
-            else if (event == ZMQ_EVENT_DISCONNECTED)
+            if (event == ZMQ_EVENT_DISCONNECTED)
                 ended = 1;
         }
         zmqutil_close (parts, n);

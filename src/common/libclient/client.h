@@ -52,7 +52,8 @@ typedef struct bgn_rpc bgn_rpc_t;
 
 /* Connect to the broker at 'uri' ("ipc:///path/local", or a plain socket
  * path).  NULL uri means $BGN_URI.  Fails with ENOENT (no uri given, or no
- * socket at that path: the message says which), EINVAL, ENOMEM, with a
+ * socket at that path: the message says which), ECONNREFUSED (a socket
+ * nothing listens on: its broker is gone), EINVAL, ENOMEM, with a
  * message in errbuf.  The broker timeout (above) is read from
  * $BGN_BROKER_TIMEOUT here: seconds, at most BGN_MAX_BROKER_TIMEOUT, 0
  * for no heartbeats (an exiting or killed broker is still noticed); a

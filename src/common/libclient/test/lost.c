@@ -318,6 +318,12 @@ static void test_killed (void)
     rpc = bgn_rpc (h, "test.wait", NODEID_ANY, NULL, 0);
     signal_then_fail (pid, SIGKILL, rpc, "killed: the pending rpc");
     waitpid (pid, NULL, 0);
+    char err[256] = "";
+    errno = 0;
+    ok (access (path, F_OK) == 0 && !bgn_open (uri, err, sizeof (err))
+        && errno == ECONNREFUSED && strstr (err, "nothing listens"),
+        "killed: opening the socket it left fails with ECONNREFUSED (%s)",
+        err);
     errno = 0;
     ok (bgn_event_recv (h2, -1) == NULL && errno == ECONNRESET,
         "killed: the event wait fails with ECONNRESET");
