@@ -4,7 +4,7 @@ test_description='clients notice a broker that is gone: streams and waits end wi
 
 . "$(dirname "$0")/sharness.sh"
 
-# Far more than the 3 s bound (an exiting or killed broker is noticed in
+# Far more than the 5 s bound (an exiting or killed broker is noticed in
 # milliseconds): a loaded machine must not fail these.
 BOUND=30
 

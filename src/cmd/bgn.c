@@ -68,7 +68,7 @@ static void usage (FILE *f)
 "  -r, --rank=R      talk to rank R (or the host running it) of the\n"
 "                    instance in $BGN_RUNDIR\n"
 "      --broker-timeout=T  give up on a broker that has not answered the\n"
-"                    connection's heartbeats for T (default 3s, 0 for no\n"
+"                    connection's heartbeats for T (default 5s, 0 for no\n"
 "                    heartbeats; $BGN_BROKER_TIMEOUT): waits, streams and\n"
 "                    RPCs then fail (\"broker at URI went away\")\n"
 "  -h, --help        this text\n"

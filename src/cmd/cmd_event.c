@@ -45,7 +45,7 @@ static void usage (FILE *f)
 "line (JSON: {\"lost\":{\"from\":A,\"to\":B}}), and so are events the\n"
 "broker dropped because this subscriber fell behind (with a \"reason\").\n"
 "When the broker goes away (it exits, is killed or restarts, or stops\n"
-"answering for the broker timeout, 3s: bgn --broker-timeout), sub exits 1\n"
+"answering for the broker timeout, 5s: bgn --broker-timeout), sub exits 1\n"
 "with \"broker at URI went away after N events\"; with --reconnect it\n"
 "subscribes again to the broker that comes back at URI and says where\n"
 "the stream resumes (the next seq) and which seqs it missed.\n"

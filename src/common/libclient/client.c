@@ -175,19 +175,20 @@ static double broker_timeout_env (void)
     return t;
 }
 
-/* ZMTP heartbeats for a bound of 'seconds': a PING every third of it,
- * and the connection ends when nothing has come back for two thirds
+/* ZMTP heartbeats for a bound of 'seconds': a PING every fifth of it,
+ * and the connection ends when nothing has come back for four fifths
  * (the broker's libzmq answers PINGs itself, from its I/O thread), so a
- * silent broker is noticed within the bound.  No TTL: the broker would
- * then drop a client that is merely stopped (Ctrl-Z in a terminal). */
+ * silent broker is noticed within the bound, and one that hangs for a
+ * little less is not.  No TTL: the broker would then drop a client that
+ * is merely stopped (Ctrl-Z in a terminal). */
 static void set_heartbeat (void *sock, double seconds)
 {
     int ivl, timeout;
 
     if (!(seconds > 0))
         return;
-    ivl = (int)(seconds * 1000. / 3.);
-    timeout = (int)(seconds * 2000. / 3.);
+    ivl = (int)(seconds * 1000. / 5.);
+    timeout = (int)(seconds * 4000. / 5.);
     if (ivl < 1)
         ivl = 1;
     if (timeout < 1)

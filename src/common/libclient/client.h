@@ -40,7 +40,7 @@
 #include "src/common/libmsg/message.h"
 
 #define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
-#define BGN_DEFAULT_BROKER_TIMEOUT 3.0 /* seconds; env BGN_BROKER_TIMEOUT */
+#define BGN_DEFAULT_BROKER_TIMEOUT 5.0 /* seconds; env BGN_BROKER_TIMEOUT */
 #define BGN_MAX_BROKER_TIMEOUT 3600.0
 #define BGN_EVENT_QUEUE_MAX 100000
 #define BGN_PUBLISH_WINDOW 4096        /* unanswered asynchronous publishes */
