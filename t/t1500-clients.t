@@ -146,6 +146,52 @@ test_expect_success PYTHON3 'event sub --reconnect: every event after the restar
 	EOT
 '
 
+# broker.sh NAME: a one-broker instance on ./rd (its pid in NAME.pid);
+# waits for its socket.
+cat >broker.sh <<'EOT'
+bgn-broker --boot=single --rundir="$PWD/rd" </dev/null >$1.out 2>$1.err &
+echo $! >$1.pid
+i=0
+while ! test -S rd/local; do
+	test $i -lt 300 || exit 1; sleep 0.05; i=$((i + 1))
+done
+EOT
+
+# waitfor SECS CMD...: until CMD succeeds, for up to SECS seconds
+waitfor () {
+	_n=$(($1 * 10)); shift
+	while ! "$@"; do
+		test $_n -gt 0 || { echo "never: $*" >&2; return 1; }
+		sleep 0.1; _n=$((_n - 1))
+	done
+}
+
+test_expect_success 'event sub --reconnect to a new instance on the same socket says so' '
+	rm -rf rd ni.* b1.* b2.* && mkdir -m 700 rd &&
+	test_when_finished "kill \$(cat b1.pid b2.pid ni.pid 2>/dev/null) 2>/dev/null; :" &&
+	sh ./broker.sh b1 &&
+	u="ipc://$PWD/rd/local" || return 1
+	( bgn --uri="$u" event sub --reconnect=30s --json --count=4 \
+		--ready=ni.ready zz. >ni.out 2>ni.err; echo $? >ni.rc ) \
+		</dev/null >/dev/null 2>&1 &
+	echo $! >ni.pid &&
+	waitfor $BOUND test -e ni.ready &&
+	bgn --uri="$u" event pub zz.a "{\"i\":1}" &&
+	bgn --uri="$u" event pub zz.a "{\"i\":2}" &&
+	waitfor $BOUND grep -q "\"i\":2" ni.out &&
+	kill -9 $(cat b1.pid) &&
+	sh ./broker.sh b2 &&
+	waitfor $BOUND grep -q resubscribed ni.err &&
+	bgn --uri="$u" event pub zz.a "{\"i\":3}" &&
+	bgn --uri="$u" event pub zz.a "{\"i\":4}" &&
+	waitfor $BOUND test -e ni.rc &&
+	cat ni.out ni.err &&
+	test "$(cat ni.rc)" = 0 &&
+	test "$(sed "s/.*\"seq\":\([0-9]*\).*\"i\":\([0-9]*\).*/\1:\2/" ni.out | tr "\n" " ")" = "1:1 2:2 1:3 2:4 " &&
+	grep "went away after 2 events; reconnecting" ni.err &&
+	grep "resubscribed at $u, a new instance (.*): the stream resumes at seq 1 of its own sequence" ni.err
+'
+
 test_expect_success 'event sub --reconnect gives up when no broker comes back' '
 	rm -f gone.* &&
 	cat >gone.sh <<-\EOT &&
