@@ -26,7 +26,8 @@
  * with ECONNRESET, and so does every later call that would send or wait
  * (bgn_poll counts a lost handle as ready).  An exiting or killed broker
  * is noticed at once (a few milliseconds); a stopped or unreachable one
- * within the broker timeout.  A broker restarted on the same socket is a
+ * within the broker timeout (a ping every fifth of it, given up after
+ * four fifths without an answer: a shorter hang is ridden out).  A broker restarted on the same socket is a
  * new broker that knows nothing of this handle's requests and
  * subscriptions: the handle never reconnects to it; open a new one
  * (and subscribe again).
