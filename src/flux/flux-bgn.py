@@ -11,6 +11,7 @@
 import argparse
 import errno
 import json
+import os
 import signal
 import sys
 import time
@@ -196,6 +197,11 @@ def cmd_dmesg(h, args):
         print(line.rstrip("\n"))
 
 
+# What a Flux handle's pending stream fails with when its connection to
+# the broker ends (the broker exited, was killed or restarted).
+BROKER_GONE = (errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN)
+
+
 def cmd_event(h, args):
     if args.action == "pub":
         if not args.args:
@@ -216,6 +222,9 @@ def cmd_event(h, args):
         except OSError as e:
             if e.errno == errno.ETIMEDOUT:
                 die(f"no event within {args.timeout:g}s ({n} received)")
+            if e.errno in BROKER_GONE:
+                die(f"broker at {os.environ.get('FLUX_URI', 'its URI')} "
+                    f"went away after {n} events")
             die(e.strerror or str(e))
         fut.reset()
         if ev["topic"] == "event.lost":
