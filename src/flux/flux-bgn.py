@@ -204,9 +204,7 @@ BROKER_GONE = (errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN)
 
 def cmd_event(h, args):
     if args.action == "pub":
-        if not args.args:
-            die("usage: flux bgn event pub TOPIC [JSON]")
-        if len(args.args) > 2:
+        if not args.args or len(args.args) > 2:
             die("usage: flux bgn event pub TOPIC [JSON]")
         payload = json_object_arg(args.args[1] if len(args.args) > 1 else None)
         rsp = get(h.rpc("bgn.event-pub", {"topic": args.args[0],
