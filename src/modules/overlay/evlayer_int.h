@@ -41,6 +41,11 @@
                                      check at the end of a read (evsign.c) */
 #define PEND_BATCH_MAX 16384      /* ... only batches this small wait */
 #define PEND_BYTES_MAX (256u << 10)   /* ... and this much in all */
+#define START_RETRY 0.5           /* s between a joining broker's asks for
+                                     rank 0's word on the sequence */
+#define START_RATE 200.0          /* rank 0 signs at most this many START
+                                     answers a second ... */
+#define START_BURST 256.0         /* ... and this many at once (a start) */
 
 struct held {
     uint32_t first, last;
@@ -99,6 +104,19 @@ struct evlayer {
     uint32_t high;              /* highest seq known to exist */
     uint32_t gone;              /* highest seq dropped from the replay buffer */
     struct store ring, early;
+
+    /* joining, where rank 0 signs (events.c): no base yet, rank 0 asked
+     * for its signed word on where the sequence is (START_QUERY with a
+     * nonce); meanwhile signed batches wait in 'early' and start_floor is
+     * the lowest seq that signed news puts the base at, for a rank 0 that
+     * never answers */
+    uint64_t start_nonce;
+    double start_asked, start_since;
+    uint32_t start_floor;
+    uint64_t start_asks, hints_ignored;
+    /* rank 0: the answers' token bucket */
+    double start_tokens, start_refill;
+    uint64_t start_answers, start_throttled;
 
     /* what rank 0's syncs said */
     uint64_t root_epoch;
@@ -273,6 +291,16 @@ int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
                    json_int_t epoch, json_int_t gone, json_int_t base);
 int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
                         json_int_t epoch, json_int_t gone, json_int_t base);
+/* Rank 0: add "sig" to a START answer o for 'rank' (its nonce, and the
+ * numbers of a SYNC).  Others: check ours.  Both 0 / 1 as above. */
+int evl_start_sign (struct evlayer *ev, json_t *o, uint32_t rank,
+                    uint64_t nonce, json_int_t seq, json_int_t epoch,
+                    json_int_t gone, json_int_t base);
+int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
+                         json_int_t seq, json_int_t epoch, json_int_t gone,
+                         json_int_t base);
+/* A fresh random nonce. */
+uint64_t evl_nonce (void);
 
 /* ---- evrepair.c ------------------------------------------------------ */
 /* Is something missing after 'last'? */

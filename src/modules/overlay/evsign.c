@@ -191,6 +191,71 @@ int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
     return 1;
 }
 
+/* ---- where a joining broker starts ------------------------------------ */
+
+/* The text a START answer's signature covers: a SYNC's numbers, bound to
+ * the asking rank and its nonce, so that no relay can hand a broker an
+ * answer meant for another or one from an earlier ask. */
+static int start_text (char *buf, size_t len, uint32_t rank, uint64_t nonce,
+                       json_int_t seq, json_int_t epoch, json_int_t gone,
+                       json_int_t base)
+{
+    return snprintf (buf, len, "bgn-start %u %016llx %lld %lld %lld %lld",
+                     (unsigned)rank, (unsigned long long)nonce,
+                     (long long)seq, (long long)epoch, (long long)gone,
+                     (long long)base);
+}
+
+int evl_start_sign (struct evlayer *ev, json_t *o, uint32_t rank,
+                    uint64_t nonce, json_int_t seq, json_int_t epoch,
+                    json_int_t gone, json_int_t base)
+{
+    char text[160], hex[2 * crypto_sign_BYTES + 1];
+    unsigned char sig[crypto_sign_BYTES];
+    int n = start_text (text, sizeof (text), rank, nonce, seq, epoch, gone,
+                        base);
+
+    if (!ev->can_sign)
+        return -1;
+    crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
+                          ev->sign_sk);
+    sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
+    return json_object_set_new (o, "sig", json_string (hex));
+}
+
+int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
+                         json_int_t seq, json_int_t epoch, json_int_t gone,
+                         json_int_t base)
+{
+    char text[160];
+    unsigned char sig[crypto_sign_BYTES];
+    const char *hex = json_string_value (json_object_get (o, "sig"));
+    size_t siglen = 0;
+    int n = start_text (text, sizeof (text), ev->rank, nonce, seq, epoch,
+                        gone, base);
+
+    if (!hex || sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
+                                &siglen, NULL) != 0
+        || siglen != sizeof (sig)
+        || !root_signed (ev, text, (size_t)n, sig)) {
+        ev->bad_signatures++;
+        ev->rejected++;
+        evl_warn_counted (ev, ev->bad_signatures, "dropped a start answer "
+                          "that rank 0 did not sign", (uint32_t)seq,
+                          (uint32_t)seq);
+        return 0;
+    }
+    return 1;
+}
+
+uint64_t evl_nonce (void)
+{
+    uint64_t n;
+
+    randombytes_buf (&n, sizeof (n));
+    return n;
+}
+
 /* ---- proof of a seq, for a restarted rank 0 --------------------------- */
 
 void evl_report_proof (struct evlayer *ev, json_t *o)

@@ -61,6 +61,7 @@ struct sim {
     struct qmsg q[MAXQ];
     int qhead, qtail;
     double drop_tree;     /* probability an EV_TREE message is lost */
+    int drop_ctl;         /* control objects of this kind are lost */
     json_t *root_sync;    /* the last SYNC rank 0 sent (a copy) */
     int tags_on;          /* the ops give tag keys */
     int skew_rank;        /* this rank is given a key unlike rank 0's */
@@ -314,6 +315,7 @@ static void drain_queue (struct sim *s)
     while (s->qhead < s->qtail) {
         struct qmsg m = s->q[s->qhead++];
         int lose = s->down[m.to] || s->cut[m.to] || s->cut[m.from]
+                   || (s->drop_ctl && m.kind == 100 + s->drop_ctl)
                    || (m.kind == EV_TREE && s->drop_tree > 0
                        && (double)rand () / RAND_MAX < s->drop_tree);
         if (!lose && m.kind >= 100)
@@ -946,6 +948,126 @@ static void test_seq_proof (void)
     sim_destroy (s);
 }
 
+/* Broker r restarts where rank 0 signs: a fresh layer with rank 0's
+ * key and an empty record of deliveries; its tree parent then says hello
+ * with 'seq'. */
+static void restart_signed (struct sim *s, int r, const unsigned char *pk,
+                            uint32_t seq)
+{
+    evlayer_destroy (&s->ev[r]);
+    memset (&s->node[r], 0, sizeof (s->node[r]));
+    s->ev[r] = node_layer (s, r);
+    evlayer_set_keys (s->ev[r], NULL, pk);
+    evlayer_seq_hint (s->ev[r], bgn_topo_bcast_parent (s->topo, 0, r), seq);
+}
+
+/* The nonce of the START_QUERY rank r has queued, or NULL. */
+static const char *queued_nonce (struct sim *s, uint32_t r)
+{
+    for (int i = s->qtail - 1; i >= s->qhead; i--)
+        if (s->q[i].from == r && s->q[i].kind == 100 + EV_CTL_START_QUERY)
+            return json_string_value (json_object_get (s->q[i].ctl, "n"));
+    return NULL;
+}
+
+/* Issue 42: a restarted broker took its first seq from its tree parent's
+ * hello; a rogue parent said 1,000,000 and the broker took every real
+ * batch for a duplicate, for good.  Where rank 0 signs, the start is
+ * rank 0's signed word only. */
+static void test_join (void)
+{
+    struct sim *s = sim_create (256);
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    int parent5 = bgn_topo_bcast_parent (s->topo, 0, 5);
+    char forged[512];
+    const char *n;
+
+    crypto_sign_keypair (pk, sk);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    for (int i = 1; i < N; i++)
+        evlayer_set_keys (s->ev[i], NULL, pk);
+    publish (s, 5);
+    ok (all_complete (s, 1, 5), "5 signed events everywhere");
+
+    restart_signed (s, 5, pk, 1000000);
+    n = queued_nonce (s, 5);
+    ok (stat (s->ev[5], "last_seq") == 0 && stat (s->ev[5], "high_seq") == 0
+        && stat (s->ev[5], "hints_ignored") == 1 && n != NULL,
+        "rank 5 restarts, its tree parent says hello with seq 1,000,000: "
+        "the sequence does not move; rank 5 asks rank 0 (START_QUERY)");
+    snprintf (forged, sizeof (forged), "{\"n\":\"%s\",\"seq\":1000000,"
+              "\"epoch\":1000,\"gone\":0,\"base\":0,\"sig\":\"%0128d\"}",
+              n ? n : "", 0);
+    inject_ctl (s, 5, parent5, parent5, EV_CTL_START, forged);
+    inject_ctl (s, 5, parent5, parent5, EV_CTL_START,
+                "{\"n\":\"0000000000000001\",\"seq\":1000000,"
+                "\"epoch\":1000,\"gone\":0,\"base\":0}");
+    ok (stat (s->ev[5], "last_seq") == 0
+        && stat (s->ev[5], "rejected") == 1
+        && stat (s->ev[5], "stale_answers") == 1,
+        "an answer for its nonce that rank 0 did not sign, and one for "
+        "another nonce, move nothing");
+    sim_run (s);
+    ok (stat (s->ev[5], "last_seq") == 5
+        && s->node[0].ctl_sent[EV_CTL_START] == 1,
+        "rank 0's signed answer starts it after 5");
+    publish (s, 3);
+    ok (complete (&s->node[5], 6, 8) && s->node[5].in_order
+        && s->node[5].lost_calls == 0,
+        "it delivers 6..8, every event published after it joined, once "
+        "and in order");
+
+    /* the parent withholds everything while rank 5 restarts */
+    restart_signed (s, 5, pk, 4294967000u);
+    s->cut[parent5] = 1;
+    sim_run (s);
+    publish (s, 3);
+    for (int t = 0; t < 3; t++)
+        sim_tick (s, 1.0);
+    ok (s->node[5].ngot == 0 && stat (s->ev[5], "last_seq") == 8,
+        "restarted again, its parent silent and saying 4,294,967,000: it "
+        "starts at rank 0's 8");
+    s->cut[parent5] = 0;
+    for (int t = 0; t < 11; t++)     /* a quiet stream's SYNC: 10 periods */
+        sim_tick (s, 1.0);
+    ok (complete (&s->node[5], 9, 11) && s->node[5].lost_calls == 0,
+        "once the parent speaks again, 9..11 arrive (rank 0's next SYNC "
+        "shows the gap, the repair fills it)");
+
+    /* rank 0 never answers: the lowest signed batch that came decides */
+    s->drop_ctl = EV_CTL_START_QUERY;
+    s->cfg.learn_timeout = 3;
+    restart_signed (s, 5, pk, 1000000);
+    s->cfg.learn_timeout = 10;
+    publish (s, 2);
+    ok (s->node[5].ngot == 0 && stat (s->ev[5], "held") == 2,
+        "unanswered, it holds the signed batches that come (12, 13) and "
+        "delivers nothing yet");
+    for (int t = 0; t < 4; t++)
+        sim_tick (s, 1.0);
+    ok (complete (&s->node[5], 12, 13) && stat (s->ev[5], "start_asks") >= 4,
+        "after learn_timeout it starts below the first of them: 12, 13 "
+        "delivered; it kept asking meanwhile");
+    s->drop_ctl = 0;
+    sim_run (s);
+    sim_destroy (s);
+
+    /* nothing signed: the tree parent's hello still starts a broker */
+    s = sim_create (256);
+    publish (s, 4);
+    restart_layer (s, 5, 4);
+    memset (&s->node[5], 0, sizeof (s->node[5]));
+    s->node[5].s = s;
+    s->node[5].rank = 5;
+    s->node[5].in_order = 1;
+    publish (s, 1);
+    ok (complete (&s->node[5], 5, 5) && s->node[5].ctl_sent[EV_CTL_START_QUERY]
+                                            == 0,
+        "unsigned: it starts at its tree parent's hello, as before, and asks "
+        "nothing");
+    sim_destroy (s);
+}
+
 static void test_trust (void)
 {
     struct sim *s = sim_create (256);
@@ -1239,6 +1361,7 @@ int main (void)
     test_chained ();
     test_tagged ();
     test_seq_proof ();
+    test_join ();
     test_restart ();
     test_backpressure ();
     test_buffers ();

@@ -1,0 +1,94 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+test_description='issue 42: an admitted rogue peer cannot stop events
+
+The rogue (scripts/rogue.py) holds a killed rank'"'"'s signing seed, as a
+stolen node key would give it, and is admitted in that rank'"'"'s place
+(CURVE off).  Each case is an attack of issue 42 that worked on the
+code before it: the test asserts what a user relies on (every event
+delivered, once and in order; every ping answered).'
+
+. "$(dirname "$0")/sharness.sh"
+
+ROGUE="$SHARNESS_TEST_SRCDIR/scripts/rogue.py"
+FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
+LOGS="--log-stderr-level=debug"
+
+# pyzmq may live in Debian's python3 only (python3-zmq)
+for py in "$PYTHON3" /usr/bin/python3 python3; do
+	if test -n "$py" && "$py" -c "import zmq" 2>/dev/null; then
+		PYZMQ=$py
+		test_set_prereq PYZMQ
+		break
+	fi
+done
+export PYZMQ ROGUE
+
+cat >field.sh <<'EOT'
+# field.sh RANK KEY: a top-level field of RANK's overlay-status JSON
+bgn overlay-status --json -r "$1" >field.json &&
+"$PYZMQ" -c "import json,sys; print(json.load(open('field.json'))[sys.argv[1]])" "$2"
+EOT
+cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
+
+# up.sh RANK: wait (20 s at most) until RANK answers overlay-status
+cat >up.sh <<'EOT'
+i=0
+while ! bgn overlay-status --json -r "$1" >/dev/null 2>&1; do
+	i=$((i+1))
+	test $i -lt 200 || { echo "rank $1 never answered" >&2; exit 1; }
+	sleep 0.1
+done
+EOT
+
+# Case 1: a restarted rank takes its first seq only on rank 0's word.
+# Rank 2 (rank 3's tree parent) is killed and rank 3 restarted; before
+# any event exists the rogue, in rank 2's place, says hello to rank 3
+# with seq 1,000,000.  Rank 3 used to start its sequence there and take
+# every real batch for a duplicate, for good: 0 events delivered, even
+# after the real rank 2 came back.  Now the hello moves nothing: rank 3
+# asks rank 0, and delivers every event published after it joined.
+test_expect_success PYZMQ 'a rogue tree parent'"'"'s hello seq does not black out a restarted rank' '
+	cat >join.sh <<-\EOT &&
+	bgn fault kill 2 &&
+	sh ./wait-down.sh 1 &&
+	bgn fault restart 3 &&
+	sh ./up.sh 3 &&
+	ep=$(sh ./field.sh 3 endpoint) &&
+	inst=$(sh ./field.sh 3 instance) || exit 1
+	bgn --rank 3 event sub --count=6 --timeout=60s --ready=join.ready \
+		probe >join.events &
+	sub=$!
+	while ! test -e join.ready; do sleep 0.05; done &&
+	"$PYZMQ" "$ROGUE" $ep --id 2 --seed $BGN_RUNDIR/2/events.seed \
+		hello:2:$inst::1000000 wait:0.5 hello:2:$inst::4294967000 \
+		wait:1 >join.out &&
+	bgn event pub probe.a && bgn event pub probe.b &&
+	bgn event pub probe.c &&
+	bgn fault restart 2 &&
+	bgn overlay-status --wait=full --timeout=20s &&
+	bgn event pub probe.d && bgn event pub probe.e &&
+	bgn event pub probe.f &&
+	wait $sub &&
+	for r in 0 1 2 4 5 6 7; do
+		bgn --rank 3 ping --count=1 --timeout=3s $r || exit 1
+	done >join.pings &&
+	bgn overlay-status --json -r 3 >join3.json
+	EOT
+	timeout -k 5 150 bgn start --size=8 $LOGS -o overlay.curve=false $FAST \
+		sh ./join.sh >join.log 2>join.err ||
+		{ tail -n 20 join.err; false; } &&
+	grep "^hello -> HELLO_ACK" join.out &&
+	printf "probe.a\nprobe.b\nprobe.c\nprobe.d\nprobe.e\nprobe.f\n" >join.expect &&
+	sed -n "s/^seq=[0-9]* topic=\([^ ]*\).*/\1/p" join.events >join.got &&
+	test_cmp join.expect join.got &&
+	test $(grep -c "^reply from rank" join.pings) -eq 7 &&
+	"$PYZMQ" -c "
+import json, sys
+e = json.load(open(\"join3.json\"))[\"events\"]
+print(e)
+sys.exit(0 if e[\"last_seq\"] == e[\"high_seq\"] < 1000 and e[\"lost\"] == 0
+	    and e[\"start_asks\"] >= 1 else 1)"
+'
+
+test_done
