@@ -38,6 +38,7 @@
 #ifndef BGN_MODULE_H
 #define BGN_MODULE_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <syslog.h>   /* LOG_ERR .. LOG_DEBUG for api->log */
 #include <jansson.h>
@@ -238,6 +239,13 @@ struct bgn_broker_api {
      * closes after start-up (a PMI finalize) or the values cost nothing
      * to read at start.  May be NULL (= 0). */
     int (*boot_lasting) (bgn_broker_t *b);
+
+    /* log, with the arguments as a va_list: a module that formats its
+     * lines in one place passes each call site's own format, so the
+     * broker's flood control (a budget per format) keeps one noisy line
+     * from hiding another.  May be NULL: log is used. */
+    void (*vlog) (bgn_broker_t *b, int level, const char *fmt, va_list ap)
+        __attribute__ ((format (printf, 3, 0)));
 };
 
 struct bgn_module {
