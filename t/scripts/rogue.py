@@ -47,6 +47,12 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               src/common/libmsg/evbatch.h) of N events
                               "forged.I" numbered FIRST.., envelope
                               source SRC (0: posing as rank 0)
+  sigflood:SRC:FIRST:RATE:SECS  tree EVENT batches of one event numbered
+                              FIRST, flagged signed, all carrying the same
+                              well-formed signature (64 bytes made once,
+                              not rank 0's), RATE a second for SECS
+                              seconds, envelope source SRC; prints how
+                              many went
   evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
                               envelope source SRC
   evctl:SRC:DEST:JSON         an EVCTL with envelope source SRC to rank
@@ -353,6 +359,29 @@ class Rogue:
                            self.peer_inc), [batch])
         return "sent"
 
+    def sigflood(self, src, first, rate, secs):
+        """The same signature on every batch: made once, so the flood
+        costs the rogue nothing and each check costs the victim."""
+        first, rate, secs = int(first), float(rate), float(secs)
+        topic, payload = b"flood", b"{}"
+        rec = struct.pack("!IIIIIBBH", first, 0, 1, int(src), len(payload),
+                          0, len(topic), 0) + topic + payload
+        batch = (struct.pack("!BBHIIIQ", 0xeb, 1, 1, first, first, 1, 0)
+                 + rec + os.urandom(64))
+        frame = pack(envelope("EVENT", int(src), self.peer, self.inc,
+                              self.peer_inc), [batch])
+        sent, start = 0, time.monotonic()
+        while True:
+            now = time.monotonic() - start
+            if now >= secs:
+                break
+            due = int(now * rate) + 1
+            while sent < due:
+                self.sock.send(frame)
+                sent += 1
+            time.sleep(0.002)
+        return "sent %d" % sent
+
     def evsync(self, src, seq, gone):
         body = json.dumps({"k": 1, "seq": int(seq), "gone": int(gone),
                            "base": 0})
@@ -392,6 +421,8 @@ class Rogue:
             return self.event(args[0])
         if name == "evbatch":
             return self.evbatch(*rest.split(":"))
+        if name == "sigflood":
+            return self.sigflood(*rest.split(":"))
         if name == "evsync":
             return self.evsync(*rest.split(":"))
         if name == "evctl":

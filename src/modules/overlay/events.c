@@ -133,6 +133,7 @@ void evlayer_destroy (struct evlayer **evp)
         free (ev->outq);
         free (ev->tag_keys);
         free (ev->tag_state);
+        free (ev->links);
         tokens_cancel (ev, ev->wtok, ev->nwtok);
         free (ev->wtok);
         evbatch_writer_free (&ev->w);
@@ -256,7 +257,7 @@ static void start_answer (struct evlayer *ev, uint32_t source, json_t *q)
 
 /* Rank 0's answer to our ask: taken only while we wait, for our latest
  * nonce, signed for us, and not from an older rank 0 than we heard. */
-static void recv_start (struct evlayer *ev, json_t *o)
+static void recv_start (struct evlayer *ev, uint32_t via, json_t *o)
 {
     json_int_t seq, epoch, gone, base;
     uint64_t nonce;
@@ -270,7 +271,7 @@ static void recv_start (struct evlayer *ev, json_t *o)
         ev->stale_answers++;
         return;
     }
-    if (!evl_start_signed_ok (ev, o, nonce, seq, epoch, gone, base))
+    if (!evl_start_signed_ok (ev, o, nonce, seq, epoch, gone, base, via))
         return;
     ev->root_epoch = (uint64_t)epoch;
     ev->root_base = (uint32_t)base;
@@ -370,7 +371,8 @@ void evl_settle (struct evlayer *ev)
  * check.  0, or -1 if it must be taken now (not chained, not checking,
  * a repair). */
 static int defer_batch (struct evlayer *ev, int kind, struct frame *batch,
-                        struct frame *tags, const struct evbatch_hdr *h)
+                        struct frame *tags, const struct evbatch_hdr *h,
+                        uint32_t via)
 {
     size_t bytes = frame_size (batch) + (tags ? frame_size (tags) : 0);
     struct pending *p;
@@ -391,6 +393,7 @@ static int defer_batch (struct evlayer *ev, int kind, struct frame *batch,
      * signatures */
     p->tags = tags ? frame_keep (tags) : NULL;
     p->h = *h;
+    p->via = via;
     ev->npend++;
     ev->pend_bytes += bytes;
     evl_arm (ev, ev->now);
@@ -422,6 +425,14 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       "sequence", h->first, h->last);
         return;
     }
+    /* A batch we hold already costs nothing more: no check (a relay
+     * replaying rank 0's real batch made us check it again each time) */
+    if (ev->have_base && (h->last <= ev->last
+                          || evstore_overlaps (&ev->early, h->first,
+                                               h->last))) {
+        ev->duplicates++;
+        return;
+    }
     if (kind != EV_TREE)
         tags = NULL;        /* a repair is checked by its signature */
     /* Our tag from rank 0, where it came with one: no signature check
@@ -431,12 +442,12 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
         accept_batch (ev, kind, batch, tags, h);
         return;
     }
-    if (defer_batch (ev, kind, batch, tags, h) == 0)
+    if (defer_batch (ev, kind, batch, tags, h, via) == 0)
         return;
     evl_settle (ev);
     /* The signature last: the cheap checks first, so that no peer can
      * make us verify for free. */
-    if (!evl_batch_signed_ok (ev, batch, h))
+    if (!evl_batch_signed_ok (ev, batch, h, via))
         return;
     accept_batch (ev, kind, batch, tags, h);
 }
@@ -466,7 +477,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                       (uint32_t)seq, (uint32_t)seq);
         return;
     }
-    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base))
+    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base, via))
         return;
     if (ev->verify && json_object_get (o, "sig")) {
         json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
@@ -582,7 +593,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
         break;
     case EV_CTL_START:
         if (ev->rank != 0)
-            recv_start (ev, o);
+            recv_start (ev, via, o);
         break;
     default:
         ev->rejected++;
@@ -729,6 +740,12 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "buffered_bytes", (json_int_t)ev->ring.bytes,
                            "repairing", ev->rep.active);
     if (o && ev->rank != 0 && ev->verify) {
+        json_object_set_new (o, "signatures_throttled",
+                             json_integer ((json_int_t)ev->sig_throttled));
+        json_object_set_new (o, "signatures_refused",
+                             json_integer ((json_int_t)ev->sig_refused));
+        json_object_set_new (o, "signature_backoffs",
+                             json_integer ((json_int_t)ev->sig_bans));
         json_object_set_new (o, "start_asks",
                              json_integer ((json_int_t)ev->start_asks));
         json_object_set_new (o, "hints_ignored",
