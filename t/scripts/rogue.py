@@ -49,8 +49,8 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               source SRC (0: posing as rank 0)
   sigflood:SRC:FIRST:RATE:SECS  tree EVENT batches of one event numbered
                               FIRST, flagged signed, all carrying the same
-                              well-formed signature (64 bytes made once,
-                              not rank 0's), RATE a second for SECS
+                              well-formed signature (made once with the
+                              --seed key, of other bytes: not rank 0's), RATE a second for SECS
                               seconds, envelope source SRC; prints how
                               many went
   evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
@@ -366,8 +366,17 @@ class Rogue:
         topic, payload = b"flood", b"{}"
         rec = struct.pack("!IIIIIBBH", first, 0, 1, int(src), len(payload),
                           0, len(topic), 0) + topic + payload
+        # well-formed: a real Ed25519 signature (of something else), so
+        # the victim's check runs to the end instead of refusing a
+        # malformed one at once
+        if self.signer:
+            sig = self.signer.sign(b"bgn-rogue flood")
+        else:
+            sig = bytearray(os.urandom(64))
+            sig[63] &= 0x0f     # S below 2^252: canonical, most likely
+            sig = bytes(sig)
         batch = (struct.pack("!BBHIIIQ", 0xeb, 1, 1, first, first, 1, 0)
-                 + rec + os.urandom(64))
+                 + rec + sig)
         frame = pack(envelope("EVENT", int(src), self.peer, self.inc,
                               self.peer_inc), [batch])
         sent, start = 0, time.monotonic()
