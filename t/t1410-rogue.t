@@ -14,21 +14,9 @@ ROGUE="$SHARNESS_TEST_SRCDIR/scripts/rogue.py"
 FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 LOGS="--log-stderr-level=debug"
 
-# pyzmq may live in Debian's python3 only (python3-zmq)
-for py in "$PYTHON3" /usr/bin/python3 python3; do
-	if test -n "$py" && "$py" -c "import zmq" 2>/dev/null; then
-		PYZMQ=$py
-		test_set_prereq PYZMQ
-		break
-	fi
-done
-export PYZMQ ROGUE
+export ROGUE
 
-cat >field.sh <<'EOT'
-# field.sh RANK KEY: a top-level field of RANK's overlay-status JSON
-bgn overlay-status --json -r "$1" >field.json &&
-"$PYZMQ" -c "import json,sys; print(json.load(open('field.json'))[sys.argv[1]])" "$2"
-EOT
+cp "$SHARNESS_TEST_SRCDIR/scripts/field.sh" . || exit 1
 cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
 
 # up.sh RANK: wait (20 s at most) until RANK answers overlay-status

@@ -227,19 +227,52 @@ static int sync_text (char *buf, size_t len, json_int_t seq,
                      (long long)base);
 }
 
-int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
-                   json_int_t epoch, json_int_t gone, json_int_t base)
+/* Rank 0: o's "sig", its signature of text[0..n-1] in hex. */
+static int text_sign (struct evlayer *ev, json_t *o, const char *text, int n)
 {
-    char text[128], hex[2 * crypto_sign_BYTES + 1];
+    char hex[2 * crypto_sign_BYTES + 1];
     unsigned char sig[crypto_sign_BYTES];
-    int n = sync_text (text, sizeof (text), seq, epoch, gone, base);
 
-    if (!ev->can_sign)
-        return 0;
     crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
                           ev->sign_sk);
     sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
     return json_object_set_new (o, "sig", json_string (hex));
+}
+
+/* Is hex rank 0's signature of text[0..n-1]?  Checked within the
+ * budget of the link it came through; a failure is counted and logged
+ * as 'what' (about seq). */
+static int text_signed_ok (struct evlayer *ev, const char *hex,
+                           const char *text, int n, uint32_t via,
+                           const char *what, uint32_t seq)
+{
+    unsigned char sig[crypto_sign_BYTES];
+    size_t siglen = 0;
+    int good;
+
+    if (!evl_sig_admit (ev, via))
+        return 0;
+    good = hex && sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
+                                  &siglen, NULL) == 0
+           && siglen == sizeof (sig) && root_signed (ev, text, (size_t)n, sig);
+    evl_sig_verdict (ev, via, good);
+    if (!good) {
+        ev->bad_signatures++;
+        ev->rejected++;
+        evl_warn_counted (ev, ev->bad_signatures, what, seq, seq);
+    }
+    return good;
+}
+
+int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
+                   json_int_t epoch, json_int_t gone, json_int_t base)
+{
+    char text[128];
+    int n = sync_text (text, sizeof (text), seq, epoch, gone, base);
+
+    if (!ev->can_sign)
+        return 0;
+    return text_sign (ev, o, text, n);
 }
 
 int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
@@ -247,10 +280,8 @@ int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
                         uint32_t via)
 {
     char text[128];
-    unsigned char sig[crypto_sign_BYTES];
     const char *hex = json_string_value (json_object_get (o, "sig"));
-    size_t siglen = 0;
-    int n, good;
+    int n;
 
     if (!ev->verify)
         return 1;
@@ -260,23 +291,12 @@ int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
         && (uint64_t)epoch == ev->root_epoch && (uint32_t)seq == ev->sync_seq
         && (uint32_t)gone == ev->root_gone && (uint32_t)base == ev->root_base)
         return 1;
-    if (!evl_sig_admit (ev, via))
-        return 0;
     n = sync_text (text, sizeof (text), seq, epoch, gone, base);
-    good = hex && sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
-                                  &siglen, NULL) == 0
-           && siglen == sizeof (sig) && root_signed (ev, text, (size_t)n, sig);
-    evl_sig_verdict (ev, via, good);
-    if (good && strlen (hex) < sizeof (ev->sync_sig))
-        strcpy (ev->sync_sig, hex);
-    if (!good) {
-        ev->bad_signatures++;
-        ev->rejected++;
-        evl_warn_counted (ev, ev->bad_signatures, "dropped a sync that "
-                          "rank 0 did not sign", (uint32_t)seq,
-                          (uint32_t)seq);
+    if (!text_signed_ok (ev, hex, text, n, via, "dropped a sync that rank 0 "
+                         "did not sign", (uint32_t)seq))
         return 0;
-    }
+    if (strlen (hex) < sizeof (ev->sync_sig))
+        strcpy (ev->sync_sig, hex);
     return 1;
 }
 
@@ -299,17 +319,13 @@ int evl_start_sign (struct evlayer *ev, json_t *o, uint32_t rank,
                     uint64_t nonce, json_int_t seq, json_int_t epoch,
                     json_int_t gone, json_int_t base)
 {
-    char text[160], hex[2 * crypto_sign_BYTES + 1];
-    unsigned char sig[crypto_sign_BYTES];
+    char text[160];
     int n = start_text (text, sizeof (text), rank, nonce, seq, epoch, gone,
                         base);
 
     if (!ev->can_sign)
         return -1;
-    crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
-                          ev->sign_sk);
-    sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
-    return json_object_set_new (o, "sig", json_string (hex));
+    return text_sign (ev, o, text, n);
 }
 
 int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
@@ -317,27 +333,12 @@ int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
                          json_int_t base, uint32_t via)
 {
     char text[160];
-    unsigned char sig[crypto_sign_BYTES];
-    const char *hex = json_string_value (json_object_get (o, "sig"));
-    size_t siglen = 0;
     int n = start_text (text, sizeof (text), ev->rank, nonce, seq, epoch,
-                        gone, base), good;
+                        gone, base);
 
-    if (!evl_sig_admit (ev, via))
-        return 0;
-    good = hex && sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
-                                  &siglen, NULL) == 0
-           && siglen == sizeof (sig) && root_signed (ev, text, (size_t)n, sig);
-    evl_sig_verdict (ev, via, good);
-    if (!good) {
-        ev->bad_signatures++;
-        ev->rejected++;
-        evl_warn_counted (ev, ev->bad_signatures, "dropped a start answer "
-                          "that rank 0 did not sign", (uint32_t)seq,
-                          (uint32_t)seq);
-        return 0;
-    }
-    return 1;
+    return text_signed_ok (ev, json_string_value (json_object_get (o, "sig")),
+                           text, n, via, "dropped a start answer that rank "
+                           "0 did not sign", (uint32_t)seq);
 }
 
 uint64_t evl_nonce (void)
