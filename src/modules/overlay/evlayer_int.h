@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "sigbudget.h"
 
 #define REPAIR_TIMEOUT 0.5        /* s before asking the next peer */
 #define REPAIR_ROUND_DELAY 1.0    /* s between rounds that declared nothing */
@@ -44,13 +45,6 @@
 #define SIG_RATE 1000.0           /* signature checks a second per link
                                      (7 % of a core at 70 us) ... */
 #define SIG_BURST 1000.0          /* ... and this many at once */
-#define SIG_FAIL_MAX 16           /* failed checks from one link (within
-                                     SIG_FAIL_WINDOW of each other) before
-                                     its signed traffic is dropped unchecked */
-#define SIG_FAIL_WINDOW 60.0      /* s */
-#define SIG_BAN_MIN 10.0          /* s, the first such back-off; each next
-                                     one doubles, up to */
-#define SIG_BAN_MAX 300.0
 #define START_RETRY 0.5           /* s between a joining broker's asks for
                                      rank 0's word on the sequence */
 #define START_RATE 200.0          /* rank 0 signs at most this many START
@@ -104,9 +98,7 @@ struct pending {
  * bucket of checks, and the failures that lead to a back-off. */
 struct siglink {
     double tokens, refill;
-    uint32_t fails;
-    double last_fail;
-    double ban, banned_until;   /* the last back-off's length, its end */
+    struct sigbudget fails;     /* sigbudget.h: failures, back-offs */
 };
 
 struct evlayer {

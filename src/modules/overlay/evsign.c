@@ -115,7 +115,7 @@ int evl_sig_admit (struct evlayer *ev, uint32_t via)
 
     if (!l)
         return 1;
-    if (ev->now < l->banned_until) {
+    if (sigbudget_banned (&l->fails, ev->now)) {
         ev->sig_refused++;
         ev->rejected++;
         return 0;
@@ -143,26 +143,13 @@ void evl_sig_verdict (struct evlayer *ev, uint32_t via, int good)
 {
     struct siglink *l = link_of (ev, via);
 
-    if (!l || good)
+    if (!l || good || !sigbudget_failed (&l->fails, ev->now))
         return;
-    if (ev->now - l->last_fail > SIG_FAIL_WINDOW)
-        l->fails = 0;
-    l->last_fail = ev->now;
-    if (++l->fails < SIG_FAIL_MAX)
-        return;
-    /* A relay passes rank 0's frames on unchanged: one whose frames fail
-     * again and again is broken or lying, and checking them is the cost
-     * it makes us pay. */
-    l->fails = 0;
-    l->ban = l->ban > 0 ? l->ban * 2 : SIG_BAN_MIN;
-    if (l->ban > SIG_BAN_MAX)
-        l->ban = SIG_BAN_MAX;
-    l->banned_until = ev->now + l->ban;
     ev->sig_bans++;
     ev->ops->log (ev->arg, LOG_WARNING, "events: peer %u sent %d signatures "
                   "rank 0 did not make: what it sends signed is dropped "
                   "unchecked for %.0f s (%llu back-offs so far)",
-                  (unsigned)via, SIG_FAIL_MAX, l->ban,
+                  (unsigned)via, SIGBUDGET_FAILS, l->fails.ban,
                   (unsigned long long)ev->sig_bans);
 }
 
