@@ -194,18 +194,22 @@ static void start_take (struct evlayer *ev, uint32_t seq)
 }
 
 /* Rank 0 never answered (an older build, or cut off from us while our
- * tree parent is not): after learn_timeout, the lowest seq a signed
- * batch or SYNC put the start at, if any came. */
+ * tree parent is not): after twice learn_timeout (a rank 0 answers once
+ * it has learnt the sequence itself, which takes learn_timeout at
+ * most), the lowest seq a signed batch or SYNC put the start at, if any
+ * came. */
 static void start_fallback (struct evlayer *ev)
 {
+    double wait = 2 * ev->cfg.learn_timeout;
+
     if (ev->have_base || !ev->verify || ev->start_since == 0
-        || ev->now - ev->start_since < ev->cfg.learn_timeout
+        || ev->now - ev->start_since < wait
         || ev->start_floor == UINT32_MAX)
         return;
     ev->ops->log (ev->arg, LOG_WARNING, "events: rank 0 did not say where "
                   "the sequence is within %.0f s; starting after %u, the "
                   "lowest seq rank 0 signed that reached us",
-                  ev->cfg.learn_timeout, (unsigned)ev->start_floor);
+                  wait, (unsigned)ev->start_floor);
     start_take (ev, ev->start_floor);
 }
 
