@@ -153,9 +153,9 @@ void evlayer_destroy (struct evlayer **evp)
 /* ---- joining: where our sequence starts -------------------------------- */
 
 /* Where rank 0 signs, a broker without a sequence takes its start only
- * on rank 0's word: it asks rank 0 (START_QUERY, a fresh nonce each
- * time) every START_RETRY until a signed answer for it and that nonce
- * comes back.  A neighbour's hello says where the sequence is too, but
+ * on rank 0's word: it asks rank 0 (START_QUERY, with a nonce fresh
+ * for this wait) every START_RETRY until a signed answer for it and
+ * that nonce comes back.  A neighbour's hello says where the sequence is too, but
  * a lying tree parent said 1,000,000 and the broker took every real
  * batch for a duplicate, for good (issue 42). */
 static void start_ask (struct evlayer *ev)
@@ -167,10 +167,14 @@ static void start_ask (struct evlayer *ev)
         return;
     if (ev->start_asked > 0 && ev->now - ev->start_asked < START_RETRY)
         return;
-    if (ev->start_since == 0)
+    /* one nonce for the whole wait: an answer to an earlier ask is as
+     * fresh as our wait, and on a busy machine the answer to an ask
+     * often came after the next ask had replaced a per-ask nonce */
+    if (ev->start_since == 0) {
         ev->start_since = ev->now > 0 ? ev->now : 1e-9;
+        ev->start_nonce = evl_nonce ();
+    }
     ev->start_asked = ev->now > 0 ? ev->now : 1e-9;
-    ev->start_nonce = evl_nonce ();
     snprintf (n, sizeof (n), "%016llx", (unsigned long long)ev->start_nonce);
     if (!(q = json_pack ("{s:s}", "n", n)))
         return;
@@ -503,9 +507,12 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
     if ((uint32_t)seq > ev->high)
         ev->high = (uint32_t)seq;
     if (!ev->have_base) {
-        /* joining: rank 0's answer decides (start_take) */
-        if ((uint32_t)seq < ev->start_floor)
-            ev->start_floor = (uint32_t)seq;
+        /* joining: rank 0's answer decides (start_take); if it never
+         * comes, the fallback starts after what rank 0 no longer holds
+         * (gone), not after seq: what lies between may have been
+         * published while we waited, and is still to be had */
+        if ((uint32_t)gone < ev->start_floor)
+            ev->start_floor = (uint32_t)gone;
         start_ask (ev);
         return;
     }

@@ -45,7 +45,8 @@
  * Joining: a broker (first start, restart) takes where its sequence
  * starts only on rank 0's signed word, where rank 0 signs: its signed
  * answer to a START_QUERY (fresh: it names the asker and its nonce), or,
- * if rank 0 never answers, the lowest signed batch or SYNC it saw.  A
+ * if rank 0 never answers, below the lowest signed batch it saw or
+ * after what a signed SYNC says rank 0 no longer holds.  A
  * neighbour's hello seq never moves it, so a lying tree parent cannot
  * make it skip the stream.
  *
