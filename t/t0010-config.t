@@ -152,6 +152,12 @@ test_expect_success 'check -o can break the peer_timeout rule' '
 		ttl3.toml 2>err &&
 	grep "key .overlay.peer_timeout.: must be greater than" err
 '
+test_expect_success 'a keepalive_interval above the timeout is blamed by its own name' '
+	test_expect_code 1 bgn-config check -o overlay.keepalive_interval=20s \
+		ttl3.toml 2>err &&
+	grep "^-o overlay.keepalive_interval=20s: key .overlay.keepalive_interval.: must be less than overlay.peer_timeout (10s)" err &&
+	test_must_fail grep peer_timeout.: err
+'
 test_expect_success 'check --print prints defaults' '
 	bgn-config check --print "$TOMLDIR/schema/good-empty.toml" >out &&
 	grep "\"topology\": \"bgn\"" out &&

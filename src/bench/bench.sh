@@ -6,7 +6,7 @@
 #   BGN          the bgn front end (make bench passes the build tree's)
 #   BENCHDIR     where bench-fwd, bench-event, bench-fault are
 #   BENCH_RUNS   repetitions per figure; tables show medians (default 5)
-#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f g")
+#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f g h")
 #   BENCH_CHAIN  broker counts for the chain benchmark (default "1 2 4 8")
 #   BENCH_SIZES  sizes for the start-up benchmark (default "16 64 128 256")
 #   EV_SIZES     sizes for the event benchmark (default "16 64")
@@ -14,6 +14,9 @@
 #   EV_PACED     events of its paced runs, at 1,000/s (default 3000)
 #   BENCH_IDLE   sizes for the idle-CPU benchmark (default "64 256")
 #   BENCH_IDLE_SECONDS  length of each idle measurement (default 20)
+#   FLUX_SIZES   sizes for the Flux-with-bgn benchmark (default "64")
+#   WITH_BGN     src/flux/with-bgn of a build with flux-core (default:
+#                the one beside this script's build tree)
 #
 # Every section prints a Markdown table.  All traffic is ipc:// on this host.
 set -u
@@ -22,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BGN=${BGN:-$here/../cmd/bgn}
 BENCHDIR=${BENCHDIR:-$here}
 RUNS=${BENCH_RUNS:-5}
-ONLY=${BENCH_ONLY:-"a b c d e f g"}
+ONLY=${BENCH_ONLY:-"a b c d e f g h"}
 CHAIN=${BENCH_CHAIN:-"1 2 4 8"}
 SIZES=${BENCH_SIZES:-"16 64 128 256"}
 IDLE=${BENCH_IDLE:-"64 256"}
@@ -488,6 +491,70 @@ EOF
             END { if (k) printf "| %d | %.3f | %.3f | %.2f | %s |\n", n, s / k, m, s, load }' \
             "$tmp/g.a" "$tmp/g.b"
     done
+fi
+
+# ---------------------------------------------------------------- h
+# One Flux instance start and stop: its wall time and the CPU of every
+# process of it (/usr/bin/time on flux start, which waits for them all).
+flux_run () {   # flux_run OUT WRAPPER ARGS...
+    out=$1; shift
+    t0=$(now)
+    /usr/bin/time -f "%U %S" -o "$tmp/h.cpu" "$@" >/dev/null 2>&1 \
+        || echo "(flux start failed: $*)" >&2
+    t1=$(now)
+    echo "$t0 $t1 $(tail -n 1 "$tmp/h.cpu")" \
+        | awk '{ printf "%.3f %.2f\n", $2 - $1, $3 + $4 }' >>"$out"
+}
+if want h && settle; then
+    echo
+    echo "## h. A Flux instance with and without bgn.so"
+    echo
+    flux=$(command -v flux 2>/dev/null)
+    withbgn=${WITH_BGN:-$here/../flux/with-bgn}
+    if [ -z "$flux" ] || [ ! -x "$withbgn" ]; then
+        echo "No \`flux\` on PATH or no $withbgn (bgn built without flux-core):"
+        echo "no figures."
+    else
+        echo "\`flux start --test-size=N true\` ($flux), without bgn and with it"
+        echo "(src/flux/with-bgn: flux-modprobe loads bgn.so on every rank), with"
+        echo "Flux's default rc1 and with a minimal rc1 (content, kvs, kvs-watch;"
+        echo "and bgn), run by run interleaved; wall time and the CPU of every"
+        echo "process (user + sys).  Load average at the start of the section:"
+        echo "$(cut -d' ' -f1-3 /proc/loadavg)."
+        echo
+        printf '#!/bin/sh\nflux module load content && flux module load kvs && flux module load kvs-watch\n' >"$tmp/rc1"
+        printf '#!/bin/sh\nflux module remove -f kvs-watch; flux module remove -f kvs; flux module remove -f content\n' >"$tmp/rc3"
+        printf '#!/bin/sh\nflux module load content && flux module load kvs && flux module load kvs-watch && flux module load bgn\n' >"$tmp/rc1b"
+        printf '#!/bin/sh\nflux module remove -f bgn; flux module remove -f kvs-watch; flux module remove -f kvs; flux module remove -f content\n' >"$tmp/rc3b"
+        chmod +x "$tmp/rc1" "$tmp/rc3" "$tmp/rc1b" "$tmp/rc3b"
+        echo "| N | rc1 | wall s without | wall s with | wall ratio | CPU s without | CPU s with | CPU ratio | load at start |"
+        echo "|---|---|---|---|---|---|---|---|---|"
+        for n in ${FLUX_SIZES:-64}; do
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            for f in def.no def.bgn min.no min.bgn; do : >"$tmp/h.$f"; done
+            for r in $(seq "$RUNS"); do
+                flux_run "$tmp/h.def.no" "$flux" start --test-size=$n true
+                flux_run "$tmp/h.def.bgn" "$withbgn" "$flux" start --test-size=$n true
+                flux_run "$tmp/h.min.no" "$flux" start --test-size=$n \
+                    -Sbroker.rc1_path="$tmp/rc1" -Sbroker.rc3_path="$tmp/rc3" true
+                flux_run "$tmp/h.min.bgn" "$withbgn" "$flux" start --test-size=$n \
+                    -Sbroker.rc1_path="$tmp/rc1b" -Sbroker.rc3_path="$tmp/rc3b" true
+            done
+            for rc in def min; do
+                wn=$(awk '{ print $1 }' "$tmp/h.$rc.no" | median)
+                wb=$(awk '{ print $1 }' "$tmp/h.$rc.bgn" | median)
+                cn=$(awk '{ print $2 }' "$tmp/h.$rc.no" | median)
+                cb=$(awk '{ print $2 }' "$tmp/h.$rc.bgn" | median)
+                name=$([ $rc = def ] && echo default || echo minimal)
+                awk -v n=$n -v rc=$name -v wn="$wn" -v wb="$wb" -v cn="$cn" -v cb="$cb" -v load="$load" 'BEGIN {
+                    printf "| %d | %s | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | %s |\n",
+                        n, rc, wn, wb, (wn > 0 ? wb / wn : 0), cn, cb, (cn > 0 ? cb / cn : 0), load }'
+            done
+        done
+        echo
+        echo "(Target: with bgn at most 1.10 times the wall time and CPU without.)"
+        echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
+    fi
 fi
 
 echo

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "src/common/libutil/fsd.h"
 #include "cmd.h"
 
 static const struct {
@@ -58,7 +59,7 @@ static const struct {
 static void usage (FILE *f)
 {
     fprintf (f,
-"Usage: bgn [--uri URI] [--rank R] COMMAND [ARGS...]\n"
+"Usage: bgn [--uri URI] [--rank R] [--broker-timeout T] COMMAND [ARGS...]\n"
 "       bgn help [COMMAND]\n"
 "\n"
 "Global options:\n"
@@ -66,6 +67,10 @@ static void usage (FILE *f)
 "                    system instance at " CMD_SYSTEM_URI ")\n"
 "  -r, --rank=R      talk to rank R (or the host running it) of the\n"
 "                    instance in $BGN_RUNDIR\n"
+"      --broker-timeout=T  give up on a broker that has not answered the\n"
+"                    connection's heartbeats for T (default 5s, 0 for no\n"
+"                    heartbeats; $BGN_BROKER_TIMEOUT): waits, streams and\n"
+"                    RPCs then fail (\"broker at URI went away\")\n"
 "  -h, --help        this text\n"
 "  -V, --version     print the version\n"
 "\n"
@@ -140,11 +145,29 @@ static int set_rank_uri (const char *rank)
     return 0;
 }
 
+/* --broker-timeout T: passed to libclient (client.h) as
+ * $BGN_BROKER_TIMEOUT, in seconds. */
+static int set_broker_timeout (const char *arg)
+{
+    char buf[64];
+    double t;
+
+    if (fsd_parse_duration (arg, &t) < 0 || t > BGN_MAX_BROKER_TIMEOUT) {
+        fprintf (stderr, "bgn: --broker-timeout: '%s' is not a duration "
+                 "(e.g. 500ms, 3s, at most 1h; 0 for no heartbeats)\n", arg);
+        return -1;
+    }
+    snprintf (buf, sizeof (buf), "%.3f", t);
+    setenv ("BGN_BROKER_TIMEOUT", buf, 1);
+    return 0;
+}
+
 int main (int argc, char **argv)
 {
     static const struct option longopts[] = {
         { "uri", required_argument, NULL, 'u' },
         { "rank", required_argument, NULL, 'r' },
+        { "broker-timeout", required_argument, NULL, 'B' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
@@ -158,6 +181,10 @@ int main (int argc, char **argv)
         case 'u': setenv ("BGN_URI", optarg, 1); break;
         case 'r':
             if (set_rank_uri (optarg) < 0)
+                return 1;
+            break;
+        case 'B':
+            if (set_broker_timeout (optarg) < 0)
                 return 1;
             break;
         case 'h': usage (stdout); return 0;

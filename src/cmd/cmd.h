@@ -54,6 +54,12 @@ int cmd_bad_option (const char *prog, char **argv, int c);
 /* A failed RPC: "bgn PROG: WHAT: strerror (error string)". */
 void cmd_rpc_error (const char *prog, const char *what, bgn_rpc_t *rpc);
 
+/* The broker behind h went away (a call on h failed with ECONNRESET):
+ * print the one line "bgn PROG: broker at URI went away " and the rest
+ * (e.g. "after 12 events") to stderr.  The caller exits non-zero. */
+void cmd_broker_gone (const char *prog, bgn_t *h, const char *fmt, ...)
+    __attribute__ ((format (printf, 3, 4)));
+
 /* A timeout option: a duration, 0 meaning none (INFINITY).  Exits 1 with
  * "bgn PROG: OPT: 'x' is not a duration" on a bad value. */
 double cmd_timeout_arg (const char *prog, const char *opt, const char *arg);

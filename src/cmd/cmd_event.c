@@ -21,13 +21,16 @@
 #include "src/common/libutil/monotime.h"
 #include "cmd.h"
 
+/* sub --reconnect: how long to wait for a broker to come back. */
+#define RECONNECT_WAIT 60.0
+
 static void usage (FILE *f)
 {
     fprintf (f,
 "Usage: bgn event pub [--count=N] [--verbose] TOPIC [JSON]\n"
 "       bgn event pub [--verbose] -\n"
 "       bgn event sub [--count=N] [--json] [--timeout=T] [--ready=FILE]\n"
-"                     PREFIX...\n"
+"                     [--reconnect[=WAIT]] PREFIX...\n"
 "pub publishes an event (JSON: an object payload) and, with --count,\n"
 "N of them, each payload getting a field \"i\" (0..N-1); with \"-\" it\n"
 "publishes one event per line of standard input, \"TOPIC [JSON]\" (blank\n"
@@ -41,12 +44,20 @@ static void usage (FILE *f)
 "publisher.  A gap no broker could repair is printed as a lost-events\n"
 "line (JSON: {\"lost\":{\"from\":A,\"to\":B}}), and so are events the\n"
 "broker dropped because this subscriber fell behind (with a \"reason\").\n"
+"When the broker goes away (it exits, is killed or restarts, or stops\n"
+"answering for the broker timeout, 5s: bgn --broker-timeout), sub exits 1\n"
+"with \"broker at URI went away after N events\"; with --reconnect it\n"
+"subscribes again to the broker that comes back at URI and says where\n"
+"the stream resumes (the next seq) and which seqs it missed.\n"
 "\n"
 "  -c, --count=N      pub: publish N events; sub: exit after N events\n"
 "  -j, --json         sub: JSON output\n"
 "  -t, --timeout=T    sub: exit 1 if no event comes for T (default and\n"
 "                     0: wait for ever)\n"
 "      --ready=FILE   sub: create FILE once subscribed (for scripts)\n"
+"      --reconnect[=WAIT]  sub: when the broker goes away, wait up to WAIT\n"
+"                     (default 60s; 0: for ever) for one to come back at\n"
+"                     the same URI and subscribe again\n"
 "  -v, --verbose      pub: print each event's seq (-vv: and its topic\n"
 "                     and payload)\n"
 "  -h, --help         this text\n");
@@ -417,47 +428,188 @@ static void print_event (const struct bgn_event *ev, int json)
                 (unsigned)ev->publisher, ev->payload ? ev->payload : "{}");
 }
 
+/* A subscriber: its prefixes, its broker and how far it got. */
+struct sub {
+    bgn_t *h;
+    char **prefixes;
+    int nprefixes;
+    long got;               /* events printed (lost notices not counted) */
+    uint32_t last;          /* seq of the last event printed, if have_last */
+    int have_last;
+    char instance[64];      /* the instance of the broker, if known */
+};
+
+/* Subscribe h to every prefix: 0, or -1 with errno and the failing
+ * prefix in *bad. */
+static int subscribe_all (bgn_t *h, struct sub *s, const char **bad)
+{
+    for (int i = 0; i < s->nprefixes; i++) {
+        if (bgn_event_subscribe (h, s->prefixes[i]) < 0) {
+            *bad = s->prefixes[i];
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The local broker's instance id and the seq of the last event it
+ * delivered (its overlay status): 0, or -1 if it has no answer. */
+static int broker_events (bgn_t *h, char *instance, size_t len,
+                          uint32_t *last)
+{
+    bgn_rpc_t *rpc = bgn_rpc (h, "overlay.status", NODEID_ANY, NULL, 0);
+    const char *payload = NULL, *inst = "";
+    json_int_t seq = 0;
+    json_t *o = NULL;
+    int rc = -1;
+
+    if (rpc && bgn_rpc_get (rpc, &payload) == 0 && payload
+        && (o = json_loads (payload, 0, NULL))
+        && json_unpack (o, "{s?s s:{s:I}}", "instance", &inst, "events",
+                        "last_seq", &seq) == 0) {
+        snprintf (instance, len, "%s", inst);
+        *last = (uint32_t)seq;
+        rc = 0;
+    }
+    json_decref (o);
+    bgn_rpc_destroy (&rpc);
+    return rc;
+}
+
+/* Say where the stream resumes on the new broker and what was missed.
+ * The broker was asked after we subscribed, so every event after its
+ * last one reaches us: the gap is what came between the last event we
+ * printed and that one (every event published then, whether or not it
+ * matched our prefixes).  A broker that has just restarted learns the
+ * instance's seq when it joins its peers: wait (until 'deadline') for
+ * it to catch up with what we had seen. */
+static void report_resume (struct sub *s, double deadline)
+{
+    const char *uri = bgn_get_uri (s->h);
+    char instance[64] = "";
+    uint32_t x = 0;
+    int known;
+
+    while ((known = broker_events (s->h, instance, sizeof (instance),
+                                   &x) == 0)
+           && s->have_last && x < s->last
+           && !strcmp (instance, s->instance)
+           && monotime_now () < deadline)
+        usleep (100000);
+    if (!known) {
+        fprintf (stderr, "bgn event sub: resubscribed at %s; its event "
+                 "sequence is unknown (no overlay status)\n", uri);
+        return;
+    }
+    if (*s->instance && strcmp (instance, s->instance) != 0)
+        fprintf (stderr, "bgn event sub: resubscribed at %s, a new instance "
+                 "(%s): the stream resumes at seq %u of its own sequence\n",
+                 uri, instance, (unsigned)x + 1);
+    else if (!s->have_last || x > s->last)
+        fprintf (stderr, "bgn event sub: resubscribed at %s: the stream "
+                 "resumes at seq %u; missed seq %u..%u (%u events published "
+                 "while away)\n", uri, (unsigned)x + 1,
+                 (unsigned)(s->have_last ? s->last + 1 : 1), (unsigned)x,
+                 (unsigned)(x - (s->have_last ? s->last : 0)));
+    else
+        fprintf (stderr, "bgn event sub: resubscribed at %s: the stream "
+                 "resumes at seq %u; no events missed\n", uri,
+                 (unsigned)(x > s->last ? x : s->last) + 1);
+    snprintf (s->instance, sizeof (s->instance), "%s", instance);
+}
+
+/* --reconnect: the broker went away; open its URI again until a broker
+ * answers there and takes our subscriptions, for up to 'wait' seconds.
+ * 0, or -1 (said why). */
+static int reconnect (struct sub *s, double wait)
+{
+    char uri[4096], err[512];
+    double deadline = monotime_now () + wait;
+    double timeout = bgn_get_timeout (s->h);
+    const char *bad = NULL;
+    bgn_t *h = NULL;
+
+    snprintf (uri, sizeof (uri), "%s", bgn_get_uri (s->h));
+    if (isinf (wait))
+        cmd_broker_gone ("event sub", s->h, "after %ld events; reconnecting",
+                         s->got);
+    else
+        cmd_broker_gone ("event sub", s->h, "after %ld events; reconnecting "
+                         "(for up to %gs)", s->got, wait);
+    bgn_close (&s->h);
+    while (monotime_now () < deadline) {
+        usleep (100000);
+        if (!(h = bgn_open (uri, err, sizeof (err))))
+            continue;
+        /* a broker still starting may not answer at once */
+        bgn_set_timeout (h, 1.0);
+        if (subscribe_all (h, s, &bad) == 0)
+            break;
+        bgn_close (&h);
+    }
+    if (!h) {
+        fprintf (stderr, "bgn event sub: no broker came back at %s within "
+                 "%gs\n", uri, wait);
+        return -1;
+    }
+    bgn_set_timeout (h, timeout);
+    s->h = h;
+    report_resume (s, deadline);
+    return 0;
+}
+
 static int subscribe (int argc, char **argv, long count, int json,
-                      double timeout, const char *ready)
+                      double timeout, const char *ready, double reconnect_wait)
 {
     struct bgn_event ev;
-    bgn_t *h;
-    long got = 0;
+    struct sub s = { .prefixes = argv, .nprefixes = argc };
+    const char *bad = NULL;
+    uint32_t seq0;
 
     if (argc < 1)
         cmd_usage_die ("event", "sub: which PREFIX?");
-    h = cmd_open ("event");
-    for (int i = 0; i < argc; i++) {
-        if (bgn_event_subscribe (h, argv[i]) < 0) {
-            fprintf (stderr, "bgn event: sub %s: %s\n", argv[i],
-                     strerror (errno));
-            bgn_close (&h);
-            return 1;
-        }
+    s.h = cmd_open ("event");
+    if (subscribe_all (s.h, &s, &bad) < 0) {
+        fprintf (stderr, "bgn event: sub %s: %s\n", bad, strerror (errno));
+        bgn_close (&s.h);
+        return 1;
     }
+    /* the instance, to tell a restarted broker from a new instance */
+    if (reconnect_wait > 0)
+        broker_events (s.h, s.instance, sizeof (s.instance), &seq0);
     if (ready) {
         FILE *f = fopen (ready, "w");
         if (f)
             fclose (f);
     }
-    while (count == 0 || got < count) {
+    while (count == 0 || s.got < count) {
         /* Output goes out whenever we would wait, not line by line. */
-        if (bgn_event_next (h, &ev, 0) < 0) {
+        if (bgn_event_next (s.h, &ev, 0) < 0) {
             fflush (stdout);
             if (errno != ETIMEDOUT
-                || bgn_event_next (h, &ev, timeout > 0 ? timeout : -1) < 0) {
-                fprintf (stderr, "bgn event sub: %s after %ld events\n",
-                         strerror (errno), got);
-                bgn_close (&h);
+                || bgn_event_next (s.h, &ev, timeout > 0 ? timeout : -1) < 0) {
+                if (errno == ECONNRESET && reconnect_wait > 0
+                    && reconnect (&s, reconnect_wait) == 0)
+                    continue;
+                if (errno == ECONNRESET && s.h)
+                    cmd_broker_gone ("event sub", s.h, "after %ld events",
+                                     s.got);
+                else if (s.h)
+                    fprintf (stderr, "bgn event sub: %s after %ld events\n",
+                             strerror (errno), s.got);
+                bgn_close (&s.h);
                 return 1;
             }
         }
         print_event (&ev, json);
-        if (strcmp (ev.topic, "event.lost") != 0)
-            got++;
+        if (strcmp (ev.topic, "event.lost") != 0) {
+            s.got++;
+            s.last = ev.seq;
+            s.have_last = 1;
+        }
     }
     fflush (stdout);
-    bgn_close (&h);
+    bgn_close (&s.h);
     return 0;
 }
 
@@ -468,13 +620,14 @@ int cmd_event (int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "timeout", required_argument, NULL, 't' },
         { "ready", required_argument, NULL, 'R' },   /* long only */
+        { "reconnect", optional_argument, NULL, 'C' },   /* long only */
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     long count = 0;
     int c, json = 0, verbose = 0;
-    double timeout = -1;
+    double timeout = -1, reconnect_wait = 0;
     const char *ready = NULL;
     char *end;
 
@@ -492,6 +645,11 @@ int cmd_event (int argc, char **argv)
                 timeout = -1;
             break;
         case 'R': ready = optarg; break;
+        case 'C':
+            reconnect_wait = optarg ? cmd_timeout_arg ("event", "--reconnect",
+                                                       optarg)
+                                    : RECONNECT_WAIT;
+            break;
         case 'v': verbose++; break;
         case 'h': usage (stdout); return 0;
         default: return cmd_bad_option ("event", argv, c);
@@ -504,6 +662,6 @@ int cmd_event (int argc, char **argv)
         return publish (argc - optind, argv + optind, count, verbose);
     if (!strcmp (verb, "sub"))
         return subscribe (argc - optind, argv + optind, count, json, timeout,
-                          ready);
+                          ready, reconnect_wait);
     cmd_usage_die ("event", "'%s' is not pub or sub", verb);
 }

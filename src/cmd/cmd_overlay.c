@@ -78,6 +78,10 @@ static json_t *get_json (bgn_t *h, const char *topic, uint32_t rank,
             o = NULL;
         }
     }
+    else if (errno == ECONNRESET) {
+        if (!quiet)     /* else the caller says so, once */
+            cmd_broker_gone (PROG, h, "before answering %s", topic);
+    }
     else if (!quiet || errno != ETIMEDOUT) {
         char what[128];
         snprintf (what, sizeof (what), "%s to rank %u", topic,
@@ -330,6 +334,7 @@ static int wait_for (bgn_t *h, struct opts *o)
 {
     double deadline = monotime_now () + o->timeout;
     const char *state = "unknown";
+    char seen[32] = "unknown";  /* state outlives s */
     json_t *s = NULL;
     int rc = 1;
 
@@ -338,9 +343,15 @@ static int wait_for (bgn_t *h, struct opts *o)
         json_decref (s);
         s = get_json (h, "overlay.status", o->rank, NULL,
                       left < 1.0 ? (left > 0.05 ? left : 0.05) : 1.0, true);
+        if (!s && errno == ECONNRESET) {
+            cmd_broker_gone (PROG, h, "while waiting for %s (last seen: %s)",
+                             o->wait, seen);
+            return 1;
+        }
         state = "unknown";
         if (s)
             json_unpack (s, "{s:s}", "state", &state);
+        snprintf (seen, sizeof (seen), "%s", state);
         if (!strcmp (state, o->wait)) {
             rc = 0;
             break;

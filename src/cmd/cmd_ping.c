@@ -292,6 +292,12 @@ int cmd_ping (int argc, char **argv)
         }
         else if (interrupted && errno == ETIMEDOUT)
             st.sent--;          /* cut short by the user, not lost */
+        else if (errno == ECONNRESET) {
+            /* the handle is lost for good: no point pinging on */
+            cmd_broker_gone (PROG, h, "after %ld pings", seq);
+            bgn_rpc_destroy (&rpc);
+            break;
+        }
         else
             print_failure (target, topic, nodeid, (int)seq, rpc);
         bgn_rpc_destroy (&rpc);

@@ -187,7 +187,10 @@ int cmd_overlay_trace (int argc, char **argv)
     }
     /* the first answer says the trace is on */
     if (bgn_rpc_get (rpc, &rsp) < 0) {
-        cmd_rpc_error (PROG, what, rpc);
+        if (errno == ECONNRESET)
+            cmd_broker_gone (PROG, h, "before the trace started");
+        else
+            cmd_rpc_error (PROG, what, rpc);
         goto close;
     }
     if (!json) {
@@ -205,6 +208,9 @@ int cmd_overlay_trace (int argc, char **argv)
         if (bgn_rpc_get (rpc, &rsp) < 0) {
             if (errno == ENODATA)
                 rc = 0;
+            else if (errno == ECONNRESET)
+                cmd_broker_gone (PROG, h, "after %ld messages traced",
+                                 (long)seen);
             else
                 cmd_rpc_error (PROG, what, rpc);
             break;
@@ -220,7 +226,7 @@ int cmd_overlay_trace (int argc, char **argv)
         else
             print_line (o);
         json_decref (o);
-        if (count > 0 && ++seen >= count) {
+        if (++seen >= count && count > 0) {
             rc = 0;
             break;
         }

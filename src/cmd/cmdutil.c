@@ -77,6 +77,18 @@ void cmd_rpc_error (const char *prog, const char *what, bgn_rpc_t *rpc)
     errno = errnum;
 }
 
+void cmd_broker_gone (const char *prog, bgn_t *h, const char *fmt, ...)
+{
+    va_list ap;
+
+    fprintf (stderr, "bgn %s: broker at %s went away ", prog,
+             bgn_get_uri (h));
+    va_start (ap, fmt);
+    vfprintf (stderr, fmt, ap);
+    va_end (ap);
+    fputc ('\n', stderr);
+}
+
 double cmd_timeout_arg (const char *prog, const char *opt, const char *arg)
 {
     double t;

@@ -548,26 +548,45 @@ void instance_wait_reaped (struct instance *in, int r)
 /* 1 if rank 0 reports the overlay "full", 0 if not or not askable yet.
  * One connection to rank 0 serves every check (in->h0): opening one per
  * check, every 20 ms, cost a ZeroMQ context and its threads each time. */
-static int overlay_ready (struct instance *in)
+/* The connection to rank 0 for the start-up checks, opened when needed. */
+static bgn_t *rank0 (struct instance *in)
 {
     char uri[PATH_MAX + 32], err[256];
-    bgn_rpc_t *rpc;
+
+    if (!in->h0) {
+        snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
+        if (!(in->h0 = bgn_open (uri, err, sizeof (err))))
+            return NULL;
+        bgn_set_timeout (in->h0, 1.0);
+    }
+    return in->h0;
+}
+
+/* An rpc through in->h0 failed: a rank 0 that went away (a restart)
+ * needs a new connection, made at the next check. */
+static void rank0_failed (struct instance *in)
+{
+    if (errno == ECONNRESET)
+        bgn_close (&in->h0);
+}
+
+static int overlay_ready (struct instance *in)
+{
+    bgn_rpc_t *rpc = NULL;
     const char *payload;
     const char *health = NULL;
     int ready = 0;
     json_t *o = NULL;
 
-    if (!in->h0) {
-        snprintf (uri, sizeof (uri), "ipc://%s/0/local", in->dir);
-        if (!(in->h0 = bgn_open (uri, err, sizeof (err))))
-            return 0;
-        bgn_set_timeout (in->h0, 1.0);
-    }
+    if (!rank0 (in))
+        return 0;
     if ((rpc = bgn_rpc (in->h0, "broker.info", 0, NULL, 0))
         && bgn_rpc_get (rpc, &payload) == 0
         && (o = json_loads (payload, 0, NULL))
         && json_unpack (o, "{s:s}", "health", &health) == 0)
         ready = !strcmp (health, "full");
+    else
+        rank0_failed (in);
     json_decref (o);
     bgn_rpc_destroy (&rpc);
     return ready;
@@ -585,6 +604,8 @@ static int hosts_whole (struct instance *in)
     size_t i;
     int whole = 0;
 
+    if (!rank0 (in))
+        return 0;
     if ((rpc = bgn_rpc (in->h0, "broker.hosts", 0, NULL, 0))
         && bgn_rpc_get (rpc, &payload) == 0
         && (o = json_loads (payload, 0, NULL))
@@ -594,6 +615,8 @@ static int hosts_whole (struct instance *in)
             if (!json_is_string (h))
                 whole = 0;
     }
+    else
+        rank0_failed (in);
     json_decref (o);
     bgn_rpc_destroy (&rpc);
     return whole;

@@ -11,6 +11,7 @@
 import argparse
 import errno
 import json
+import os
 import signal
 import sys
 import time
@@ -85,8 +86,9 @@ def idset_str(ranks):
 
 def cmd_overlay_status(h, args):
     deadline = time.monotonic() + args.timeout
+    rank = target_rank(h, args.rank) if args.rank is not None else None
     while True:
-        st = get(call(h, args.rank, "bgn.status", {}, args.timeout), args.timeout)
+        st = get(call(h, rank, "bgn.status", {}, args.timeout), args.timeout)
         if not args.wait or st.get("state") == args.wait:
             break
         if time.monotonic() >= deadline:
@@ -163,13 +165,21 @@ def stream(fut, timeout):
         fut.reset()
 
 
-def cmd_rpc(h, args):
+def json_object_arg(text):
+    """A JSON object given on the command line ({} if none)."""
+    if not text:
+        return {}
     try:
-        payload = json.loads(args.payload) if args.payload else {}
+        payload = json.loads(text)
     except ValueError as e:
         die(f"payload is not JSON: {e}")
     if not isinstance(payload, dict):
         die("payload must be a JSON object")
+    return payload
+
+
+def cmd_rpc(h, args):
+    payload = json_object_arg(args.payload)
     rank = target_rank(h, args.rank) if args.rank is not None else None
     fut = call(h, rank, args.topic, payload, args.timeout, args.streaming)
     if not args.streaming:
@@ -187,11 +197,16 @@ def cmd_dmesg(h, args):
         print(line.rstrip("\n"))
 
 
+# What a Flux handle's pending stream fails with when its connection to
+# the broker ends (the broker exited, was killed or restarted).
+BROKER_GONE = (errno.ECONNRESET, errno.EPIPE, errno.ENOTCONN)
+
+
 def cmd_event(h, args):
     if args.action == "pub":
-        if not args.args:
+        if not args.args or len(args.args) > 2:
             die("usage: flux bgn event pub TOPIC [JSON]")
-        payload = json.loads(args.args[1]) if len(args.args) > 1 else {}
+        payload = json_object_arg(args.args[1] if len(args.args) > 1 else None)
         rsp = get(h.rpc("bgn.event-pub", {"topic": args.args[0],
                                           "payload": payload}), args.timeout)
         print(rsp.get("seq", ""))
@@ -205,6 +220,9 @@ def cmd_event(h, args):
         except OSError as e:
             if e.errno == errno.ETIMEDOUT:
                 die(f"no event within {args.timeout:g}s ({n} received)")
+            if e.errno in BROKER_GONE:
+                die(f"broker at {os.environ.get('FLUX_URI', 'its URI')} "
+                    f"went away after {n} events")
             die(e.strerror or str(e))
         fut.reset()
         if ev["topic"] == "event.lost":
@@ -228,15 +246,17 @@ def main():
     sub = p.add_subparsers(dest="cmd", required=True)
 
     s = sub.add_parser("overlay-status", parents=[common], help="the BGN as a broker sees it")
-    s.add_argument("-r", "--rank", type=int, help="ask this rank's module")
+    s.add_argument("-r", "--rank", help="ask this rank's (or host's) module")
     s.add_argument("--json", action="store_true", help="print JSON")
     s.add_argument("--wait", metavar="STATE", help="wait until STATE (e.g. full)")
     s.set_defaults(fn=cmd_overlay_status)
 
     s = sub.add_parser("ping", parents=[common], help="ping a rank or host over the BGN")
     s.add_argument("target", metavar="RANK|HOST")
-    s.add_argument("-c", "--count", type=int, default=1)
-    s.add_argument("-i", "--interval", type=float, default=0.2)
+    s.add_argument("-c", "--count", type=int, default=1,
+                   help="send N pings (default 1)")
+    s.add_argument("-i", "--interval", type=float, default=0.2,
+                   help="seconds between pings (default 0.2)")
     s.set_defaults(fn=cmd_ping)
 
     s = sub.add_parser("rpc", parents=[common], help="any request to a rank's broker, over the BGN")
@@ -253,7 +273,8 @@ def main():
     e.add_argument("args", nargs="+", metavar="TOPIC [JSON]")
     e.set_defaults(fn=cmd_event)
     e = evsub.add_parser("sub", parents=[common],
-                         help="print events whose topic starts with PREFIX")
+                         help="print events whose topic starts with PREFIX "
+                         "(-t: seconds to wait for each event, 0 for ever)")
     e.add_argument("args", nargs="*", metavar="PREFIX")
     e.add_argument("-c", "--count", type=int, default=0,
                    help="stop after N events")
@@ -266,8 +287,17 @@ def main():
 
     args = p.parse_args()
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # flux bgn ... | head
-    h = flux.Flux()
-    args.fn(h, args)
+    try:
+        h = flux.Flux()
+    except OSError as e:
+        die(f"cannot reach a Flux broker: {e.strerror or e} (run it inside "
+            "an instance: flux start, flux alloc, or set FLUX_URI)")
+    try:
+        args.fn(h, args)
+    except OSError as e:
+        die(e.strerror or str(e))
+    except KeyboardInterrupt:
+        sys.exit(130)
 
 
 if __name__ == "__main__":

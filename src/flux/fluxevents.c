@@ -190,15 +190,31 @@ static void fh_topology_cb (flux_future_t *f, void *arg)
         learn_parents (b, topo);
     else
         fh_log (b, LOG_WARNING, "bgn: overlay.topology: %s (disconnect_hung "
-                "cannot find parents)", strerror (errno));
+                "and orphan_relief cannot tell a TBON leaf from a broker "
+                "with children)", strerror (errno));
     flux_future_destroy (f);
+}
+
+/* Does rank have children in the TBON?  Unknown parents: assume so. */
+static bool tbon_interior (struct bgn_broker *b, uint32_t rank)
+{
+    if (!b->parent)
+        return true;
+    for (uint32_t r = 1; r < b->size; r++)
+        if (b->parent[r] == (int)rank)
+            return true;
+    return false;
 }
 
 /* disconnect_hung: Flux's overlay waits on a hung child for ever (it is
  * only "torpid"); its parent is told to let it go, as `flux overlay
  * disconnect` does.  Only a broker Flux has online now: one still
  * joining (slow to start, fenced "never joined" by bgn) must not be cut
- * out of Flux's quorum. */
+ * out of Flux's quorum.  Only a leaf of the TBON: Flux drops a
+ * disconnected broker's whole subtree, so letting go of a paused
+ * interior broker would take every broker below it out of Flux (and
+ * orphan_relief would then tell them to exit) for one pause; an
+ * interior broker stays torpid to Flux until it answers or dies. */
 static void disconnect_online_cb (flux_future_t *f, void *arg)
 {
     struct bgn_broker *b = arg;
@@ -227,6 +243,12 @@ static void disconnect_online_cb (flux_future_t *f, void *arg)
     if (parent < 0) {
         fh_log (b, LOG_WARNING, "bgn: disconnect_hung: the TBON parent of rank "
                 "%u is not known", (unsigned)rank);
+        return;
+    }
+    if (tbon_interior (b, rank)) {
+        fh_log (b, LOG_NOTICE, "bgn: disconnect_hung: rank %u has TBON "
+                "children: left to Flux (disconnecting it would drop its "
+                "whole subtree)", (unsigned)rank);
         return;
     }
     if (!(req = flux_rpc_pack (b->h, "overlay.disconnect-subtree",
@@ -288,6 +310,13 @@ static void note_membership (struct bgn_broker *b, const char *payload,
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
+        /* hung ("silent for ..."), or gone (a closed link, a leave) */
+        if (b->bgn_hung) {
+            if (!strncmp (reason, "silent", 6))
+                idset_set (b->bgn_hung, (unsigned)rank);
+            else
+                idset_clear (b->bgn_hung, (unsigned)rank);
+        }
         /* while the instance ends, every rank goes: news, not trouble */
         fh_log (b, b->ending ? LOG_INFO : LOG_WARNING,
                 "bgn: rank %d (%s) is down on the BGN: %s",
@@ -299,8 +328,10 @@ static void note_membership (struct bgn_broker *b, const char *payload,
     json_array_foreach (json_object_get (o, "live"), i, v) {
         json_int_t rank = -1;
         if (json_unpack (v, "{s:I}", "rank", &rank) == 0 && rank > 0
-            && rank < (json_int_t)b->size && b->bgn_down)
+            && rank < (json_int_t)b->size && b->bgn_down) {
             idset_clear (b->bgn_down, (unsigned)rank);
+            idset_clear (b->bgn_hung, (unsigned)rank);
+        }
     }
     json_decref (o);
 }
@@ -400,10 +431,36 @@ static void tell_orphan (struct bgn_broker *b, uint32_t rank)
     fh_route_request (b, req, &info);
 }
 
+/* Has Flux lost rank for good?  Flux loses a broker with its TBON link,
+ * and with it the whole subtree below it: the top of the lost part of
+ * the tree above rank (rank itself, or the highest ancestor Flux lost
+ * too) says why.  Up on the BGN, that top broker's own TBON link broke:
+ * only it can mend that, by restarting.  Gone from the BGN (crashed, or
+ * left), it will not come back as the same broker: its subtree is lost
+ * for good.  Hung on the BGN (silent, fenced, possibly only paused),
+ * it may answer again, and a pause must not cost its whole subtree:
+ * wait. */
+static bool lost_for_good (struct bgn_broker *b, const idset_t *online,
+                           uint32_t rank)
+{
+    uint32_t top = rank;
+
+    for (int hops = 0; b->parent && hops < (int)b->size; hops++) {
+        int p = b->parent[top];
+        if (p <= 0 || idset_test (online, (unsigned)p))
+            break;
+        top = (uint32_t)p;
+    }
+    if (top == rank)
+        return true;
+    return idset_test (b->bgn_down, top) && !idset_test (b->bgn_hung, top);
+}
+
 /* Flux's view (broker.online) against the BGN's: a rank that was online,
  * is no more, and is up on the BGN is an orphan, once it has been so for
- * ORPHAN_GRACE seconds: a broker that restarted is up on the BGN at once
- * and needs a moment to rejoin the TBON. */
+ * ORPHAN_GRACE seconds (a broker that restarted is up on the BGN at once
+ * and needs a moment to rejoin the TBON) and Flux has lost it for good
+ * (lost_for_good: not below a broker that only paused). */
 #define ORPHAN_GRACE 10.
 static void online_cb (flux_future_t *f, void *arg)
 {
@@ -424,6 +481,7 @@ static void online_cb (flux_future_t *f, void *arg)
             idset_set (b->flux_seen, r);
             b->lost_since[r] = 0;
             idset_clear (b->told, r);
+            idset_clear (b->held, r);
             continue;
         }
         if (!idset_test (b->flux_seen, r) || idset_test (b->bgn_down, r)
@@ -433,8 +491,17 @@ static void online_cb (flux_future_t *f, void *arg)
         }
         if (b->lost_since[r] == 0)
             b->lost_since[r] = now;
-        else if (now - b->lost_since[r] >= ORPHAN_GRACE)
-            tell_orphan (b, r);
+        else if (now - b->lost_since[r] >= ORPHAN_GRACE) {
+            if (lost_for_good (b, online, r))
+                tell_orphan (b, r);
+            else if (!idset_test (b->held, r)) {
+                idset_set (b->held, r);
+                fh_log (b, LOG_NOTICE, "bgn: rank %u is lost to Flux below a "
+                        "broker the BGN sees hung, not gone: not told to "
+                        "exit while that broker may answer again "
+                        "(orphan_relief)", (unsigned)r);
+            }
+        }
     }
     idset_destroy (&online);
 }
@@ -461,11 +528,14 @@ int fh_events_serve (struct bgn_broker *b)
 {
     if (b->rank == 0 && b->orphan_relief
         && (!(b->bgn_down = idset_create (b->size))
+            || !(b->bgn_hung = idset_create (b->size))
             || !(b->flux_seen = idset_create (b->size))
             || !(b->lost_since = calloc (b->size, sizeof (double)))
-            || !(b->told = idset_create (b->size))))
+            || !(b->told = idset_create (b->size))
+            || !(b->held = idset_create (b->size))))
         return -1;
-    if (b->rank == 0 && b->disconnect_hung) {
+    /* both policies need the TBON's shape: who is below whom */
+    if (b->rank == 0 && (b->disconnect_hung || b->orphan_relief)) {
         flux_future_t *f;
         if (!(b->parent = calloc (b->size, sizeof (int))))
             return -1;
@@ -473,7 +543,7 @@ int fh_events_serve (struct bgn_broker *b)
             b->parent[r] = -1;
         if (!(f = flux_rpc_pack (b->h, "overlay.topology", 0, 0, "{s:i}",
                                  "rank", 0))
-            || flux_future_then (f, -1., fh_topology_cb, b) < 0) {
+            || flux_future_then (f, b->rpc_timeout, fh_topology_cb, b) < 0) {
             flux_future_destroy (f);
             return -1;
         }
@@ -486,6 +556,8 @@ void fh_events_free (struct bgn_broker *b)
     free (b->parent);
     flux_future_destroy (b->online_f);
     idset_destroy (&b->bgn_down);
+    idset_destroy (&b->bgn_hung);
+    idset_destroy (&b->held);
     idset_destroy (&b->flux_seen);
     free (b->lost_since);
     idset_destroy (&b->told);

@@ -2,9 +2,8 @@
 /* fluxhost.c: the module host api on a Flux broker (see fluxhost.h).
  *
  * The top of the host (fluxhost_int.h lists its parts): facts and
- * configuration, the bootstrap through the KVS, services, timers, the
- * host's method table, its life (create, serve, destroy) and the api
- * table the overlay module gets.
+ * configuration, services, timers, the host's method table, its life
+ * (create, serve, destroy) and the api table the overlay module gets.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -53,26 +52,62 @@ static void make_instance_id (struct bgn_broker *b)
     snprintf (b->instance, sizeof (b->instance), "flux-%016" PRIx64, hash);
 }
 
+/* A Flux-only key of [bgn] that must be a boolean. */
+static int policy_bool (json_t *tbl, const char *key, int *out, char *errbuf,
+                        size_t errlen)
+{
+    json_t *v = json_object_get (tbl, key);
+    char *text;
+
+    if (!v)
+        return 0;
+    if (json_is_boolean (v)) {
+        *out = json_is_true (v);
+        return 0;
+    }
+    text = json_dumps (v, JSON_ENCODE_ANY | JSON_COMPACT);
+    errbuf_set (errbuf, errlen, "[bgn]: key 'bgn.%s': %s is not a boolean "
+                "(true or false)", key, text ? text : "the value");
+    free (text);
+    errno = EINVAL;
+    return -1;
+}
+
+/* A Flux-only key of [bgn] that must be a string. */
+static int policy_string (json_t *tbl, const char *key, const char **out,
+                          const char *what, char *errbuf, size_t errlen)
+{
+    json_t *v = json_object_get (tbl, key);
+
+    if (!v)
+        return 0;
+    if (json_is_string (v)) {
+        *out = json_string_value (v);
+        return 0;
+    }
+    errbuf_set (errbuf, errlen, "[bgn]: key 'bgn.%s': must be %s", key, what);
+    errno = EINVAL;
+    return -1;
+}
+
 /* Keys of [bgn] that only the Flux host reads. */
 static int read_policy (struct bgn_broker *b, json_t *tbl, char *errbuf,
                         size_t errlen)
 {
     const char *boot = NULL, *admins = NULL;
-    json_error_t jerr;
     char why[128];
 
-    if (json_unpack_ex (tbl, &jerr, 0, "{s?s s?b s?b s?b s?s}",
-                        "boot_timeout", &boot,
-                        "membership_event", &b->membership_event,
-                        "disconnect_hung", &b->disconnect_hung,
-                        "orphan_relief", &b->orphan_relief,
-                        "admin_ranks", &admins) < 0) {
-        snprintf (errbuf, errlen, "[bgn]: %s (boot_timeout is a duration "
-                  "string, admin_ranks a set of ranks; membership_event, "
-                  "disconnect_hung and "
-                  "orphan_relief are booleans)", jerr.text);
+    if (policy_bool (tbl, "membership_event", &b->membership_event, errbuf,
+                     errlen) < 0
+        || policy_bool (tbl, "disconnect_hung", &b->disconnect_hung, errbuf,
+                        errlen) < 0
+        || policy_bool (tbl, "orphan_relief", &b->orphan_relief, errbuf,
+                        errlen) < 0
+        || policy_string (tbl, "boot_timeout", &boot, "a duration string "
+                          "(e.g. \"60s\")", errbuf, errlen) < 0
+        || policy_string (tbl, "admin_ranks", &admins, "a set of ranks as a "
+                          "string (e.g. \"0-1\")", errbuf, errlen) < 0)
         return -1;
-    }
     if (admins) {
         idset_destroy (&b->admins);
         if (!(b->admins = idset_decode (admins, why, sizeof (why)))) {
@@ -98,15 +133,37 @@ static int read_policy (struct bgn_broker *b, json_t *tbl, char *errbuf,
     return 0;
 }
 
-/* libconf's messages name overlay.KEY; here the user wrote bgn.KEY. */
+/* libconf's and the overlay's messages name overlay.KEY (the table of
+ * bgn-broker's configuration, and the overlay's service there); here
+ * the user wrote bgn.KEY, and the service is bgn.  A word that only
+ * ends in "overlay." (flux's own "tbon.overlay.x") is left alone. */
 static void rename_keys (char *msg)
 {
-    char *p;
+    char *p = msg;
 
-    while ((p = strstr (msg, "'overlay."))) {
-        memmove (p + 5, p + 9, strlen (p + 9) + 1);
-        memcpy (p + 1, "bgn.", 4);
+    while ((p = strstr (p, "overlay."))) {
+        if (p > msg && (isalnum ((unsigned char)p[-1]) || p[-1] == '_'
+                        || p[-1] == '.' || p[-1] == '-')) {
+            p += 8;
+            continue;
+        }
+        memmove (p + 4, p + 8, strlen (p + 8) + 1);
+        memcpy (p, "bgn.", 4);
+        p += 4;
     }
+}
+
+/* The overlay's log lines, in the words of a Flux user. */
+static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (buf, sizeof (buf), fmt, ap);
+    va_end (ap);
+    rename_keys (buf);
+    flux_log (b->h, level, "%s", buf);
 }
 
 /* [bgn] (less the Flux-only keys) as an [overlay] table, through the same
@@ -182,98 +239,35 @@ static int make_rundir (struct bgn_broker *b, char *errbuf, size_t errlen)
     return 0;
 }
 
-/* ---- the bootstrap, through the KVS ---------------------------------- */
+/* ---- the bootstrap (fluxboot.c) ----------------------------------------- */
 
-/* A put during the module's load joins this rank's one transaction,
- * committed when load is done (fluxhost_boot_commit): one KVS commit per
- * rank at start-up, not one per key.  A put after that commits at once. */
 static int api_boot_put (bgn_broker_t *b, const char *key, const char *value)
 {
-    char path[128];
-
-    snprintf (path, sizeof (path), "bgn.boot.%u.%s", (unsigned)b->rank, key);
-    if ((!b->boot_txn && !(b->boot_txn = flux_kvs_txn_create ()))
-        || flux_kvs_txn_pack (b->boot_txn, 0, path, "s", value) < 0) {
-        fh_log (b, LOG_ERR, "bgn: KVS put %s: %s", path, strerror (errno));
-        return -1;
-    }
-    return b->loaded ? fluxhost_boot_commit (b) : 0;
+    return fh_boot_put (b, key, value);
 }
 
-int fluxhost_boot_commit (bgn_broker_t *b)
-{
-    flux_future_t *f = NULL;
-    int rc = -1;
-
-    b->loaded = 1;
-    if (!b->boot_txn)
-        return 0;
-    if ((f = flux_kvs_commit (b->h, NULL, 0, b->boot_txn))
-        && flux_future_wait_for (f, b->boot_timeout) == 0
-        && flux_future_get (f, NULL) == 0)
-        rc = 0;
-    else
-        fh_log (b, LOG_ERR, "bgn: KVS commit of rank %u's bgn.boot keys: %s",
-                (unsigned)b->rank, strerror (errno));
-    flux_future_destroy (f);
-    flux_kvs_txn_destroy (b->boot_txn);
-    b->boot_txn = NULL;
-    return rc;
-}
-
-/* How long a read after start-up may hold the module's reactor up. */
-#define BOOT_LATE_TIMEOUT 5.0
-
-/* A rank's KVS key.  During start-up (the module's start: its own and
- * its peers' keys, and on rank 0 every rank's) a get waits for the key
- * to appear, within boot_timeout.  After it, the module reads another
- * rank's key when it first needs it (module.h, boot_lasting): then a key
- * that is not there yet is not waited for, and not "none" either: that
- * rank has not published (it is still loading, or the claim about it is
- * false), EAGAIN, and the module asks again later. */
 static int api_boot_get (bgn_broker_t *b, uint32_t rank, const char *key,
                          char *buf, size_t len)
 {
-    flux_future_t *f;
-    char path[128];
-    const char *value = NULL;
-    int late = b->started, rc = -1;
-    double timeout = late && b->boot_timeout > BOOT_LATE_TIMEOUT
-                         ? BOOT_LATE_TIMEOUT : b->boot_timeout;
-
-    snprintf (path, sizeof (path), "bgn.boot.%u.%s", (unsigned)rank, key);
-    if (!(f = flux_kvs_lookup (b->h, NULL, late ? 0 : FLUX_KVS_WAITCREATE,
-                               path)))
-        return -1;
-    if (flux_future_wait_for (f, timeout) < 0) {
-        fh_log (b, LOG_ERR, "bgn: rank %u did not publish %s within %.0fs",
-                (unsigned)rank, key, timeout);
-        errno = ETIMEDOUT;
-    }
-    else if (flux_kvs_lookup_get_unpack (f, "s", &value) < 0) {
-        if (late && errno == ENOENT) {
-            fh_log (b, LOG_DEBUG, "bgn: rank %u has not published %s yet",
-                    (unsigned)rank, key);
-            errno = EAGAIN;
-        }
-        else
-            fh_log (b, LOG_ERR, "bgn: KVS %s: %s", path, strerror (errno));
-    }
-    else if (strlen (value) >= len)
-        errno = EOVERFLOW;
-    else {
-        memcpy (buf, value, strlen (value) + 1);
-        rc = 0;
-    }
-    flux_future_destroy (f);
-    return rc;
+    return fh_boot_get (b, rank, key, buf, len, false);
 }
 
-/* The KVS keeps the keys for the instance's life. */
+static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
+                             char *buf, size_t len)
+{
+    return fh_boot_get (b, rank, key, buf, len, true);
+}
+
+/* Rank 0 keeps every card for the instance's life, in memory: a read
+ * there is a lookup (2); elsewhere it is a request to rank 0 (1). */
 static int api_boot_lasting (bgn_broker_t *b)
 {
-    (void)b;
-    return 1;
+    return b->rank == 0 ? 2 : 1;
+}
+
+static int api_boot_want (bgn_broker_t *b, uint32_t rank)
+{
+    return fh_boot_want (b, rank);
 }
 
 /* ---- services, overlay, stop, clock ---------------------------------- */
@@ -312,9 +306,9 @@ static void api_stop (bgn_broker_t *b, int exit_code)
 {
     if (b->stop_code < exit_code)
         b->stop_code = exit_code;
-    fh_log (b, exit_code ? LOG_ERR : LOG_INFO, "bgn: the overlay asked to stop "
-            "(exit code %d%s); the Flux broker goes on", exit_code,
-            exit_code == 3 ? ": partitioned" : "");
+    fh_log (b, exit_code ? LOG_WARNING : LOG_INFO, "bgn: the overlay asked "
+            "to stop (exit code %d, see the line above); a Flux broker goes "
+            "on, and so does bgn, which rejoins when it can", exit_code);
 }
 
 static double api_now (bgn_broker_t *b)
@@ -357,6 +351,9 @@ static int api_timer_start (bgn_broker_t *b, double after,
     }
     if (!(t = calloc (1, sizeof (*t))))
         return -1;
+    /* libev counts 'after' from the time it cached at its last turn;
+     * refreshed here so that a timer armed after any wait is not short */
+    flux_reactor_now_update (b->r);
     if (!(t->w = flux_timer_watcher_create (b->r, after > 0 ? after : 0, 0,
                                             timer_fired, t))) {
         free (t);
@@ -468,6 +465,11 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
     zhashx_set_destructor (b->clients, fh_client_free);
     zhashx_set_destructor (b->forwards, fh_forward_free);
     zlistx_set_destructor (b->subs, fh_sub_free);
+    if (fh_boot_init (b) < 0) {
+        snprintf (errbuf, errlen, "the bootstrap exchange: %s",
+                  strerror (errno));
+        goto error;
+    }
     return b;
 error:
     fluxhost_destroy (&b);
@@ -542,6 +544,9 @@ static int watch_state (struct bgn_broker *b)
 
 int fluxhost_serve (bgn_broker_t *b)
 {
+    /* the module's start may have held the reactor (a long start, a
+     * stopped process): deadlines armed below count from now */
+    flux_reactor_now_update (b->r);
     b->started = 1;
     if (flux_msg_handler_addvec (b->h, htab, b, &b->handlers) < 0)
         return -1;
@@ -571,7 +576,7 @@ void fluxhost_destroy (bgn_broker_t **bp)
     flux_msg_handler_delvec (b->handlers);
     flux_watcher_destroy (b->sweep);
     flux_future_destroy (b->state_f);
-    flux_kvs_txn_destroy (b->boot_txn);
+    fh_boot_free (b);
     while (b->timers)
         timer_unlink (b, b->timers);
     /* answer what still waits: nobody is left to */
@@ -604,10 +609,12 @@ static const struct bgn_broker_api api = {
     .rundir = api_rundir,
     .poller = api_poller,
     .config = api_config,
-    .log = fh_log,
+    .log = api_log,
     .boot_put = api_boot_put,
     .boot_get = api_boot_get,
     .boot_lasting = api_boot_lasting,
+    .boot_refresh = api_boot_refresh,
+    .boot_want = api_boot_want,
     .service_add = api_service_add,
     .service_remove = api_service_remove,
     .respond = fh_respond,

@@ -10,11 +10,10 @@
  *   - the configuration: Flux's [bgn] table, checked with the same schema
  *     and defaults as bgn's [overlay] (plus the Flux-only policy keys
  *     below), errors naming the bgn.KEY;
- *   - the bootstrap exchange through the KVS (bgn.boot.RANK.KEY): a
- *     rank's keys go in one commit after the module's load; during
- *     start-up a get waits for the key to appear, within boot_timeout;
- *     the KVS lasts, so after start-up the module reads a rank's keys
- *     when it first needs them, without waiting for a key not there;
+ *   - the bootstrap exchange through rank 0 (fluxboot.c): each rank
+ *     sends what the module put (its endpoint and keys) to rank 0 in one
+ *     request that also fetches what the module's start will read;
+ *     nothing but the broker is needed (no KVS), and nothing blocks;
  *   - timers and socket watches on the Flux reactor (fluxpoll.h);
  *   - routing of bgn messages as bgn-broker does it: requests to this
  *     rank go to the overlay's own service (topics bgn.*) or, any other
@@ -27,7 +26,8 @@
  *     events; every client request has a deadline.
  *
  * Flux-only [bgn] keys (defaults in brackets):
- *   boot_timeout = "60s"       how long start-up waits for a peer's KVS keys
+ *   boot_timeout = "60s"       how long start-up waits for the peers'
+ *                              endpoints and keys (their bgn to load)
  *   membership_event = true    rank 0 republishes membership changes as the
  *                              Flux event bgn.membership
  *   disconnect_hung = false    rank 0 asks Flux's overlay to disconnect a
@@ -53,11 +53,15 @@ void fluxhost_destroy (bgn_broker_t **bp);
 /* The api table to hand the module (static). */
 const struct bgn_broker_api *fluxhost_api (void);
 
-/* Commit what the module put during its load (its endpoint and keys) to
- * the KVS in one transaction, waiting at most boot_timeout; puts after
- * this commit at once.  Call once, after the module's load.  -1 with
- * errno (logged). */
-int fluxhost_boot_commit (bgn_broker_t *b);
+/* The bootstrap exchange, after the module's load: send this rank's
+ * endpoint and keys to rank 0 and fetch those the module's start reads
+ * (api->boot_want), then call cb (b, 0, NULL, arg) from the reactor, or
+ * cb (b, errnum, why, arg) if they did not come within boot_timeout (or
+ * the exchange failed).  Never blocks.  Call once. */
+int fluxhost_boot_exchange (bgn_broker_t *b,
+                            void (*cb) (bgn_broker_t *b, int errnum,
+                                        const char *why, void *arg),
+                            void *arg);
 
 /* Start serving Flux clients (message handlers, deadline sweep): call
  * once the module has started.  -1 with errno. */

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* fluxhost_int.h: the Flux host's parts and what they share.
  *
- * The host (see fluxhost.h) is one object, struct bgn_broker, in three
+ * The host (see fluxhost.h) is one object, struct bgn_broker, in four
  * files, calling downward only:
- *   fluxhost.c    facts, configuration, the KVS bootstrap, services,
- *                 timers, life, and the api table (the top);
+ *   fluxhost.c    facts, configuration, services, timers, life, and the
+ *                 api table (the top);
+ *   fluxboot.c    the bootstrap exchange, through rank 0 (bgn.boot);
  *   fluxevents.c  bgn's events for Flux clients, rank 0's membership
  *                 events and the policies on them (disconnect_hung,
  *                 orphan_relief), the host's event and exit methods;
@@ -16,6 +17,7 @@
 #ifndef BGN_FLUX_FLUXHOST_INT_H
 #define BGN_FLUX_FLUXHOST_INT_H
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -34,6 +36,7 @@
 
 #include "src/common/libconf/conf.h"
 #include "src/common/libmsg/evbatch.h"
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/idset.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
@@ -92,11 +95,29 @@ struct bgn_broker {
     char rundir[PATH_MAX];
     json_t *conf;
     double boot_timeout;
-    flux_kvs_txn_t *boot_txn;      /* puts not committed yet */
-    int loaded;                    /* the module's load is done: a put
-                                      commits at once */
-    int started;                   /* the module has started: a KVS key is
-                                      read late (fluxhost.c, api_boot_get) */
+    /* the bootstrap exchange (fluxboot.c) */
+    json_t *card;                  /* this rank's puts: key -> string */
+    json_t *cards;                 /* "rank" -> card: rank 0 every one it
+                                      was sent, others those fetched */
+    idset_t *boot_wants;           /* ranks start() reads (boot_want) */
+    int boot_want_all;
+    int boot_sent;                 /* the card went to rank 0 once */
+    flux_future_t *boot_f;         /* the exchange's request in flight */
+    flux_watcher_t *boot_retry;    /* ask again: rank 0's bgn not loaded */
+    double boot_backoff;
+    double boot_started;
+    double boot_deadline;          /* next "still waiting" line */
+    zlistx_t *boot_waits;          /* rank 0: requests waiting for cards */
+    zlistx_t *fetches;             /* cards asked for after start-up */
+    idset_t *fetching;             /* their ranks */
+    double *fetched_at;            /* when each rank's card was last asked */
+    flux_watcher_t *boot_waiter;   /* rank 0: their deadlines, its own */
+    flux_msg_handler_t **boot_handlers;
+    void (*boot_cb) (bgn_broker_t *b, int errnum, const char *why,
+                     void *arg);   /* the exchange is open until called */
+    void *boot_cb_arg;
+    int started;                   /* the module has started: a card is
+                                      read late (fluxboot.c, fh_boot_get) */
     double rpc_timeout;
     int membership_event, disconnect_hung, orphan_relief;
     struct fluxpoll *poll;
@@ -121,6 +142,8 @@ struct bgn_broker {
                                       -1 unknown (for disconnect_hung) */
     /* rank 0, orphan_relief: what each overlay says of every rank */
     idset_t *bgn_down;             /* fenced on the BGN (membership) */
+    idset_t *bgn_hung;             /* of those, fenced as silent (hung) */
+    idset_t *held;                 /* lost below a hung broker: said so */
     idset_t *flux_seen;            /* once online to Flux */
     double *lost_since;            /* when each was first seen lost, or 0 */
     idset_t *told;                 /* told to exit already */
@@ -138,6 +161,19 @@ void fh_log (bgn_broker_t *b, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 /* Is topic under the host's own service name (SERVICE.*)? */
 bool fh_ours (const char *topic);
+
+/* fluxboot.c: the bootstrap exchange */
+int fh_boot_init (struct bgn_broker *b);
+void fh_boot_free (struct bgn_broker *b);
+int fh_boot_put (struct bgn_broker *b, const char *key, const char *value);
+int fh_boot_want (struct bgn_broker *b, uint32_t rank);
+/* a card's value; fresh: ask rank 0 again (after start-up) */
+int fh_boot_get (struct bgn_broker *b, uint32_t rank, const char *key,
+                 char *buf, size_t len, bool fresh);
+void fh_boot_self_check (struct bgn_broker *b);
+void fh_boot_resend (struct bgn_broker *b);
+void fh_boot_ack_cb (flux_future_t *f, void *arg);
+void fh_boot_wait_free (void **item);
 
 /* fluxroute.c: routing (requests by nodeid, responses by route stack) */
 int fh_route_request (struct bgn_broker *b, msg_t *msg,

@@ -9,6 +9,16 @@
  * so a wait always ends.  Asynchronous publishes are ordinary rpcs kept
  * in a FIFO in the order they were sent.
  *
+ * A lost broker ends everything (client.h): a socket monitor reports
+ * the connection's end, at once when the broker's process exits or is
+ * killed (the kernel closes the socket), and ZMTP heartbeats make libzmq
+ * end it when a broker that is still connected stops answering (stopped,
+ * hung, or a host gone).  The handle is then lost for good: whatever had
+ * arrived is still handed out, and every wait after that fails with
+ * ECONNRESET.  We disconnect at once, so libzmq does not reconnect to a
+ * broker restarted on the same socket, which would not know our
+ * requests and subscriptions: a new broker needs a new handle.
+ *
  * The request path allocates nothing once warm: a request is encoded
  * from one message the handle keeps and refills (libmsg reuses its
  * buffers), rpc objects come back to a small pool when destroyed, rpcs
@@ -22,7 +32,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 #include <time.h>
 #include <sys/random.h>
 #include <uuid/uuid.h>
@@ -42,6 +55,10 @@
 struct bgn_handle {
     void *ctx;
     void *sock;
+    void *mon;                 /* PAIR: the socket monitor's events */
+    char uri[4096];            /* ipc://path */
+    double broker_timeout;     /* heartbeat bound, 0 for none */
+    int lost;                  /* the monitor said DISCONNECTED: for good */
     char id[40];
     uint32_t next_matchtag;
     double timeout;
@@ -82,7 +99,7 @@ struct bgn_rpc {
     int answered;
     int count;                 /* events it published */
     int taken;                 /* answers bgn_event_publish_get gave */
-    int timed_out;             /* its deadline passed unanswered */
+    int fail_errno;            /* unanswered: ETIMEDOUT, ECONNRESET */
     uint32_t first_seq;        /* their first seq */
     bgn_rpc_t *next_free;
 };
@@ -142,6 +159,79 @@ static void id_make (char *out)
     out[o] = '\0';
 }
 
+/* $BGN_BROKER_TIMEOUT in seconds (0: no heartbeats), else the default;
+ * a value that is not a number >= 0 is ignored. */
+static double broker_timeout_env (void)
+{
+    const char *env = getenv ("BGN_BROKER_TIMEOUT");
+    char *end;
+    double t;
+
+    if (!env || !*env)
+        return BGN_DEFAULT_BROKER_TIMEOUT;
+    t = strtod (env, &end);
+    if (*end || !(t >= 0) || t > BGN_MAX_BROKER_TIMEOUT)
+        return BGN_DEFAULT_BROKER_TIMEOUT;
+    return t;
+}
+
+/* ZMTP heartbeats for a bound of 'seconds': a PING every fifth of it,
+ * and the connection ends when nothing has come back for four fifths
+ * (the broker's libzmq answers PINGs itself, from its I/O thread), so a
+ * silent broker is noticed within the bound, and one that hangs for a
+ * little less is not.  No TTL: the broker would then drop a client that
+ * is merely stopped (Ctrl-Z in a terminal). */
+static void set_heartbeat (void *sock, double seconds)
+{
+    int ivl, timeout;
+
+    if (!(seconds > 0))
+        return;
+    ivl = (int)(seconds * 1000. / 5.);
+    timeout = (int)(seconds * 4000. / 5.);
+    if (ivl < 1)
+        ivl = 1;
+    if (timeout < 1)
+        timeout = 1;
+    zmq_setsockopt (sock, ZMQ_HEARTBEAT_IVL, &ivl, sizeof (ivl));
+    zmq_setsockopt (sock, ZMQ_HEARTBEAT_TIMEOUT, &timeout, sizeof (timeout));
+}
+
+/* Watch the socket's connection: its events come to h->mon (inproc, in
+ * the handle's private context, so the name is ours alone). */
+static int monitor_start (bgn_t *h)
+{
+    static const char ep[] = "inproc://bgn-client-monitor";
+
+    if (zmq_socket_monitor (h->sock, ep, ZMQ_EVENT_DISCONNECTED) < 0
+        || !(h->mon = zmq_socket (h->ctx, ZMQ_PAIR))
+        || zmq_connect (h->mon, ep) < 0)
+        return -1;
+    return 0;
+}
+
+/* Is a broker listening on the socket at 'path'?  A broker that exited
+ * or was killed leaves its socket file: libzmq would retry it quietly
+ * for ever, so ask the kernel once (the broker's libzmq sees a
+ * connection closed before its greeting, and forgets it).  0, or -1
+ * with errno (ECONNREFUSED: nobody there). */
+static int listening (const char *path)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd, rc;
+
+    if (strlen (path) >= sizeof (sa.sun_path))
+        return 0;       /* libzmq will say */
+    strcpy (sa.sun_path, path);
+    if ((fd = socket (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+        return -1;
+    rc = connect (fd, (struct sockaddr *)&sa, sizeof (sa));
+    int saved = errno;
+    close (fd);
+    errno = saved;
+    return rc;
+}
+
 bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
 {
     bgn_t *h;
@@ -176,6 +266,12 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         errno = ENOENT;
         return NULL;
     }
+    if (listening (path) < 0 && errno == ECONNREFUSED) {
+        snprintf (errbuf, errlen, "no broker at %s: nothing listens there "
+                  "(the socket of a broker that is gone)", path);
+        errno = ECONNREFUSED;
+        return NULL;
+    }
     snprintf (endpoint, sizeof (endpoint), "ipc://%s", path);
     if (!(h = calloc (1, sizeof (*h))))
         return NULL;
@@ -195,6 +291,8 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
     /* the mark asks the broker for the packed form (multipart.h) */
     h->id[0] = ZMQUTIL_PACKED_ID_MARK;
     id_make (h->id + 1);
+    snprintf (h->uri, sizeof (h->uri), "%s", endpoint);
+    h->broker_timeout = broker_timeout_env ();
     /* A private context: a library must not share the program's. */
     if (!(h->ctx = zmq_ctx_new ()) || !(h->sock = zmq_socket (h->ctx, ZMQ_DEALER)))
         goto zerror;
@@ -202,7 +300,8 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
     zmq_setsockopt (h->sock, ZMQ_LINGER, &linger, sizeof (linger));
     int64_t maxmsg = ZMQUTIL_MAX_MSG_SIZE;
     zmq_setsockopt (h->sock, ZMQ_MAXMSGSIZE, &maxmsg, sizeof (maxmsg));
-    if (zmq_connect (h->sock, endpoint) < 0)
+    set_heartbeat (h->sock, h->broker_timeout);
+    if (monitor_start (h) < 0 || zmq_connect (h->sock, endpoint) < 0)
         goto zerror;
     return h;
 zerror:
@@ -246,8 +345,12 @@ void bgn_close (bgn_t **hp)
         msg_destroy (&h->req);
         while (h->nspares > 0)
             msg_destroy (&h->spares[--h->nspares]);
-        if (h->sock)
+        if (h->sock) {
+            zmq_socket_monitor (h->sock, NULL, 0);
             zmq_close (h->sock);
+        }
+        if (h->mon)
+            zmq_close (h->mon);
         if (h->ctx)
             zmq_ctx_term (h->ctx);
         free (h);
@@ -271,8 +374,19 @@ double bgn_get_timeout (bgn_t *h)
     return h->timeout;
 }
 
+/* 1 with errno ECONNRESET if the broker is gone. */
+static int is_lost (bgn_t *h)
+{
+    if (!h->lost)
+        return 0;
+    errno = ECONNRESET;
+    return 1;
+}
+
 static int send_msg (bgn_t *h, msg_t *msg)
 {
+    if (is_lost (h))
+        return -1;
     return zmqutil_send_msg_packed (h->sock, NULL, 0, msg, 0);
 }
 
@@ -439,7 +553,7 @@ static void trim_front (bgn_t *h)
 }
 
 /* Read every message that is ready.  Returns -1 only on socket errors. */
-static int drain (bgn_t *h)
+static int drain_socket (bgn_t *h)
 {
     zmq_msg_t parts[ZMQUTIL_MAX_PARTS];
 
@@ -472,12 +586,54 @@ static int drain (bgn_t *h)
     }
 }
 
-/* Wait until the socket is readable or 'deadline' (monotonic seconds,
- * INFINITY for none) passes.  Returns 1 readable, 0 timeout, -1 error.
+/* Take in the monitor's events: 1 if the connection has just ended. */
+static int monitor_read (bgn_t *h)
+{
+    zmq_msg_t parts[2];
+    int ended = 0;
+
+    for (;;) {
+        int n = zmqutil_recv (h->mon, parts, 2);
+        uint16_t event;
+
+        if (n <= 0)
+            return ended;
+        if (zmq_msg_size (&parts[0]) >= sizeof (event)) {
+            memcpy (&event, zmq_msg_data (&parts[0]), sizeof (event));
+            if (event == ZMQ_EVENT_DISCONNECTED)
+                ended = 1;
+        }
+        zmqutil_close (parts, n);
+    }
+}
+
+/* Read every message that is ready, then whether the connection ended:
+ * if it did, what the broker sent before it went is read first (libzmq
+ * keeps it readable), then the handle is lost and the socket
+ * disconnected for good (see the top of this file). */
+static int drain (bgn_t *h)
+{
+    if (drain_socket (h) < 0)
+        return -1;
+    if (h->lost || !monitor_read (h))
+        return 0;
+    if (drain_socket (h) < 0)
+        return -1;
+    h->lost = 1;
+    zmq_disconnect (h->sock, h->uri);
+    return 0;
+}
+
+/* Wait until the socket (or its monitor) is readable or 'deadline'
+ * (monotonic seconds, INFINITY for none) passes.  Returns 1 readable,
+ * 0 timeout, -1 error.
  */
 static int wait_readable (bgn_t *h, double deadline)
 {
-    zmq_pollitem_t item = { .socket = h->sock, .events = ZMQ_POLLIN };
+    zmq_pollitem_t item[2] = {
+        { .socket = h->sock, .events = ZMQ_POLLIN },
+        { .socket = h->mon, .events = ZMQ_POLLIN },
+    };
     long ms;
     double left;
     int rc;
@@ -490,7 +646,7 @@ static int wait_readable (bgn_t *h, double deadline)
             return 0;
         ms = (long)ceil (left * 1000.);
     }
-    rc = zmq_poll (&item, 1, ms);
+    rc = zmq_poll (item, 2, ms);
     if (rc < 0)
         return errno == EINTR ? 0 : -1;
     return rc > 0;
@@ -621,6 +777,8 @@ int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload)
             return -1;
         if (rpc->first)
             continue;
+        if (is_lost (rpc->h))
+            return -1;
         int rc = wait_readable (rpc->h, rpc->deadline);
         if (rc < 0)
             return -1;
@@ -740,6 +898,8 @@ static int wait_event (bgn_t *h, double timeout)
             return -1;
         if (h->nevents > 0)
             return 0;
+        if (is_lost (h))
+            return -1;
         int rc = wait_readable (h, deadline);
         if (rc < 0)
             return -1;
@@ -864,6 +1024,24 @@ uint64_t bgn_event_drops (bgn_t *h)
 uint64_t bgn_malformed_drops (bgn_t *h)
 {
     return h->malformed;
+}
+
+const char *bgn_get_uri (bgn_t *h)
+{
+    return h ? h->uri : NULL;
+}
+
+double bgn_get_broker_timeout (bgn_t *h)
+{
+    return h ? h->broker_timeout : 0;
+}
+
+int bgn_broker_lost (bgn_t *h)
+{
+    if (!h)
+        return 0;
+    drain (h);
+    return h->lost;
 }
 
 /* ---- asynchronous publishing --------------------------------------------- */
@@ -1027,6 +1205,8 @@ static int window_wait (bgn_t *h, int n)
             return -1;
         if (old->answered)
             continue;
+        if (is_lost (h))
+            return -1;
         int rc = wait_readable (h, old->deadline);
         if (rc < 0)
             return -1;
@@ -1108,7 +1288,7 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
     for (;;) {
         if (drain (h) < 0)
             return -1;
-        if (rpc->answered || monotime_now () >= rpc->deadline)
+        if (rpc->answered || h->lost || monotime_now () >= rpc->deadline)
             break;
         if (monotime_now () >= until) {
             errno = EINPROGRESS;    /* not answered yet: still out */
@@ -1123,15 +1303,17 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
         h->pub_errstr = NULL;
     }
     if (!rpc->answered) {
-        /* no answer by its deadline: each of its events fails so */
-        rpc->answered = rpc->timed_out = 1;
+        /* no answer by its deadline, or none can come: each of its
+         * events fails so */
+        rpc->answered = 1;
+        rpc->fail_errno = h->lost ? ECONNRESET : ETIMEDOUT;
         h->pub_unanswered -= rpc->count;
         h->pub_requests--;
     }
     /* The answer covers rpc->count events: one of them per call. */
-    if (rpc->timed_out) {
+    if (rpc->fail_errno) {
         rc = -1;
-        errno = ETIMEDOUT;
+        errno = rpc->fail_errno;
     }
     else
         rc = bgn_rpc_get (rpc, &payload);
@@ -1155,7 +1337,7 @@ int bgn_event_publish_get (bgn_t *h, uint32_t *seq, double timeout)
 /* Something for the caller: a queued event or an answered publish. */
 static int has_news (bgn_t *h)
 {
-    return h->nevents > 0
+    return h->nevents > 0 || h->lost
            || (h->publen > 0 && pub_at (h, 0)->answered);
 }
 
@@ -1169,7 +1351,8 @@ int bgn_poll (bgn_t **handles, int n, double timeout, int *ready)
         errno = EINVAL;
         return -1;
     }
-    if (!(items = calloc (n, sizeof (*items))))
+    /* each handle's socket and its monitor */
+    if (!(items = calloc (2 * n, sizeof (*items))))
         return -1;
     for (;;) {
         count = 0;
@@ -1178,8 +1361,10 @@ int bgn_poll (bgn_t **handles, int n, double timeout, int *ready)
             if (ready)
                 ready[i] = r;
             count += r;
-            items[i].socket = handles[i]->sock;
-            items[i].events = ZMQ_POLLIN;
+            items[2 * i].socket = handles[i]->sock;
+            items[2 * i].events = ZMQ_POLLIN;
+            items[2 * i + 1].socket = handles[i]->mon;
+            items[2 * i + 1].events = ZMQ_POLLIN;
         }
         if (count > 0)
             break;
@@ -1187,7 +1372,7 @@ int bgn_poll (bgn_t **handles, int n, double timeout, int *ready)
         if (left <= 0)
             break;
         long ms = isinf (left) ? -1 : (long)ceil (left * 1000.);
-        if (zmq_poll (items, n, ms) < 0 && errno != EINTR) {
+        if (zmq_poll (items, 2 * n, ms) < 0 && errno != EINTR) {
             count = -1;
             break;
         }

@@ -16,6 +16,21 @@
  * Errors: -1 or NULL with errno.  A failed RPC sets errno to the errnum
  * the responder sent (EHOSTUNREACH, ENOSYS, ...) and bgn_rpc_error()
  * returns its error string, if any.
+ *
+ * A broker that goes away: when the connection to the broker ends (its
+ * process exited or was killed, or it stopped answering ZMTP heartbeats
+ * for the broker timeout, BGN_DEFAULT_BROKER_TIMEOUT seconds unless
+ * $BGN_BROKER_TIMEOUT says otherwise when the handle is opened), the
+ * handle is lost for good: responses and events that had arrived are
+ * still returned, then every pending RPC, stream and event wait fails
+ * with ECONNRESET, and so does every later call that would send or wait
+ * (bgn_poll counts a lost handle as ready).  An exiting or killed broker
+ * is noticed at once (a few milliseconds); a stopped or unreachable one
+ * within the broker timeout (a ping every fifth of it, given up after
+ * four fifths without an answer: a shorter hang is ridden out).  A broker restarted on the same socket is a
+ * new broker that knows nothing of this handle's requests and
+ * subscriptions: the handle never reconnects to it; open a new one
+ * (and subscribe again).
  */
 #ifndef BGN_CLIENT_H
 #define BGN_CLIENT_H
@@ -26,6 +41,8 @@
 #include "src/common/libmsg/message.h"
 
 #define BGN_DEFAULT_RPC_TIMEOUT 10.0   /* seconds; env BGN_RPC_TIMEOUT */
+#define BGN_DEFAULT_BROKER_TIMEOUT 5.0 /* seconds; env BGN_BROKER_TIMEOUT */
+#define BGN_MAX_BROKER_TIMEOUT 3600.0
 #define BGN_EVENT_QUEUE_MAX 100000
 #define BGN_PUBLISH_WINDOW 4096        /* unanswered asynchronous publishes */
 #define BGN_PUBLISH_REQUESTS 256       /* ... and requests carrying them */
@@ -36,11 +53,25 @@ typedef struct bgn_rpc bgn_rpc_t;
 
 /* Connect to the broker at 'uri' ("ipc:///path/local", or a plain socket
  * path).  NULL uri means $BGN_URI.  Fails with ENOENT (no uri given, or no
- * socket at that path: the message says which), EINVAL, ENOMEM, with a
- * message in errbuf.
+ * socket at that path: the message says which), ECONNREFUSED (a socket
+ * nothing listens on: its broker is gone), EINVAL, ENOMEM, with a
+ * message in errbuf.  The broker timeout (above) is read from
+ * $BGN_BROKER_TIMEOUT here: seconds, at most BGN_MAX_BROKER_TIMEOUT, 0
+ * for no heartbeats (an exiting or killed broker is still noticed); a
+ * value that is not such a number means the default.
  */
 bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen);
 void bgn_close (bgn_t **hp);
+
+/* The broker's URI ("ipc:///path/local"), owned by the handle. */
+const char *bgn_get_uri (bgn_t *h);
+
+/* The broker timeout this handle was opened with (0: no heartbeats). */
+double bgn_get_broker_timeout (bgn_t *h);
+
+/* 1 once the broker is known to be gone (the handle is lost: see
+ * above), else 0.  Reads what is ready without waiting. */
+int bgn_broker_lost (bgn_t *h);
 
 /* The default deadline for new RPCs, in seconds (> 0; INFINITY allowed
  * only for streaming RPCs, via bgn_rpc_set_timeout).
@@ -59,7 +90,8 @@ bgn_rpc_t *bgn_rpc (bgn_t *h, const char *topic, uint32_t nodeid,
 /* Wait for the (next) response, until the rpc's deadline.  On success
  * returns 0 and, if payload is non-NULL, points it at the response's JSON
  * text (NULL if it had none), valid until the next call on this rpc.
- * -1 with ETIMEDOUT, or the responder's errnum.
+ * -1 with ETIMEDOUT, ECONNRESET (the broker went away), or the
+ * responder's errnum.
  */
 int bgn_rpc_get (bgn_rpc_t *rpc, const char **payload);
 
@@ -81,7 +113,8 @@ void bgn_rpc_destroy (bgn_rpc_t **rpcp);
 
 /* Events: subscribe/unsubscribe to topics starting with 'prefix' (RPCs
  * to the local broker), receive the next event (NULL with ETIMEDOUT when
- * 'timeout' seconds pass; a negative timeout waits for ever), publish
+ * 'timeout' seconds pass; a negative timeout waits until an event comes
+ * or the broker goes away: ECONNRESET, once the queue is empty), publish
  * (an RPC to rank 0, which assigns the sequence number, returned in *seq).
  * The caller destroys received events.
  */

@@ -15,6 +15,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -835,6 +836,31 @@ static int check_rejoin_wait (json_t *conf, char *errbuf, size_t errlen)
                         rpcbuf);
 }
 
+/* peer_timeout <= keepalive_interval: blame the key the user set (the
+ * timeout, if both were), naming the other's value. */
+static int order_error (json_t *conf, double ka, double pt, char *errbuf,
+                        size_t errlen)
+{
+    const char *who = origin_of (conf, "overlay.peer_timeout");
+    bool blame_timeout = who != NULL;
+    char other[64];
+
+    if (!who)
+        who = origin_of (conf, "overlay.keepalive_interval");
+    if (fsd_format_duration (other, sizeof (other),
+                             blame_timeout ? ka : pt) < 0)
+        snprintf (other, sizeof (other), "%g", blame_timeout ? ka : pt);
+    if (blame_timeout)
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                            "'overlay.peer_timeout': must be greater than "
+                            "overlay.keepalive_interval (%s)",
+                            who ? who : "config", other);
+    return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
+                        "'overlay.keepalive_interval': must be less than "
+                        "overlay.peer_timeout (%s)", who ? who : "config",
+                        other);
+}
+
 int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
 {
     double ka, pt;
@@ -857,18 +883,8 @@ int conf_finalize (json_t *conf, char *errbuf, size_t errlen)
         || conf_get_duration (conf, "overlay.peer_timeout", &pt) < 0)
         return errbuf_fail (errbuf, errlen, EINVAL, "config: invalid overlay "
                             "durations");
-    if (!(pt > ka)) {
-        const char *who = origin_of (conf, "overlay.peer_timeout");
-        char kabuf[64];
-        if (!who)
-            who = origin_of (conf, "overlay.keepalive_interval");
-        if (fsd_format_duration (kabuf, sizeof (kabuf), ka) < 0)
-            snprintf (kabuf, sizeof (kabuf), "%g", ka);
-        return errbuf_fail (errbuf, errlen, EINVAL, "%s: key "
-                            "'overlay.peer_timeout': must be greater than "
-                            "overlay.keepalive_interval (%s)",
-                            who ? who : "config", kabuf);
-    }
+    if (!(pt > ka))
+        return order_error (conf, ka, pt, errbuf, errlen);
     if (check_rejoin_wait (conf, errbuf, errlen) < 0)
         return -1;
     boot = json_object_get (conf, "bootstrap");

@@ -45,8 +45,10 @@
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 6  /* 5: boot_lasting, ops->ending;
-                                     6: poller add_quiet */
+#define BGN_MODULE_ABI_VERSION 8  /* 5: boot_lasting, ops->ending;
+                                     6: poller add_quiet;
+                                     7: boot_want;
+                                     8: vlog */
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
@@ -235,10 +237,21 @@ struct bgn_broker_api {
     /* 1 if boot_get answers for the broker's whole life, a rank at a time
      * (bgn start's PMI server): a module may then read a rank's values
      * when it first needs them instead of every rank's in start(), which
-     * at N ranks costs every broker N exchanges.  0 if the exchange
-     * closes after start-up (a PMI finalize) or the values cost nothing
-     * to read at start.  May be NULL (= 0). */
+     * at N ranks costs every broker N exchanges.  2: the same, and a read
+     * costs nothing here (the host holds every rank's values on this
+     * broker, as a Flux rank 0 does), so even a rank that would read
+     * them all at start (rank 0) may wait until it needs each.  0 if the
+     * exchange closes after start-up (a PMI finalize) or the values cost
+     * nothing to read at start.  May be NULL (= 0). */
     int (*boot_lasting) (bgn_broker_t *b);
+
+    /* The module will read rank's bootstrap values in start()
+     * (BGN_BOOT_ALL: every rank's); called from load(), after its puts.
+     * A host whose exchange is a request per rank (a Flux broker's, to
+     * rank 0) fetches them ahead in one, so that start() waits for
+     * nothing; a host whose every rank sees every value needs no list.
+     * 0, or -1 with errno (EINVAL: rank out of range).  May be NULL. */
+    int (*boot_want) (bgn_broker_t *b, uint32_t rank);
 
     /* log, with the arguments as a va_list: a module that formats its
      * lines in one place passes each call site's own format, so the
@@ -247,6 +260,8 @@ struct bgn_broker_api {
     void (*vlog) (bgn_broker_t *b, int level, const char *fmt, va_list ap)
         __attribute__ ((format (printf, 3, 0)));
 };
+
+#define BGN_BOOT_ALL UINT32_MAX
 
 struct bgn_module {
     uint32_t abi_version;

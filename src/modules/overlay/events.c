@@ -114,6 +114,14 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
     return ev;
 }
 
+void evlayer_start (struct evlayer *ev, double now)
+{
+    if (ev && ev->learning) {
+        ev->learn_start = now;
+        ev->last_query = now;
+    }
+}
+
 static void tokens_cancel (struct evlayer *ev, struct token *t, int n)
 {
     for (int i = 0; i < n; i++)

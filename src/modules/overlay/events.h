@@ -172,6 +172,11 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
 /* Pending publishes are dropped (published callback with ECANCELED). */
 void evlayer_destroy (struct evlayer **evp);
 
+/* The overlay starts (connects to its peers): rank 0's wait for its
+ * tree children's seq (learn_timeout) counts from now, not from the
+ * layer's creation, however long its host took in between. */
+void evlayer_start (struct evlayer *ev, double now);
+
 /* Rank 0: number 'event' (taken in every case) into the open batch.
  * Returns its seq; the publisher hears ops->published (token, seq) once
  * the batch has left.  -1 with errno: EINVAL on another rank or an event

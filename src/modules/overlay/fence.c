@@ -841,8 +841,15 @@ static void partition_cb (void *arg)
             return;
         if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
             && bgn_router_reachable (ov->router, ov->rank, 0) != 1) {
-            ovl_log (ov, LOG_CRIT, "partitioned: rank 0 is unreachable from "
-                     "here (%d ranks fenced); shutting down (exit 3)",
+            /* rank 0 said goodbye (its overlay was unloaded or its
+             * broker stopped): alone is then no partition, only the end */
+            const struct fence_entry *f0 = fence_lookup (ov, 0);
+            const char *why = f0 && f0->fenced ? fence_reason (ov, f0) : "";
+            bool left = why && !strcmp (why, "left the instance");
+            ovl_log (ov, left ? LOG_NOTICE : LOG_CRIT, "%s (%d ranks fenced); "
+                     "asking the broker to stop (exit 3)",
+                     left ? "rank 0 left the instance and no peer is up here"
+                          : "partitioned: rank 0 is unreachable from here",
                      ov->fence.nfenced);
             ov->io->stop (ov->ctx, 3);
         }

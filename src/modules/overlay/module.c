@@ -685,6 +685,31 @@ static int setup_core (struct module *m)
     return 0;
 }
 
+/* Which ranks' bootstrap values start() reads (overlay_start_cb): with
+ * keys_lazy, ours, rank 0's and our peers' (learn_keys, learn_event_key,
+ * learn_near_sign_keys, the peers' endpoints); otherwise every rank's.
+ * Rank 0 checks every rank's signed word from the start (their readiness
+ * reports): it reads every key at once, unless a read costs it nothing
+ * (boot_lasting 2).  A host that fetches ahead (api->boot_want) is told
+ * the list. */
+static int announce_reads (struct module *m)
+{
+    uint32_t self = m->api->rank (m->b);
+    int lasting = m->api->boot_lasting ? m->api->boot_lasting (m->b) : 0;
+
+    m->keys_lazy = lasting == 2 || (lasting == 1 && self != 0);
+    if (!m->api->boot_want)
+        return 0;
+    if (!m->keys_lazy)
+        return m->api->boot_want (m->b, BGN_BOOT_ALL);
+    if (m->api->boot_want (m->b, self) < 0 || m->api->boot_want (m->b, 0) < 0)
+        return -1;
+    for (int i = 0; i < overlay_peer_count (m->ov); i++)
+        if (m->api->boot_want (m->b, overlay_peer_rank (m->ov, i)) < 0)
+            return -1;
+    return 0;
+}
+
 static void module_free (struct module *m)
 {
     if (m->wake_timer >= 0)
@@ -722,6 +747,8 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     if (api->boot_put (b, "endpoint", m->endpoint) < 0)
         goto error;
     if (m->curve && api->boot_put (b, "pubkey", curve_public (m->curve)) < 0)
+        goto error;
+    if (announce_reads (m) < 0)
         goto error;
     if (api->service_add (b, m->cfg.service, overlay_service_cb, m) < 0
         || add_test_service (m) < 0)
@@ -851,10 +878,6 @@ static int overlay_start_cb (void *state)
                                  ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
     double t0 = m->api->now (m->b), cpu0 = thread_cpu ();
-    /* Rank 0 checks every rank's signed word from the start (their
-     * readiness reports): it reads every key at once in any case. */
-    m->keys_lazy = m->api->boot_lasting && m->api->boot_lasting (m->b)
-                   && m->api->rank (m->b) != 0;
     if (m->curve && learn_keys (m) < 0)
         return -1;
     learn_event_key (m);

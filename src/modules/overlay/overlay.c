@@ -254,8 +254,8 @@ int overlay_start (struct overlay *ov)
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         /* "never joined" counts from now, not from load: a host may take
-         * long between the two (the Flux module waits for every rank's
-         * key in the KVS) */
+         * long between the two (the Flux module's rank 0 waits for every
+         * rank's bgn to load) */
         if (p->state == PEER_CONNECTING && p->incarnation == 0)
             p->state_since = now;
         if (!p->connector)
@@ -271,6 +271,7 @@ int overlay_start (struct overlay *ov)
         p->hello_queued = true;
     }
     ov->last_tick = now;
+    evlayer_start (ov->events, now);
     ovtimer_arm (ov->tick, next_tick (ov, now));
     health_check_later (ov);   /* no peers at all: ready at once */
     ovl_log (ov, LOG_DEBUG, "overlay %s: %d peers, bind %s, ttl %d",

@@ -1255,6 +1255,24 @@ static void test_trust (void)
     sim_destroy (s);
 }
 
+
+/* A restarted rank 0 (learn_timeout 3 s) whose tree children have all
+ * told their seq (0) but child 1, cut off: it waits for child 1. */
+static struct sim *silent_child (void)
+{
+    struct sim *s = sim_create (256);
+    uint32_t kids[16];
+    int nk;
+
+    s->cfg.learn_timeout = 3;
+    restart_layer (s, 0, 0);
+    s->cut[1] = 1;
+    nk = bgn_topo_bcast_children (s->topo, 0, 0, kids, 16);
+    for (int i = 0; i < nk; i++)
+        if (kids[i] != 1)
+            evlayer_seq_hint (s->ev[0], kids[i], 0);
+    return s;
+}
 static void test_restart (void)
 {
     struct sim *s = sim_create (256);
@@ -1302,19 +1320,26 @@ static void test_restart (void)
     sim_destroy (s);
 
     /* a child that never answers delays it only learn_timeout */
-    s = sim_create (256);
-    s->cfg.learn_timeout = 3;
-    restart_layer (s, 0, 0);
-    s->cut[1] = 1;
-    nk = bgn_topo_bcast_children (s->topo, 0, 0, kids, 16);
-    for (int i = 0; i < nk; i++)
-        if (kids[i] != 1)
-            evlayer_seq_hint (s->ev[0], kids[i], 0);
+    s = silent_child ();
     sim_tick (s, 2);
     ok (pub1 (s, "test.x", NULL) < 0, "a silent child holds publishing "
         "back...");
     sim_tick (s, 2);
     ok (pub1 (s, "test.x", NULL) == 1, "... for learn_timeout at most");
+    sim_destroy (s);
+
+    /* learn_timeout counts from the overlay's start, not the layer's
+     * creation: a host may take long in between (a Flux rank 0 waits
+     * for every rank's bgn to load) */
+    s = silent_child ();
+    s->now += 10;                 /* loaded 10 s before its start */
+    evlayer_start (s->ev[0], s->now);
+    sim_tick (s, 1);
+    ok (pub1 (s, "test.x", NULL) < 0 && errno == EAGAIN,
+        "started 10 s after its creation, rank 0 still gives a silent "
+        "child its learn_timeout");
+    sim_tick (s, 2.5);
+    ok (pub1 (s, "test.x", NULL) == 1, "... counted from the start");
     sim_destroy (s);
 }
 

@@ -470,6 +470,23 @@ static void check_partition (void)
     fake_destroy (&f);
 }
 
+/* Rank 1 of 2 whose one peer, rank 0, says goodbye (its overlay was
+ * unloaded): alone, but not partitioned; no crit line. */
+static void check_root_left (void)
+{
+    struct fake *f = up (1, 2);
+
+    fake_control (f, 0, ENV_GOODBYE, NULL);
+    fake_advance (f, 2.1);
+    ok (f->ov->peers->up == 0 && fence_is_fenced (f->ov, 0)
+        && f->stopped == 3 + 1,
+        "rank 1 of 2 after rank 0's goodbye: alone, it asks to stop (3)");
+    ok (fake_logged (f, "rank 0 left the instance and no peer is up here")
+        && !fake_logged (f, "partitioned"),
+        "... and says rank 0 left, not that it is partitioned");
+    fake_destroy (&f);
+}
+
 /* Rank 0 of 16 hears, from a peer that is no neighbour of 5, that every
  * neighbour of 5 is fenced: 5 is live and out of reach. */
 static struct fake *cut_off_5 (bool ending)
@@ -580,6 +597,7 @@ int main (void)
     check_skip_parent ();
     check_malformed ();
     check_partition ();
+    check_root_left ();
     check_partition_root ();
     check_partition_ending ();
     check_not_formed ();
