@@ -104,6 +104,7 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
     ev->armed = INFINITY;
     ev->last_flush = -INFINITY;
     ev->start_floor = UINT32_MAX;
+    ev->start_hint = UINT32_MAX;
     ev->start_tokens = START_BURST;
     if (rank == 0) {
         ev->have_base = 1;
@@ -294,6 +295,14 @@ static void recv_start (struct evlayer *ev, uint32_t via, json_t *o)
     ev->root_gone = (uint32_t)gone;
     if ((uint32_t)seq > ev->sync_seq)
         ev->sync_seq = (uint32_t)seq;
+    /* rank 0 answers when it can (after its own learning, after routes
+     * settle): events published between our start and its answer are
+     * ours too.  The tree parent's hello said where the stream was when
+     * we came; it may lower the start (never raise it), and no lower
+     * than what rank 0 signed it still holds (gone): a lying parent
+     * costs at most a repair of real, signed events. */
+    if (ev->start_hint < (uint32_t)seq)
+        seq = ev->start_hint > (uint32_t)gone ? ev->start_hint : gone;
     start_take (ev, (uint32_t)seq);
 }
 
@@ -710,9 +719,12 @@ void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
     /* Where rank 0 signs, a hello is a neighbour's word: it moves no
      * sequence; one without a sequence asks rank 0 (start_ask). */
     if (ev->verify) {
-        if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]
-            && seq > 0)
-            ev->hints_ignored++;
+        if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]) {
+            if (seq > 0)
+                ev->hints_ignored++;
+            if (seq < ev->start_hint)
+                ev->start_hint = seq;
+        }
         start_ask (ev);
         return;
     }

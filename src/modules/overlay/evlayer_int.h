@@ -125,6 +125,8 @@ struct evlayer {
     uint64_t start_nonce;
     double start_asked, start_since;
     uint32_t start_floor;
+    uint32_t start_hint;        /* the lowest seq the tree parent's hellos
+                                   said while we wait (UINT32_MAX: none) */
     uint64_t start_asks, hints_ignored;
     /* rank 0: the answers' token bucket */
     double start_tokens, start_refill;

@@ -1062,7 +1062,7 @@ static void test_join (void)
     {
         char n1[32] = "", n2[32] = "";
         s->drop_ctl = EV_CTL_START;
-        restart_signed (s, 5, pk, 0);
+        restart_signed (s, 5, pk, 13);
         if (queued_nonce (s, 5))
             snprintf (n1, sizeof (n1), "%s", queued_nonce (s, 5));
         sim_run (s);
@@ -1077,6 +1077,15 @@ static void test_join (void)
             "answers lost, a broker asks again with the same nonce; the "
             "answer to that starts its sequence");
     }
+    /* the parent's hello lowers the start (events published while the
+     * broker waited for rank 0's answer are its own), never raises it */
+    restart_signed (s, 5, pk, 10);
+    sim_run (s);
+    for (int t = 0; t < 3; t++)
+        sim_tick (s, 1.0);
+    ok (complete (&s->node[5], 11, 13) && s->node[5].lost_calls == 0,
+        "the parent said 10 at hello, rank 0 answered 13: it starts after "
+        "10 and delivers 11..13 (repaired)");
     sim_destroy (s);
 
     /* nothing signed: the tree parent's hello still starts a broker */
