@@ -16,23 +16,10 @@ FAST="-o overlay.keepalive_interval=200ms -o overlay.peer_timeout=2s"
 # every broker line on stderr, where the probes count and grep them
 LOGS="--log-stderr-level=debug"
 
-# pyzmq may live in Debian's python3 only (python3-zmq), not in another
-# python3 that comes first in PATH.
-for py in "$PYTHON3" /usr/bin/python3 python3; do
-	if test -n "$py" && "$py" -c "import zmq" 2>/dev/null; then
-		PYZMQ=$py
-		test_set_prereq PYZMQ
-		break
-	fi
-done
-export PYZMQ ROGUE
+export ROGUE
 
 # Helpers the instance scripts call (they run under bgn start).
-cat >field.sh <<'EOT'
-# field.sh RANK KEY: a top-level string of RANK's overlay-status JSON
-bgn overlay-status --json -r "$1" >field.json &&
-"$PYZMQ" -c "import json,sys; print(json.load(open('field.json'))[sys.argv[1]])" "$2"
-EOT
+cp "$SHARNESS_TEST_SRCDIR/scripts/field.sh" . || exit 1
 # wait-down.sh N: wait until rank 0 has N ranks down (shared script)
 cp "$SHARNESS_TEST_SRCDIR/scripts/wait-down.sh" . || exit 1
 

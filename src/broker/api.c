@@ -59,6 +59,12 @@ static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
     va_end (ap);
 }
 
+static void api_vlog (bgn_broker_t *b, int level, const char *fmt,
+                      va_list ap)
+{
+    logger_vlog (b->log, level, fmt, ap);
+}
+
 static int api_boot_put (bgn_broker_t *b, const char *key, const char *value)
 {
     char err[256] = "";
@@ -278,5 +284,6 @@ const struct bgn_broker_api broker_api = {
     .timer_stop = api_timer_stop,
     .deliver_events = broker_deliver_batch,
     .memory = broker_memory,
+    .vlog = api_vlog,
 };
 

@@ -47,6 +47,12 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               src/common/libmsg/evbatch.h) of N events
                               "forged.I" numbered FIRST.., envelope
                               source SRC (0: posing as rank 0)
+  sigflood:SRC:FIRST:RATE:SECS  tree EVENT batches of one event numbered
+                              FIRST, flagged signed, all carrying the same
+                              well-formed signature (made once with the
+                              --seed key, of other bytes: not rank 0's), RATE a second for SECS
+                              seconds, envelope source SRC; prints how
+                              many went
   evsync:SRC:SEQ:GONE         an EVCTL SYNC {"k":1,"seq","gone"} with
                               envelope source SRC
   evctl:SRC:DEST:JSON         an EVCTL with envelope source SRC to rank
@@ -353,6 +359,38 @@ class Rogue:
                            self.peer_inc), [batch])
         return "sent"
 
+    def sigflood(self, src, first, rate, secs):
+        """The same signature on every batch: made once, so the flood
+        costs the rogue nothing and each check costs the victim."""
+        first, rate, secs = int(first), float(rate), float(secs)
+        topic, payload = b"flood", b"{}"
+        rec = struct.pack("!IIIIIBBH", first, 0, 1, int(src), len(payload),
+                          0, len(topic), 0) + topic + payload
+        # well-formed: a real Ed25519 signature (of something else), so
+        # the victim's check runs to the end instead of refusing a
+        # malformed one at once
+        if self.signer:
+            sig = self.signer.sign(b"bgn-rogue flood")
+        else:
+            sig = bytearray(os.urandom(64))
+            sig[63] &= 0x0f     # S below 2^252: canonical, most likely
+            sig = bytes(sig)
+        batch = (struct.pack("!BBHIIIQ", 0xeb, 1, 1, first, first, 1, 0)
+                 + rec + sig)
+        frame = pack(envelope("EVENT", int(src), self.peer, self.inc,
+                              self.peer_inc), [batch])
+        sent, start = 0, time.monotonic()
+        while True:
+            now = time.monotonic() - start
+            if now >= secs:
+                break
+            due = int(now * rate) + 1
+            while sent < due:
+                self.sock.send(frame)
+                sent += 1
+            time.sleep(0.002)
+        return "sent %d" % sent
+
     def evsync(self, src, seq, gone):
         body = json.dumps({"k": 1, "seq": int(seq), "gone": int(gone),
                            "base": 0})
@@ -392,6 +430,8 @@ class Rogue:
             return self.event(args[0])
         if name == "evbatch":
             return self.evbatch(*rest.split(":"))
+        if name == "sigflood":
+            return self.sigflood(*rest.split(":"))
         if name == "evsync":
             return self.evsync(*rest.split(":"))
         if name == "evctl":

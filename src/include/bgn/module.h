@@ -38,15 +38,17 @@
 #ifndef BGN_MODULE_H
 #define BGN_MODULE_H
 
+#include <stdarg.h>
 #include <stdint.h>
 #include <syslog.h>   /* LOG_ERR .. LOG_DEBUG for api->log */
 #include <jansson.h>
 
 #include "src/common/libmsg/message.h"
 
-#define BGN_MODULE_ABI_VERSION 7  /* 5: boot_lasting, ops->ending;
+#define BGN_MODULE_ABI_VERSION 8  /* 5: boot_lasting, ops->ending;
                                      6: poller add_quiet;
-                                     7: boot_want */
+                                     7: boot_want;
+                                     8: vlog */
 #define BGN_MODULE_SYMBOL "bgn_module_entry"
 
 typedef struct bgn_broker bgn_broker_t;
@@ -250,6 +252,13 @@ struct bgn_broker_api {
      * nothing; a host whose every rank sees every value needs no list.
      * 0, or -1 with errno (EINVAL: rank out of range).  May be NULL. */
     int (*boot_want) (bgn_broker_t *b, uint32_t rank);
+
+    /* log, with the arguments as a va_list: a module that formats its
+     * lines in one place passes each call site's own format, so the
+     * broker's flood control (a budget per format) keeps one noisy line
+     * from hiding another.  May be NULL: log is used. */
+    void (*vlog) (bgn_broker_t *b, int level, const char *fmt, va_list ap)
+        __attribute__ ((format (printf, 3, 0)));
 };
 
 #define BGN_BOOT_ALL UINT32_MAX

@@ -103,6 +103,9 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
     evbatch_writer_init (&ev->w, cfg->epoch);
     ev->armed = INFINITY;
     ev->last_flush = -INFINITY;
+    ev->start_floor = UINT32_MAX;
+    ev->start_hint = UINT32_MAX;
+    ev->start_tokens = START_BURST;
     if (rank == 0) {
         ev->have_base = 1;
         ev->learning = 1;
@@ -139,6 +142,7 @@ void evlayer_destroy (struct evlayer **evp)
         free (ev->outq);
         free (ev->tag_keys);
         free (ev->tag_state);
+        free (ev->links);
         tokens_cancel (ev, ev->wtok, ev->nwtok);
         free (ev->wtok);
         evbatch_writer_free (&ev->w);
@@ -153,6 +157,153 @@ void evlayer_destroy (struct evlayer **evp)
         free (ev);
         *evp = NULL;
     }
+}
+
+/* ---- joining: where our sequence starts -------------------------------- */
+
+/* Where rank 0 signs, a broker without a sequence takes its start only
+ * on rank 0's word: it asks rank 0 (START_QUERY, with a nonce fresh
+ * for this wait) every START_RETRY until a signed answer for it and
+ * that nonce comes back.  A neighbour's hello says where the sequence is too, but
+ * a lying tree parent said 1,000,000 and the broker took every real
+ * batch for a duplicate, for good (issue 42). */
+static void start_ask (struct evlayer *ev)
+{
+    json_t *q;
+    char n[17];
+
+    if (ev->have_base || !ev->verify || ev->rank == 0)
+        return;
+    if (ev->start_asked > 0 && ev->now - ev->start_asked < START_RETRY)
+        return;
+    /* one nonce for the whole wait: an answer to an earlier ask is as
+     * fresh as our wait, and on a busy machine the answer to an ask
+     * often came after the next ask had replaced a per-ask nonce */
+    if (ev->start_since == 0) {
+        ev->start_since = ev->now > 0 ? ev->now : 1e-9;
+        ev->start_nonce = evl_nonce ();
+    }
+    ev->start_asked = ev->now > 0 ? ev->now : 1e-9;
+    snprintf (n, sizeof (n), "%016llx", (unsigned long long)ev->start_nonce);
+    if (!(q = json_pack ("{s:s}", "n", n)))
+        return;
+    ev->start_asks++;
+    ev->ops->control (ev->arg, 0, EV_CTL_START_QUERY, q);
+    json_decref (q);
+}
+
+/* Our sequence starts after 'seq': what waited is delivered from there,
+ * and a gap to what is known is repaired. */
+static void start_take (struct evlayer *ev, uint32_t seq)
+{
+    if (ev->early.n > 0 && evstore_at (&ev->early, 0)->first - 1 < seq)
+        seq = evstore_at (&ev->early, 0)->first - 1;
+    ev->have_base = 1;
+    ev->last = seq;
+    if (ev->high < seq)
+        ev->high = seq;
+    evl_drain_early (ev);
+    evrepair_kick (ev);
+}
+
+/* Rank 0 never answered (an older build, or cut off from us while our
+ * tree parent is not): after twice learn_timeout (a rank 0 answers once
+ * it has learnt the sequence itself, which takes learn_timeout at
+ * most), the lowest seq a signed batch or SYNC put the start at, if any
+ * came. */
+static void start_fallback (struct evlayer *ev)
+{
+    double wait = 2 * ev->cfg.learn_timeout;
+
+    if (ev->have_base || !ev->verify || ev->start_since == 0
+        || ev->now - ev->start_since < wait
+        || ev->start_floor == UINT32_MAX)
+        return;
+    ev->ops->log (ev->arg, LOG_WARNING, "events: rank 0 did not say where "
+                  "the sequence is within %.0f s; starting after %u, the "
+                  "lowest seq rank 0 signed that reached us",
+                  wait, (unsigned)ev->start_floor);
+    start_take (ev, ev->start_floor);
+}
+
+/* A nonce as sent in "n": 16 hex digits; 0 if it is not one. */
+static int parse_nonce (json_t *o, uint64_t *nonce)
+{
+    const char *n = json_string_value (json_object_get (o, "n"));
+    char *end;
+
+    if (!n || strlen (n) != 16)
+        return 0;
+    errno = 0;
+    *nonce = strtoull (n, &end, 16);
+    return errno == 0 && *end == '\0';
+}
+
+/* Rank 0: a broker asks where the sequence is.  The answer is signed for
+ * it and its nonce; at most START_RATE a second (START_BURST at once),
+ * so that asking costs rank 0 a bounded share of a core: an asker not
+ * answered asks again. */
+static void start_answer (struct evlayer *ev, uint32_t source, json_t *q)
+{
+    uint64_t nonce;
+    json_t *o;
+
+    if (!ev->can_sign || !ev->can_publish || !parse_nonce (q, &nonce))
+        return;
+    ev->start_tokens += (ev->now - ev->start_refill) * START_RATE;
+    ev->start_refill = ev->now;
+    if (ev->start_tokens > START_BURST)
+        ev->start_tokens = START_BURST;
+    if (ev->start_tokens < 1) {
+        ev->start_throttled++;
+        return;
+    }
+    ev->start_tokens -= 1;
+    o = json_pack ("{s:O s:I s:I s:I s:I}", "n", json_object_get (q, "n"),
+                   "seq", (json_int_t)ev->sent_seq, "epoch",
+                   (json_int_t)ev->cfg.epoch, "gone", (json_int_t)ev->gone,
+                   "base", (json_int_t)ev->root_base);
+    if (o && evl_start_sign (ev, o, source, nonce, (json_int_t)ev->sent_seq,
+                             (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
+                             (json_int_t)ev->root_base) == 0) {
+        ev->start_answers++;
+        ev->ops->control (ev->arg, source, EV_CTL_START, o);
+    }
+    json_decref (o);
+}
+
+/* Rank 0's answer to our ask: taken only while we wait, for our latest
+ * nonce, signed for us, and not from an older rank 0 than we heard. */
+static void recv_start (struct evlayer *ev, uint32_t via, json_t *o)
+{
+    json_int_t seq, epoch, gone, base;
+    uint64_t nonce;
+
+    if (ev->have_base || !ev->verify || ev->start_asked == 0
+        || !parse_nonce (o, &nonce) || nonce != ev->start_nonce
+        || json_unpack (o, "{s:I s:I s:I s:I}", "seq", &seq, "epoch", &epoch,
+                        "gone", &gone, "base", &base) < 0
+        || seq < 0 || seq > UINT32_MAX || gone < 0 || gone > seq || base < 0
+        || base > seq || (uint64_t)epoch < ev->root_epoch) {
+        ev->stale_answers++;
+        return;
+    }
+    if (!evl_start_signed_ok (ev, o, nonce, seq, epoch, gone, base, via))
+        return;
+    ev->root_epoch = (uint64_t)epoch;
+    ev->root_base = (uint32_t)base;
+    ev->root_gone = (uint32_t)gone;
+    if ((uint32_t)seq > ev->sync_seq)
+        ev->sync_seq = (uint32_t)seq;
+    /* rank 0 answers when it can (after its own learning, after routes
+     * settle): events published between our start and its answer are
+     * ours too.  The tree parent's hello said where the stream was when
+     * we came; it may lower the start (never raise it), and no lower
+     * than what rank 0 signed it still holds (gone): a lying parent
+     * costs at most a repair of real, signed events. */
+    if (ev->start_hint < (uint32_t)seq)
+        seq = ev->start_hint > (uint32_t)gone ? ev->start_hint : gone;
+    start_take (ev, (uint32_t)seq);
 }
 
 /* ---- receiving ------------------------------------------------------------ */
@@ -175,8 +326,8 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
                        .count = h->count };
 
     ev->batches++;
-    if (!ev->have_base) {
-        /* joining: our sequence starts with this batch */
+    if (!ev->have_base && !ev->verify) {
+        /* joining, nothing signed: our sequence starts with this batch */
         ev->have_base = 1;
         ev->last = ev->high = h->first - 1;
     }
@@ -199,6 +350,14 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
         return;
     }
     hd.bytes = evstore_cost (hd.f);
+    if (!ev->have_base) {
+        /* joining: held until rank 0 says where we start (start_take) */
+        if (h->first - 1 < ev->start_floor)
+            ev->start_floor = h->first - 1;
+        evl_early_add (ev, &hd);
+        start_ask (ev);
+        return;
+    }
     if (h->first <= ev->last + 1) {
         evl_deliver (ev, &hd);
         evl_ring_add (ev, &hd);
@@ -237,7 +396,8 @@ void evl_settle (struct evlayer *ev)
  * check.  0, or -1 if it must be taken now (not chained, not checking,
  * a repair). */
 static int defer_batch (struct evlayer *ev, int kind, struct frame *batch,
-                        struct frame *tags, const struct evbatch_hdr *h)
+                        struct frame *tags, const struct evbatch_hdr *h,
+                        uint32_t via)
 {
     size_t bytes = frame_size (batch) + (tags ? frame_size (tags) : 0);
     struct pending *p;
@@ -258,6 +418,7 @@ static int defer_batch (struct evlayer *ev, int kind, struct frame *batch,
      * signatures */
     p->tags = tags ? frame_keep (tags) : NULL;
     p->h = *h;
+    p->via = via;
     ev->npend++;
     ev->pend_bytes += bytes;
     evl_arm (ev, ev->now);
@@ -289,6 +450,14 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       "sequence", h->first, h->last);
         return;
     }
+    /* A batch we hold already costs nothing more: no check (a relay
+     * replaying rank 0's real batch made us check it again each time) */
+    if (ev->have_base && (h->last <= ev->last
+                          || evstore_overlaps (&ev->early, h->first,
+                                               h->last))) {
+        ev->duplicates++;
+        return;
+    }
     if (kind != EV_TREE)
         tags = NULL;        /* a repair is checked by its signature */
     /* Our tag from rank 0, where it came with one: no signature check
@@ -298,12 +467,12 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
         accept_batch (ev, kind, batch, tags, h);
         return;
     }
-    if (defer_batch (ev, kind, batch, tags, h) == 0)
+    if (defer_batch (ev, kind, batch, tags, h, via) == 0)
         return;
     evl_settle (ev);
     /* The signature last: the cheap checks first, so that no peer can
      * make us verify for free. */
-    if (!evl_batch_signed_ok (ev, batch, h))
+    if (!evl_batch_signed_ok (ev, batch, h, via))
         return;
     accept_batch (ev, kind, batch, tags, h);
 }
@@ -333,7 +502,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                       (uint32_t)seq, (uint32_t)seq);
         return;
     }
-    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base))
+    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base, via))
         return;
     if (ev->verify && json_object_get (o, "sig")) {
         json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
@@ -347,9 +516,21 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
     ev->root_base = (uint32_t)base;
     ev->root_gone = (uint32_t)gone;
     ev->sync_seq = (uint32_t)seq;
-    if (!ev->have_base) {
+    if (!ev->have_base && !ev->verify) {
         ev->have_base = 1;
         ev->last = ev->high = (uint32_t)seq;
+        return;
+    }
+    if ((uint32_t)seq > ev->high)
+        ev->high = (uint32_t)seq;
+    if (!ev->have_base) {
+        /* joining: rank 0's answer decides (start_take); if it never
+         * comes, the fallback starts after what rank 0 no longer holds
+         * (gone), not after seq: what lies between may have been
+         * published while we waited, and is still to be had */
+        if ((uint32_t)gone < ev->start_floor)
+            ev->start_floor = (uint32_t)gone;
+        start_ask (ev);
         return;
     }
     if ((uint32_t)seq > ev->high)
@@ -434,6 +615,14 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
             && seq >= 0 && seq <= UINT32_MAX)
             recv_seq_report (ev, source, via, (uint32_t)seq, o);
         break;
+    case EV_CTL_START_QUERY:
+        if (ev->rank == 0)
+            start_answer (ev, source, o);
+        break;
+    case EV_CTL_START:
+        if (ev->rank != 0)
+            recv_start (ev, via, o);
+        break;
     default:
         ev->rejected++;
         break;
@@ -487,6 +676,10 @@ void evlayer_tick (struct evlayer *ev, double now)
         }
         return;
     }
+    if (!ev->have_base) {
+        start_ask (ev);
+        start_fallback (ev);
+    }
     if (ev->rep.active && now >= ev->rep.deadline)
         evrepair_step (ev, 0, 0, 0);      /* no answer: the next peer */
     else if (!ev->rep.active)
@@ -523,7 +716,20 @@ void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
             evroot_learn_report (ev, rank, seq);
         return;
     }
-    /* A broker (re)joining starts where its tree parent is. */
+    /* Where rank 0 signs, a hello is a neighbour's word: it moves no
+     * sequence; one without a sequence asks rank 0 (start_ask). */
+    if (ev->verify) {
+        if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]) {
+            if (seq > 0)
+                ev->hints_ignored++;
+            if (seq < ev->start_hint)
+                ev->start_hint = seq;
+        }
+        start_ask (ev);
+        return;
+    }
+    /* Nothing signed: a broker (re)joining starts where its tree parent
+     * is. */
     if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]) {
         ev->have_base = 1;
         ev->last = ev->high = seq;
@@ -565,6 +771,16 @@ json_t *evlayer_stats (const struct evlayer *ev)
                            "buffered_bytes", (json_int_t)ev->ring.bytes,
                            "repairing", ev->rep.active);
     if (o && ev->rank != 0 && ev->verify) {
+        json_object_set_new (o, "signatures_throttled",
+                             json_integer ((json_int_t)ev->sig_throttled));
+        json_object_set_new (o, "signatures_refused",
+                             json_integer ((json_int_t)ev->sig_refused));
+        json_object_set_new (o, "signature_backoffs",
+                             json_integer ((json_int_t)ev->sig_bans));
+        json_object_set_new (o, "start_asks",
+                             json_integer ((json_int_t)ev->start_asks));
+        json_object_set_new (o, "hints_ignored",
+                             json_integer ((json_int_t)ev->hints_ignored));
         json_object_set_new (o, "signature_checks",
                              json_integer ((json_int_t)ev->sig_checks));
         json_object_set_new (o, "signatures_chained",
@@ -589,6 +805,12 @@ json_t *evlayer_stats (const struct evlayer *ev)
         if (r)
             json_object_set_new (r, "seq_unproven",
                                  json_integer ((json_int_t)ev->seq_unproven));
+        if (r)
+            json_object_set_new (r, "start_answers",
+                                 json_integer ((json_int_t)ev->start_answers));
+        if (r)
+            json_object_set_new (r, "start_throttled",
+                                 json_integer ((json_int_t)ev->start_throttled));
         if (r)
             json_object_set_new (r, "batches_tagged",
                                  json_integer ((json_int_t)ev->tags_made));

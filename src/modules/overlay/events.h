@@ -42,6 +42,14 @@
  * reuses a number; a child that stays silent for 'learn_timeout' is left
  * out (logged).
  *
+ * Joining: a broker (first start, restart) takes where its sequence
+ * starts only on rank 0's signed word, where rank 0 signs: its signed
+ * answer to a START_QUERY (fresh: it names the asker and its nonce), or,
+ * if rank 0 never answers, below the lowest signed batch it saw or
+ * after what a signed SYNC says rank 0 no longer holds.  A
+ * neighbour's hello seq never moves it, so a lying tree parent cannot
+ * make it skip the stream.
+ *
  * Back-pressure: rank 0 holds batches while the way to a live tree child
  * is congested (its transport queue full), holds at most 'queue_bytes' of
  * heap for events not yet sent (their batches' allocations, counted as
@@ -83,6 +91,11 @@ enum {
                                answer: I have nothing below floor */
     EV_CTL_SEQ_QUERY = 4,   /* {}: rank 0 asks for the highest seq known */
     EV_CTL_SEQ_REPORT = 5,  /* {"seq"}: the answer */
+    EV_CTL_START_QUERY = 6, /* {"n"}: a broker without a sequence asks
+                               rank 0 where it is (n: a nonce, hex) */
+    EV_CTL_START = 7,       /* {"n", "seq", "epoch", "gone", "base",
+                               "sig"}: rank 0's answer, signed for the
+                               asking rank and its nonce */
 };
 
 struct evlayer_ops {
@@ -210,8 +223,12 @@ void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
                        const unsigned char *root_pk);
 
 /* Neighbour 'rank' said hello with 'seq' (its evlayer_hello_seq).  A
- * learning rank 0 counts it as that rank's report; a broker that has not
- * started its sequence yet starts it there if 'rank' is its tree parent. */
+ * learning rank 0 that does not sign counts it as that rank's report; a
+ * broker that has not started its sequence yet starts it there if 'rank'
+ * is its tree parent and nothing is signed.  Where rank 0 signs, a hello
+ * is a neighbour's word and moves no sequence: a broker without one asks
+ * rank 0 (START_QUERY) and starts where its signed answer says, or below
+ * it at the first signed batch that came meanwhile. */
 void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq);
 
 /* What this broker says in its hello: the highest seq it knows exists. */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "events.h"
+#include "sigbudget.h"
 
 #define REPAIR_TIMEOUT 0.5        /* s before asking the next peer */
 #define REPAIR_ROUND_DELAY 1.0    /* s between rounds that declared nothing */
@@ -41,6 +42,14 @@
                                      check at the end of a read (evsign.c) */
 #define PEND_BATCH_MAX 16384      /* ... only batches this small wait */
 #define PEND_BYTES_MAX (256u << 10)   /* ... and this much in all */
+#define SIG_RATE 1000.0           /* signature checks a second per link
+                                     (7 % of a core at 70 us) ... */
+#define SIG_BURST 1000.0          /* ... and this many at once */
+#define START_RETRY 0.5           /* s between a joining broker's asks for
+                                     rank 0's word on the sequence */
+#define START_RATE 200.0          /* rank 0 signs at most this many START
+                                     answers a second ... */
+#define START_BURST 256.0         /* ... and this many at once (a start) */
 
 struct held {
     uint32_t first, last;
@@ -82,6 +91,14 @@ struct pending {
     struct frame *f;            /* our own copy (frame_keep) */
     struct frame *tags;         /* what came beside it (kept), or NULL */
     struct evbatch_hdr h;
+    uint32_t via;               /* the neighbour it came through */
+};
+
+/* What checking one link's signatures may cost (evsign.c): a token
+ * bucket of checks, and the failures that lead to a back-off. */
+struct siglink {
+    double tokens, refill;
+    struct sigbudget fails;     /* sigbudget.h: failures, back-offs */
 };
 
 struct evlayer {
@@ -99,6 +116,21 @@ struct evlayer {
     uint32_t high;              /* highest seq known to exist */
     uint32_t gone;              /* highest seq dropped from the replay buffer */
     struct store ring, early;
+
+    /* joining, where rank 0 signs (events.c): no base yet, rank 0 asked
+     * for its signed word on where the sequence is (START_QUERY with a
+     * nonce); meanwhile signed batches wait in 'early' and start_floor is
+     * the lowest seq that signed news puts the base at, for a rank 0 that
+     * never answers */
+    uint64_t start_nonce;
+    double start_asked, start_since;
+    uint32_t start_floor;
+    uint32_t start_hint;        /* the lowest seq the tree parent's hellos
+                                   said while we wait (UINT32_MAX: none) */
+    uint64_t start_asks, hints_ignored;
+    /* rank 0: the answers' token bucket */
+    double start_tokens, start_refill;
+    uint64_t start_answers, start_throttled;
 
     /* what rank 0's syncs said */
     uint64_t root_epoch;
@@ -164,9 +196,16 @@ struct evlayer {
     int my_tag_state;
     double tag_rekey_at;
     uint64_t seq_unproven;          /* rank 0: seq reports cut to proof */
+    struct siglink *links;          /* per neighbour rank, made on first use */
+    char sync_sig[2 * 64 + 1];      /* the last SYNC signature checked good */
 
     /* counters */
     uint64_t bad_signatures;
+    uint64_t sig_throttled;     /* dropped unchecked: the link's checks
+                                   a second were spent */
+    uint64_t sig_refused;       /* dropped unchecked: the link is in a
+                                   back-off for failed signatures */
+    uint64_t sig_bans;          /* back-offs begun */
     uint64_t sig_checks;        /* Ed25519 verifications of batches */
     uint64_t sig_chained;       /* batches a later one's signature vouched
                                    for through the links */
@@ -254,7 +293,7 @@ void evl_report_proof (struct evlayer *ev, json_t *o);
 /* Others: is this checked batch signed by rank 0 (or are we not
  * checking)?  0 counts and logs it. */
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
-                         const struct evbatch_hdr *h);
+                         const struct evbatch_hdr *h, uint32_t via);
 /* Rank 0: the tags frame for a sealed batch (a tag for each rank that
  * has a key), or NULL (no keys, too many ranks, no memory). */
 struct frame *evl_root_tags (struct evlayer *ev, struct frame *batch);
@@ -272,7 +311,25 @@ void evl_verify_run (struct evlayer *ev, const struct pending *p, int n,
 int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
                    json_int_t epoch, json_int_t gone, json_int_t base);
 int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
-                        json_int_t epoch, json_int_t gone, json_int_t base);
+                        json_int_t epoch, json_int_t gone, json_int_t base,
+                        uint32_t via);
+/* Rank 0: add "sig" to a START answer o for 'rank' (its nonce, and the
+ * numbers of a SYNC).  Others: check ours.  Both 0 / 1 as above. */
+int evl_start_sign (struct evlayer *ev, json_t *o, uint32_t rank,
+                    uint64_t nonce, json_int_t seq, json_int_t epoch,
+                    json_int_t gone, json_int_t base);
+int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
+                         json_int_t seq, json_int_t epoch, json_int_t gone,
+                         json_int_t base, uint32_t via);
+/* Others: may a signature that came through neighbour 'via' be checked
+ * now?  0: no (the link's checks a second are spent, or it is in a
+ * back-off for failed ones): the item is dropped unchecked, counted.
+ * evl_sig_verdict: a check of via's was good or not; SIG_FAIL_MAX
+ * failures start a back-off (logged once). */
+int evl_sig_admit (struct evlayer *ev, uint32_t via);
+void evl_sig_verdict (struct evlayer *ev, uint32_t via, int good);
+/* A fresh random nonce. */
+uint64_t evl_nonce (void);
 
 /* ---- evrepair.c ------------------------------------------------------ */
 /* Is something missing after 'last'? */

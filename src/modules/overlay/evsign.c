@@ -36,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <syslog.h>
 #include <sodium.h>
 
 #include "evlayer_int.h"
@@ -94,18 +95,81 @@ static int root_signed (struct evlayer *ev, const void *data, size_t len,
     return crypto_sign_verify_detached (sig, data, len, ev->root_pk) == 0;
 }
 
+/* ---- what checking costs, per link ------------------------------------ */
+
+/* The budget of neighbour 'via', or NULL (not a rank: not counted). */
+static struct siglink *link_of (struct evlayer *ev, uint32_t via)
+{
+    uint32_t size = bgn_topo_size (ev->topo);
+
+    if (via >= size)
+        return NULL;
+    if (!ev->links && !(ev->links = calloc (size, sizeof (*ev->links))))
+        return NULL;
+    return &ev->links[via];
+}
+
+int evl_sig_admit (struct evlayer *ev, uint32_t via)
+{
+    struct siglink *l = link_of (ev, via);
+
+    if (!l)
+        return 1;
+    if (sigbudget_banned (&l->fails, ev->now)) {
+        ev->sig_refused++;
+        ev->rejected++;
+        return 0;
+    }
+    if (l->refill == 0)
+        l->tokens = SIG_BURST;
+    else
+        l->tokens += (ev->now - l->refill) * SIG_RATE;
+    l->refill = ev->now > 0 ? ev->now : 1e-9;
+    if (l->tokens > SIG_BURST)
+        l->tokens = SIG_BURST;
+    if (l->tokens < 1) {
+        ev->sig_throttled++;
+        ev->rejected++;
+        evl_warn_counted (ev, ev->sig_throttled, "signature checks past "
+                          "the link's bound: dropped unchecked (repaired "
+                          "later)", via, via);
+        return 0;
+    }
+    l->tokens -= 1;
+    return 1;
+}
+
+void evl_sig_verdict (struct evlayer *ev, uint32_t via, int good)
+{
+    struct siglink *l = link_of (ev, via);
+
+    if (!l || good || !sigbudget_failed (&l->fails, ev->now))
+        return;
+    ev->sig_bans++;
+    ev->ops->log (ev->arg, LOG_WARNING, "events: peer %u sent %d signatures "
+                  "rank 0 did not make: what it sends signed is dropped "
+                  "unchecked for %.0f s (%llu back-offs so far)",
+                  (unsigned)via, SIGBUDGET_FAILS, l->fails.ban,
+                  (unsigned long long)ev->sig_bans);
+}
+
 int evl_batch_signed_ok (struct evlayer *ev, const struct frame *batch,
-                         const struct evbatch_hdr *h)
+                         const struct evbatch_hdr *h, uint32_t via)
 {
     const unsigned char *p = frame_data (batch);
     size_t len = frame_size (batch), body;
+    int good;
 
     if (!ev->verify)
         return 1;
+    if (!evl_sig_admit (ev, via))
+        return 0;
     body = evbatch_body_len (p, len);
     ev->sig_checks++;
-    if (!(h->flags & EVBATCH_F_SIGNED) || body + EVBATCH_SIG_SIZE != len
-        || !root_signed (ev, p, body, p + body)) {
+    good = (h->flags & EVBATCH_F_SIGNED) && body + EVBATCH_SIG_SIZE == len
+           && root_signed (ev, p, body, p + body);
+    evl_sig_verdict (ev, via, good);
+    if (!good) {
         ev->bad_signatures++;
         ev->rejected++;
         evl_warn_counted (ev, ev->bad_signatures, "dropped a batch that "
@@ -137,7 +201,7 @@ void evl_verify_run (struct evlayer *ev, const struct pending *p, int n,
             ev->sig_chained++;
             continue;
         }
-        ok[i] = (char)evl_batch_signed_ok (ev, p[i].f, &p[i].h);
+        ok[i] = (char)evl_batch_signed_ok (ev, p[i].f, &p[i].h, p[i].via);
     }
 }
 
@@ -150,45 +214,126 @@ static int sync_text (char *buf, size_t len, json_int_t seq,
                      (long long)base);
 }
 
-int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
-                   json_int_t epoch, json_int_t gone, json_int_t base)
+/* Rank 0: o's "sig", its signature of text[0..n-1] in hex. */
+static int text_sign (struct evlayer *ev, json_t *o, const char *text, int n)
 {
-    char text[128], hex[2 * crypto_sign_BYTES + 1];
+    char hex[2 * crypto_sign_BYTES + 1];
     unsigned char sig[crypto_sign_BYTES];
-    int n = sync_text (text, sizeof (text), seq, epoch, gone, base);
 
-    if (!ev->can_sign)
-        return 0;
     crypto_sign_detached (sig, NULL, (const unsigned char *)text, (size_t)n,
                           ev->sign_sk);
     sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
     return json_object_set_new (o, "sig", json_string (hex));
 }
 
-int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
-                        json_int_t epoch, json_int_t gone, json_int_t base)
+/* Is hex rank 0's signature of text[0..n-1]?  Checked within the
+ * budget of the link it came through; a failure is counted and logged
+ * as 'what' (about seq). */
+static int text_signed_ok (struct evlayer *ev, const char *hex,
+                           const char *text, int n, uint32_t via,
+                           const char *what, uint32_t seq)
+{
+    unsigned char sig[crypto_sign_BYTES];
+    size_t siglen = 0;
+    int good;
+
+    if (!evl_sig_admit (ev, via))
+        return 0;
+    good = hex && sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
+                                  &siglen, NULL) == 0
+           && siglen == sizeof (sig) && root_signed (ev, text, (size_t)n, sig);
+    evl_sig_verdict (ev, via, good);
+    if (!good) {
+        ev->bad_signatures++;
+        ev->rejected++;
+        evl_warn_counted (ev, ev->bad_signatures, what, seq, seq);
+    }
+    return good;
+}
+
+int evl_sync_sign (struct evlayer *ev, json_t *o, json_int_t seq,
+                   json_int_t epoch, json_int_t gone, json_int_t base)
 {
     char text[128];
-    unsigned char sig[crypto_sign_BYTES];
+    int n = sync_text (text, sizeof (text), seq, epoch, gone, base);
+
+    if (!ev->can_sign)
+        return 0;
+    return text_sign (ev, o, text, n);
+}
+
+int evl_sync_signed_ok (struct evlayer *ev, json_t *o, json_int_t seq,
+                        json_int_t epoch, json_int_t gone, json_int_t base,
+                        uint32_t via)
+{
+    char text[128];
     const char *hex = json_string_value (json_object_get (o, "sig"));
-    size_t siglen = 0;
     int n;
 
     if (!ev->verify)
         return 1;
+    /* the SYNC checked last, again (a quiet rank 0 repeats it): the same
+     * numbers with the same signature need no second check */
+    if (hex && ev->sync_sig[0] && strcmp (hex, ev->sync_sig) == 0
+        && (uint64_t)epoch == ev->root_epoch && (uint32_t)seq == ev->sync_seq
+        && (uint32_t)gone == ev->root_gone && (uint32_t)base == ev->root_base)
+        return 1;
     n = sync_text (text, sizeof (text), seq, epoch, gone, base);
-    if (!hex || sodium_hex2bin (sig, sizeof (sig), hex, strlen (hex), NULL,
-                                &siglen, NULL) != 0
-        || siglen != sizeof (sig)
-        || !root_signed (ev, text, (size_t)n, sig)) {
-        ev->bad_signatures++;
-        ev->rejected++;
-        evl_warn_counted (ev, ev->bad_signatures, "dropped a sync that "
-                          "rank 0 did not sign", (uint32_t)seq,
-                          (uint32_t)seq);
+    if (!text_signed_ok (ev, hex, text, n, via, "dropped a sync that rank 0 "
+                         "did not sign", (uint32_t)seq))
         return 0;
-    }
+    if (strlen (hex) < sizeof (ev->sync_sig))
+        strcpy (ev->sync_sig, hex);
     return 1;
+}
+
+/* ---- where a joining broker starts ------------------------------------ */
+
+/* The text a START answer's signature covers: a SYNC's numbers, bound to
+ * the asking rank and its nonce, so that no relay can hand a broker an
+ * answer meant for another or one from an earlier ask. */
+static int start_text (char *buf, size_t len, uint32_t rank, uint64_t nonce,
+                       json_int_t seq, json_int_t epoch, json_int_t gone,
+                       json_int_t base)
+{
+    return snprintf (buf, len, "bgn-start %u %016llx %lld %lld %lld %lld",
+                     (unsigned)rank, (unsigned long long)nonce,
+                     (long long)seq, (long long)epoch, (long long)gone,
+                     (long long)base);
+}
+
+int evl_start_sign (struct evlayer *ev, json_t *o, uint32_t rank,
+                    uint64_t nonce, json_int_t seq, json_int_t epoch,
+                    json_int_t gone, json_int_t base)
+{
+    char text[160];
+    int n = start_text (text, sizeof (text), rank, nonce, seq, epoch, gone,
+                        base);
+
+    if (!ev->can_sign)
+        return -1;
+    return text_sign (ev, o, text, n);
+}
+
+int evl_start_signed_ok (struct evlayer *ev, json_t *o, uint64_t nonce,
+                         json_int_t seq, json_int_t epoch, json_int_t gone,
+                         json_int_t base, uint32_t via)
+{
+    char text[160];
+    int n = start_text (text, sizeof (text), ev->rank, nonce, seq, epoch,
+                        gone, base);
+
+    return text_signed_ok (ev, json_string_value (json_object_get (o, "sig")),
+                           text, n, via, "dropped a start answer that rank "
+                           "0 did not sign", (uint32_t)seq);
+}
+
+uint64_t evl_nonce (void)
+{
+    uint64_t n;
+
+    randombytes_buf (&n, sizeof (n));
+    return n;
 }
 
 /* ---- proof of a seq, for a restarted rank 0 --------------------------- */

@@ -34,6 +34,7 @@ int fence_init (struct overlay *ov)
 {
     struct fence_state *fs = &ov->fence;
 
+    fs->via = UINT32_MAX;
     if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
         || !(fs->livesig = idmap_create (sizeof (struct fence_livesig)))
         || !(fs->outbox = idmap_create (1))
@@ -260,13 +261,34 @@ static void spread (struct overlay *ov, uint32_t rank)
 
 /* ---- a rank's own word: signed live records --------------------------- */
 
+/* Is sig rank's own signature of its live record at inc?  Within the
+ * budget of the link the record came over (sigbudget.h): forged records
+ * cost the attacker nothing and each check 56 us here. */
 static bool livesig_ok (struct overlay *ov, uint32_t rank, uint64_t inc,
                         const uint8_t *sig)
 {
+    struct peer *p = ov->fence.via == UINT32_MAX
+                     ? NULL : peers_lookup (ov->peers, ov->fence.via);
+    double now = ovl_now (ov);
     char text[160];
-    int n = ovsign_live_text (ov, rank, inc, text, sizeof (text));
+    int n;
+    bool good;
 
-    return ovsign_verify (ov, rank, text, (size_t)n, sig) == 1;
+    if (p && sigbudget_banned (&p->livesigs, now)) {
+        ov->fence.livesig_refused++;
+        return false;
+    }
+    n = ovsign_live_text (ov, rank, inc, text, sizeof (text));
+    good = ovsign_verify (ov, rank, text, (size_t)n, sig) == 1;
+    if (!good && p && sigbudget_failed (&p->livesigs, now)) {
+        ov->fence.livesig_backoffs++;
+        ovl_log (ov, LOG_WARNING, "peer %u sent %d live records whose "
+                 "signatures failed: its live records are refused unchecked "
+                 "for %.0f s (%llu back-offs so far)", (unsigned)p->rank,
+                 SIGBUDGET_FAILS, p->livesigs.ban,
+                 (unsigned long long)ov->fence.livesig_backoffs);
+    }
+    return good;
 }
 
 static void livesig_keep (struct overlay *ov, uint32_t rank, uint64_t inc,
@@ -448,7 +470,12 @@ static bool unattested (struct overlay *ov, uint32_t rank, uint64_t inc,
                         const uint8_t *sig)
 {
     const struct fence_entry *f = fence_lookup (ov, rank);
+    const struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
 
+    /* old news whose signature we hold already: no check (a record
+     * played again and again cost a check each time) */
+    if (f && !f->fenced && inc <= f->inc && ls && ls->inc >= inc)
+        return false;
     if (sig && livesig_ok (ov, rank, inc, sig)) {
         livesig_keep (ov, rank, inc, sig);
         return false;
@@ -780,9 +807,14 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
                                                 ? FROM_ROOT : FROM_PEER,
                            .via = p ? p->rank : UINT32_MAX };
     uint32_t root = 0;
+    int rc;
 
-    if (n < 1 || fencemsg_decode (frame_data (body[0]), frame_size (body[0]),
-                                  &root, apply_one, &c) < 0) {
+    ov->fence.via = p ? p->rank : UINT32_MAX;
+    rc = n < 1 ? -1 : fencemsg_decode (frame_data (body[0]),
+                                        frame_size (body[0]), &root,
+                                        apply_one, &c);
+    ov->fence.via = UINT32_MAX;
+    if (rc < 0) {
         ov->c.malformed_drops++;
         return 0;
     }

@@ -63,6 +63,11 @@ struct fence_state {            /* fence.c */
     uint64_t seen;              /* fences applied here */
     uint64_t bad_records;       /* refused: rank or incarnation out of range */
     uint64_t false_claims;      /* records of us at an incarnation we never had */
+    uint32_t via;               /* the peer whose records are being applied
+                                   (fence_recv), or UINT32_MAX */
+    uint64_t livesig_refused;   /* live records dropped unchecked: their
+                                   link in a back-off (sigbudget.h) */
+    uint64_t livesig_backoffs;
     uint64_t batches;           /* multicast from here as the root */
     uint64_t views_sent;        /* repairs: whole views to a peer */
     struct idmap *outbox;       /* ranks to report up */

@@ -12,13 +12,26 @@
 struct overlay;
 struct ratelimit;
 
+#define OVLOG_SLOTS 64           /* budgets: more than the call sites */
+
+/* One call site's budget, keyed by its format's address. */
+struct ovlog_slot {
+    const char *fmt;            /* NULL: free */
+    struct ratelimit *limit;
+    double last_use;
+    char key[5];                /* "%s%s": the format this slot hands the
+                                   io, its own address, so that a logger
+                                   keyed by format (the broker's) keeps
+                                   the call sites apart too */
+};
+
 struct log_state {              /* ovlog.c */
-    struct ratelimit *limit;    /* ovl_log_limited's budget */
+    struct ovlog_slot slots[OVLOG_SLOTS];   /* ovl_log_limited's budgets */
     double now;                 /* the time held (ovl_now_hold) */
     int held;
 };
 
-/* The limited log's budget (ovl_log_limited); -1 with errno (ENOMEM). */
+/* The limited log's budgets (ovl_log_limited): 0 (made as needed). */
 int ovlog_init (struct overlay *ov);
 void ovlog_fini (struct overlay *ov);
 
@@ -26,8 +39,11 @@ void ovlog_fini (struct overlay *ov);
 void ovl_log (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 /* The same for what a peer can make happen again and again (drops of
- * malformed or unknown traffic): one budget for all of them, a few lines
- * a minute, then " (N similar messages suppressed)". */
+ * malformed or unknown traffic): a budget per format (call site), a few
+ * lines a minute, then " (N similar messages suppressed)" -- so one
+ * noisy warning never hides another.  Past OVLOG_SLOTS formats the
+ * least recently used budget is reused (its count of suppressed lines
+ * is dropped); without memory for a budget the line is logged. */
 void ovl_log_limited (struct overlay *ov, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 

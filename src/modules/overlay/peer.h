@@ -20,6 +20,7 @@
 
 #include "envelope.h"
 #include "frame.h"
+#include "sigbudget.h"
 
 enum peer_state {
     PEER_CONNECTING = 0,   /* no hello yet */
@@ -93,6 +94,8 @@ struct peer {
     char problem[160];       /* why the link is not up, in words (a refused
                                 CURVE handshake, say); "" if none known;
                                 cleared when it comes up */
+    struct sigbudget livesigs;  /* live-record signatures that failed
+                                   from this link (fence.c) */
 };
 
 struct peers {

@@ -212,6 +212,8 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "stale_signed", ov->sign.stale },
         { "replayed_signed", ov->sign.replays },
         { "unattested_records", ov->sign.unattested },
+        { "livesig_refused", ov->fence.livesig_refused },
+        { "livesig_backoffs", ov->fence.livesig_backoffs },
         { "ready_refused", ov->health.refused },
         { "moved_refused", ov->c.moved_refused },
         { "endpoint_rereads", ov->c.endpoint_rereads },
