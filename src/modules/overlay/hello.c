@@ -218,23 +218,26 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
 }
 
 /* One line per admission, naming the bgn the peer runs: an admin reads
- * which nodes run what in any broker's log.  A peer on another version
- * than ours is worth a notice (a rolling upgrade, or a node left behind);
- * a hello without one is from a bgn before versions were told. */
+ * which nodes run what in any broker's log (bgn dmesg).  It is a debug
+ * line, a state change the broker's flood control does not limit: a
+ * broker admits all its peers at once, 2 log2 N of them (11 at 64
+ * brokers), and a limited line has 10 a minute, so at info the last
+ * peers' lines were dropped.  A peer on another version than ours is
+ * worth a notice besides (a rolling upgrade, or a node left behind),
+ * limited like any notice; a hello without a version is from a bgn
+ * before versions were told ("unknown"). */
 static void log_admitted (struct overlay *ov, struct peer *p, uint64_t inc)
 {
     const char *theirs = p->version[0] ? p->version : "unknown";
 
     if (!ov->version[0])
         return;
+    ovl_log (ov, LOG_DEBUG, "peer %u (%s) up: incarnation %llu, bgn %s",
+             (unsigned)p->rank, p->hostname, (unsigned long long)inc, theirs);
     if (strcmp (theirs, ov->version) != 0)
-        ovl_log (ov, LOG_NOTICE, "peer %u (%s) up: incarnation %llu, bgn %s "
-                 "(this broker runs bgn %s)", (unsigned)p->rank, p->hostname,
-                 (unsigned long long)inc, theirs, ov->version);
-    else
-        ovl_log (ov, LOG_INFO, "peer %u (%s) up: incarnation %llu, bgn %s",
-                 (unsigned)p->rank, p->hostname, (unsigned long long)inc,
-                 theirs);
+        ovl_log (ov, LOG_NOTICE, "peer %u (%s) runs bgn %s, this broker "
+                 "runs bgn %s", (unsigned)p->rank, p->hostname, theirs,
+                 ov->version);
 }
 
 static void admit (struct overlay *ov, struct peer *p,

@@ -98,8 +98,10 @@ static void io_log (void *ctx, int level, const char *fmt, va_list ap)
     struct fake *f = ctx;
     char *s;
 
-    if (f->nlogs < FAKE_MAX_RECORDS && vasprintf (&s, fmt, ap) >= 0)
+    if (f->nlogs < FAKE_MAX_RECORDS && vasprintf (&s, fmt, ap) >= 0) {
+        f->log_levels[f->nlogs] = level;
         f->logs[f->nlogs++] = s;
+    }
     if (getenv ("FAKEIO_VERBOSE"))
         fprintf (stderr, "# [%d] %s\n", level, f->logs[f->nlogs - 1]);
 }
@@ -465,10 +467,15 @@ struct sent *fake_last (struct fake *f, int kind, uint32_t to)
 
 bool fake_logged (struct fake *f, const char *s)
 {
+    return fake_logged_level (f, s) >= 0;
+}
+
+int fake_logged_level (struct fake *f, const char *s)
+{
     for (int i = 0; i < f->nlogs; i++)
         if (strstr (f->logs[i], s))
-            return true;
-    return false;
+            return f->log_levels[i];
+    return -1;
 }
 
 void fake_all_up (struct fake *f)

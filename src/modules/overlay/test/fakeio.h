@@ -59,6 +59,7 @@ struct fake {
     struct answer answers[FAKE_MAX_RECORDS];
     int nanswers;
     char *logs[FAKE_MAX_RECORDS];
+    int log_levels[FAKE_MAX_RECORDS];   /* each line's LOG_ level */
     int nlogs;
     int connects, disconnects, authorized;
     uint32_t admitted[FAKE_MAX_RECORDS];   /* io->admitted's ranks, in order */
@@ -153,6 +154,8 @@ int fake_count (struct fake *f, int kind, uint32_t to);
 struct sent *fake_last (struct fake *f, int kind, uint32_t to);
 /* A log line containing s? */
 bool fake_logged (struct fake *f, const char *s);
+/* The level of the first log line containing s; -1 without one. */
+int fake_logged_level (struct fake *f, const char *s);
 /* Forget what was recorded. */
 void fake_clear (struct fake *f);
 

@@ -391,22 +391,27 @@ static void check_version (void)
         && strstr (ack->body[0], "\"software\":\"1.2.3+4.gabc\""),
         "our ack tells our version");
     ok (!strcmp (fake_peer (f, 14)->version, "1.2.3+4.gabc")
-        && fake_logged (f, "peer 14 (host14) up: incarnation 1014, "
-                        "bgn 1.2.3+4.gabc")
+        && fake_logged_level (f, "peer 14 (host14) up: incarnation 1014, "
+                              "bgn 1.2.3+4.gabc") == LOG_DEBUG
         && !fake_logged (f, "this broker runs"),
-        "a peer on our version: kept, and logged once it is up");
+        "a peer on our version: kept, and logged once it is up (debug: "
+        "no flood control drops it)");
     snprintf (json, sizeof (json), "{\"version\":3,\"rank\":13,"
               "\"instance\":\"test-instance\",\"incarnation\":1013,"
               "\"hostname\":\"host13\",\"topology\":\"bgn\","
               "\"software\":\"1.3.0\"}");
     fake_hello_json (f, 13, ENV_HELLO, 1013, json, NULL);
     ok (fake_peer (f, 13)->state == PEER_UP
-        && fake_logged (f, "peer 13 (host13) up: incarnation 1013, bgn 1.3.0 "
-                        "(this broker runs bgn 1.2.3+4.gabc)"),
-        "a peer on another version is admitted, and the log says both");
+        && fake_logged_level (f, "peer 13 (host13) up: incarnation 1013, "
+                              "bgn 1.3.0") == LOG_DEBUG
+        && fake_logged_level (f, "peer 13 (host13) runs bgn 1.3.0, this "
+                              "broker runs bgn 1.2.3+4.gabc") == LOG_NOTICE,
+        "a peer on another version is admitted, and a notice says both");
     fake_hello (f, 11, ENV_HELLO, 1011);
     ok (fake_peer (f, 11)->version[0] == '\0'
-        && fake_logged (f, "peer 11 (host11) up: incarnation 1011, bgn unknown"),
+        && fake_logged (f, "peer 11 (host11) up: incarnation 1011, bgn unknown")
+        && fake_logged_level (f, "peer 11 (host11) runs bgn unknown")
+           == LOG_NOTICE,
         "a hello naming no version: admitted as 'unknown'");
     fake_hello (plain, 14, ENV_HELLO, 1014);
     ack = fake_last (plain, ENV_HELLO_ACK, 14);
