@@ -41,7 +41,10 @@ export PKG_CONFIG_PATH
 
 test_expect_success 'bgn.pc names the installed headers, library and modules' '
 	pkg-config --modversion bgn >version &&
-	grep "^[0-9]*\.[0-9]*\.[0-9]*$" version &&
+	sed -n "s/^#define PACKAGE_VERSION \"\(.*\)\"$/\1/p" \
+		"$BGN_TOP_BUILDDIR/config/config.h" >expect.version &&
+	grep -E "^[0-9]+\.[0-9]+\.[0-9]+" expect.version &&
+	test_cmp expect.version version &&
 	inc=$(pkg-config --variable=includedir bgn) &&
 	libdir=$(pkg-config --variable=libdir bgn) &&
 	test -f "$inc/bgn/module.h" &&
