@@ -7,8 +7,8 @@
 #
 # python3-zmq: the rogue overlay peer of the attack tests (t1400).
 # debhelper, fakeroot, lintian: the Debian packages (debian/) and their
-# test (t0070); rpm, rpmlint: rpmbuild -ta on the tarball's bgn.spec
-# (.ci/run), as far as Debian's rpm goes.
+# test (t6000); rpm, rpmlint: rpmbuild -ta on the tarball's bgn.spec
+# (t6010), as far as Debian's rpm goes; both in make check-packages.
 # prometheus: its promtool checks 'bgn metrics' (t1200; about 100 MB, the
 # server beside it is not used).
 # Launchers the tests run for real: mpich (PMI-1, mpiexec), openmpi-bin
