@@ -1,0 +1,422 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/* fluxovsvc.c: Flux's overlay.* services and the broker state
+ * machine's join, quorum and shutdown, with bgn as the broker's overlay
+ * (bgn-overlay.so; see fluxhost_int.h for the parts).
+ *
+ * Flux's callers (groups, the state machine, `flux overlay`) ask the
+ * overlay about a tree: each broker's children and their subtrees.  A
+ * BGN has no tree whose loss cuts anyone off, so the answers describe
+ * the one that matters to them: rank 0 with every other rank as a
+ * child of its own.
+ *   - overlay.topology: that tree (rank 0), a leaf elsewhere;
+ *   - overlay.monitor (groups, which keeps broker.online from it): rank
+ *     0 streams {rank, status} when the BGN fences a rank ("lost"),
+ *     lifts it ("full"), or the rank says goodbye ("offline");
+ *   - overlay.health: this broker's word and, on rank 0, every rank's;
+ *   - overlay.goodbye: a leaving broker tells rank 0, over the BGN, so
+ *     that no broker waits on a parent that died: any path will do;
+ *   - the state machine: a broker with no children (all but rank 0)
+ *     posts children-none on entering shutdown; rank 0 posts
+ *     children-complete when every other rank has said goodbye or is
+ *     lost; entering goodbye, a broker tells rank 0 and posts goodbye
+ *     on its answer (or at once if it cannot be sent).
+ *   - overlay.stats-get, overlay.trace, overlay.disconnect-subtree:
+ *     answered in their form (the trace stream stays open and silent:
+ *     bgn's own trace is `flux bgn trace`).
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "fluxhost_int.h"
+
+/* The broker's states (flux-core's state machine numbers them). */
+enum {
+    FSTATE_CLEANUP = 6,
+    FSTATE_SHUTDOWN = 7,
+    FSTATE_GOODBYE = 9,
+};
+
+static const char *status_word (char st)
+{
+    switch (st) {
+    case 'l':
+        return "lost";
+    case 'o':
+        return "offline";
+    default:
+        return "full";
+    }
+}
+
+static void post_event (struct bgn_broker *b, const char *event)
+{
+    flux_future_t *f = flux_rpc_pack (b->h, "state-machine.post",
+                                      FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE,
+                                      "{s:s s:b}", "event", event, "error", 0);
+    if (!f)
+        fh_log (b, LOG_ERR, "bgn: posting %s to the state machine: %s", event,
+                strerror (errno));
+    flux_future_destroy (f);
+}
+
+/* Rank 0: the ranks still to say goodbye (neither lost nor offline). */
+static int online_others (struct bgn_broker *b)
+{
+    int n = 0;
+
+    for (uint32_t r = 1; r < b->size; r++)
+        if (b->rank_status[r] == 'f')
+            n++;
+    return n;
+}
+
+static void children_check (struct bgn_broker *b)
+{
+    if (b->rank != 0 || b->broker_state != FSTATE_SHUTDOWN
+        || b->children_posted || online_others (b) > 0)
+        return;
+    b->children_posted = 1;
+    post_event (b, "children-complete");
+}
+
+/* ---- overlay.health ----------------------------------------------------- */
+
+/* bgn's health in the TBON's words. */
+static const char *own_status (struct bgn_broker *b)
+{
+    const char *h = b->ovl && b->ovl->health ? b->ovl->health (b->ovl_state)
+                                             : "full";
+
+    if (!strcmp (h, "full") || !strcmp (h, "partial")
+        || !strcmp (h, "degraded"))
+        return h;
+    return "degraded";
+}
+
+static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
+{
+    json_t *children = json_array ();
+    double now = monotime_now ();
+    int rc = -1;
+
+    if (!children)
+        goto done;
+    for (uint32_t r = 1; b->rank == 0 && r < b->size; r++) {
+        json_t *e = json_pack ("{s:i s:s s:f}", "rank", (int)r, "status",
+                               status_word (b->rank_status[r]), "duration",
+                               now - b->status_since[r]);
+        if (!e || json_array_append_new (children, e) < 0)
+            goto done;
+    }
+    rc = flux_respond_pack (b->h, msg, "{s:i s:s s:f s:O}", "rank",
+                            (int)b->rank, "status", own_status (b),
+                            "duration", now - b->started_at, "children",
+                            children);
+done:
+    json_decref (children);
+    return rc;
+}
+
+static void health_cb (flux_t *h, flux_msg_handler_t *mh,
+                       const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (flux_msg_is_streaming (msg)
+        && flux_msglist_append (b->healths, msg) < 0)
+        goto error;
+    if (health_respond (b, msg) < 0)
+        goto error;
+    return;
+error:
+    flux_respond_error (h, msg, errno, NULL);
+}
+
+static void health_respond_all (struct bgn_broker *b)
+{
+    for (const flux_msg_t *m = flux_msglist_first (b->healths); m;
+         m = flux_msglist_next (b->healths))
+        if (health_respond (b, m) < 0)
+            fh_log (b, LOG_ERR, "bgn: overlay.health: %s", strerror (errno));
+}
+
+/* ---- overlay.monitor ---------------------------------------------------- */
+
+static void monitor_respond (struct bgn_broker *b, const flux_msg_t *msg,
+                             uint32_t rank)
+{
+    if (flux_respond_pack (b->h, msg, "{s:i s:s s:b}", "rank", (int)rank,
+                           "status", status_word (b->rank_status[rank]),
+                           "torpid", 0) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.monitor: %s", strerror (errno));
+}
+
+void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
+{
+    if (b->rank != 0 || !b->rank_status || rank == 0 || rank >= b->size)
+        return;
+    /* a rank that said goodbye stays offline when its links then go */
+    if (b->rank_status[rank] == st || (b->rank_status[rank] == 'o'
+                                       && st == 'l'))
+        return;
+    b->rank_status[rank] = st;
+    b->status_since[rank] = monotime_now ();
+    for (const flux_msg_t *m = flux_msglist_first (b->monitors); m;
+         m = flux_msglist_next (b->monitors))
+        monitor_respond (b, m, rank);
+    health_respond_all (b);
+    children_check (b);
+}
+
+/* The first answers: every rank not full (the caller assumes full,
+ * having asked for the topology first). */
+static void monitor_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (!flux_msg_is_streaming (msg)) {
+        flux_respond_error (h, msg, EPROTO, "overlay.monitor is a stream");
+        return;
+    }
+    if (flux_msglist_append (b->monitors, msg) < 0) {
+        flux_respond_error (h, msg, errno, NULL);
+        return;
+    }
+    for (uint32_t r = 1; b->rank == 0 && r < b->size; r++)
+        if (b->rank_status[r] != 'f')
+            monitor_respond (b, msg, r);
+}
+
+/* ---- overlay.topology ------------------------------------------------- */
+
+static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int rank = (int)b->rank;
+    json_t *children = json_array ();
+
+    if (flux_request_unpack (msg, NULL, "{s?i}", "rank", &rank) < 0)
+        goto error;
+    if (rank < 0 || (uint32_t)rank >= b->size) {
+        errno = EINVAL;
+        goto error;
+    }
+    if (!children)
+        goto error;
+    for (uint32_t r = 1; rank == 0 && r < b->size; r++) {
+        json_t *e = json_pack ("{s:i s:i s:[]}", "rank", (int)r, "size", 1,
+                               "children");
+        if (!e || json_array_append_new (children, e) < 0)
+            goto error;
+    }
+    if (flux_respond_pack (h, msg, "{s:i s:i s:O}", "rank", rank, "size",
+                           rank == 0 ? (int)b->size : 1, "children",
+                           children) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.topology: %s", strerror (errno));
+    json_decref (children);
+    return;
+error:
+    json_decref (children);
+    flux_respond_error (h, msg, errno, NULL);
+}
+
+/* ---- goodbye ------------------------------------------------------------ */
+
+/* Rank 0: a broker leaving on purpose (its rank is the request's). */
+static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    uint32_t origin;
+    int rank = -1;
+
+    if (b->rank != 0) {
+        flux_respond_error (h, msg, EPROTO, "overlay.goodbye is for rank 0");
+        return;
+    }
+    /* a broker says goodbye for itself only: the rank it names is the
+     * one that sent it over the BGN */
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0
+        || fh_forward_origin (b, msg, &origin) < 0
+        || rank <= 0 || (uint32_t)rank != origin) {
+        flux_respond_error (h, msg, EPERM, "overlay.goodbye: a broker says "
+                            "goodbye for itself, over the BGN");
+        return;
+    }
+    fh_ovsvc_rank_status (b, (uint32_t)rank, 'o');
+    if (flux_respond (h, msg, NULL) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.goodbye: %s", strerror (errno));
+}
+
+static void goodbye_done (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (flux_future_get (f, NULL) < 0)
+        fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s",
+                flux_future_error_string (f) ? flux_future_error_string (f)
+                                             : strerror (errno));
+    post_event (b, "goodbye");
+}
+
+static void say_goodbye (struct bgn_broker *b)
+{
+    if (b->rank == 0)
+        return;   /* the state machine posts it there */
+    if (!(b->goodbye_f = flux_rpc_pack (b->h, "overlay.goodbye", 0, 0,
+                                        "{s:i}", "rank", (int)b->rank))
+        || flux_future_then (b->goodbye_f, b->rpc_timeout, goodbye_done,
+                             b) < 0) {
+        fh_log (b, LOG_ERR, "bgn: goodbye to rank 0: %s", strerror (errno));
+        post_event (b, "goodbye");
+    }
+}
+
+/* ---- the broker's states ---------------------------------------------- */
+
+static void ovstate_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int state;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "state", &state) < 0) {
+        if (errno != ENODATA)
+            fh_log (b, LOG_ERR, "bgn: state-machine.monitor: %s",
+                    strerror (errno));
+        return;
+    }
+    flux_future_reset (f);
+    if (state == b->broker_state)
+        return;
+    b->broker_state = state;
+    if (state >= FSTATE_CLEANUP && b->ovl && b->ovl->ending && !b->ending) {
+        b->ending = 1;
+        b->ovl->ending (b->ovl_state);
+    }
+    if (state == FSTATE_SHUTDOWN) {
+        if (b->rank != 0)
+            post_event (b, "children-none");
+        else if (online_others (b) == 0) {
+            b->children_posted = 1;
+            post_event (b, "children-none");
+        }
+    }
+    if (state == FSTATE_GOODBYE)
+        say_goodbye (b);
+}
+
+/* ---- the rest ------------------------------------------------------------ */
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int waiting = 0;
+
+    for (struct client_req *c = zhashx_first (b->clients); c;
+         c = zhashx_next (b->clients))
+        waiting += c->via_chan;
+    if (flux_respond_pack (h, msg, "{s:i s:i s:i s:i s:i s:{s:i s:i}}",
+                           "child-count", b->rank == 0 ? (int)b->size - 1 : 0,
+                           "child-connected", b->rank == 0
+                               ? online_others (b) : 0,
+                           "parent-count", b->rank == 0 ? 0 : 1,
+                           "parent-rpc", waiting,
+                           "child-rpc", (int)zhashx_size (b->forwards),
+                           "interthread", "sendq", 0, "recvq", 0) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.stats-get: %s", strerror (errno));
+}
+
+static void trace_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (!flux_msg_is_streaming (msg)
+        || flux_msglist_append (b->traces, msg) < 0)
+        flux_respond_error (h, msg, EPROTO, "overlay.trace is a stream; "
+                            "bgn's messages: flux bgn trace");
+}
+
+static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
+                                   const flux_msg_t *msg, void *arg)
+{
+    flux_respond_error (h, msg, ENOSYS, "bgn: a BGN has no subtrees to "
+                        "disconnect; a broker that stops answering is fenced "
+                        "by itself (flux bgn status)");
+}
+
+static void ov_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                              const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    flux_msglist_disconnect (b->monitors, msg);
+    flux_msglist_disconnect (b->healths, msg);
+    flux_msglist_disconnect (b->traces, msg);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    { FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.monitor", monitor_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.goodbye", goodbye_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.stats-get", stats_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.trace", trace_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree",
+      disconnect_subtree_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.disconnect", ov_disconnect_cb, 0 },
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+int fh_ovsvc_start (struct bgn_broker *b)
+{
+    b->started_at = monotime_now ();
+    b->broker_state = -1;
+    if (!(b->monitors = flux_msglist_create ())
+        || !(b->healths = flux_msglist_create ())
+        || !(b->traces = flux_msglist_create ()))
+        return -1;
+    if (b->rank == 0) {
+        if (!(b->rank_status = malloc (b->size))
+            || !(b->status_since = calloc (b->size, sizeof (double))))
+            return -1;
+        memset (b->rank_status, 'f', b->size);
+        for (uint32_t r = 0; r < b->size; r++)
+            b->status_since[r] = b->started_at;
+    }
+    if (flux_msg_handler_addvec (b->h, htab, b, &b->ov_handlers) < 0)
+        return -1;
+    if (!(b->ovstate_f = flux_rpc_pack (b->h, "state-machine.monitor",
+                                        FLUX_NODEID_ANY, FLUX_RPC_STREAMING,
+                                        "{s:i}", "final", FSTATE_GOODBYE))
+        || flux_future_then (b->ovstate_f, -1., ovstate_cb, b) < 0)
+        return -1;
+    return 0;
+}
+
+static void end_streams (struct bgn_broker *b, struct flux_msglist *l)
+{
+    for (const flux_msg_t *m = l ? flux_msglist_first (l) : NULL; m;
+         m = flux_msglist_next (l))
+        flux_respond_error (b->h, m, ENODATA, NULL);
+    flux_msglist_destroy (l);
+}
+
+void fh_ovsvc_free (struct bgn_broker *b)
+{
+    flux_msg_handler_delvec (b->ov_handlers);
+    b->ov_handlers = NULL;
+    flux_future_destroy (b->ovstate_f);
+    flux_future_destroy (b->goodbye_f);
+    end_streams (b, b->monitors);
+    end_streams (b, b->healths);
+    end_streams (b, b->traces);
+    b->monitors = b->healths = b->traces = NULL;
+    free (b->rank_status);
+    free (b->status_since);
+    b->rank_status = NULL;
+    b->status_since = NULL;
+}
