@@ -17,10 +17,14 @@
  *     broker (the core numbers it into its ordered, repaired event
  *     stream); elsewhere an unpublished one, sent up to rank 0 for the
  *     broker there to publish.
- * The broker's own request keeps its Flux message here, under a token
- * on the bgn route stack (fluxroute.c's client table), so that an
- * answer, or the core's failure of a request whose rank went down,
- * becomes a Flux response to exactly that request.
+ * A request crosses with its Flux route stack and matchtag (the bgn
+ * route stack below the origin's token and rank), so that the far
+ * broker's services see its sender as the TBON would show it (they
+ * match a later cancel, write or disconnect by sender and matchtag),
+ * and its answers find their way back by the route stack alone.  The
+ * origin keeps the request under its token (fluxroute.c's client
+ * table), so that the core's failure of a request whose rank went down
+ * also becomes a Flux response to exactly that request.
  *
  * Payloads cross as fluxmsg.c carries them (any bytes); events cross
  * whole, as the Flux message encoded, so that rank 0's sequence
@@ -111,6 +115,52 @@ static void clients_disconnect (struct bgn_broker *b, const flux_msg_t *fmsg,
     zlistx_destroy (&keys);
 }
 
+/* Flux's route stack onto msg's, bottom first.  Flux reads a stack
+ * from its top only: a copy is taken apart. */
+static int routes_to_bgn (const flux_msg_t *fmsg, msg_t *msg)
+{
+    int n = flux_msg_route_count (fmsg);
+    char *ids[MSG_MAX_ROUTES];
+    flux_msg_t *cpy;
+    int k = 0, rc = -1;
+
+    if (n <= 0)
+        return 0;
+    if (n > MSG_MAX_ROUTES) {
+        errno = EPROTO;
+        return -1;
+    }
+    if (!(cpy = flux_msg_copy (fmsg, false)))
+        return -1;
+    for (; k < n; k++) {
+        const char *id = flux_msg_route_last (cpy);
+        if (!id || !(ids[k] = strdup (id)))
+            goto done;
+        if (flux_msg_route_delete_last (cpy) < 0) {
+            k++;
+            goto done;
+        }
+    }
+    rc = 0;
+    for (int i = n - 1; i >= 0 && rc == 0; i--)
+        rc = msg_route_push (msg, ids[i]);
+done:
+    for (int i = 0; i < k; i++)
+        free (ids[i]);
+    flux_msg_destroy (cpy);
+    return rc;
+}
+
+/* msg's route stack onto Flux's, bottom first. */
+static int routes_to_flux (const msg_t *msg, flux_msg_t *f)
+{
+    flux_msg_route_enable (f);
+    for (int i = msg_route_count (msg) - 1; i >= 0; i--)
+        if (flux_msg_route_push (f, msg_route_at (msg, i)) < 0)
+            return -1;
+    return 0;
+}
+
 /* Where a request of the broker's goes: its rank, or rank 0 for one
  * that is for any rank or upstream.  -1: nowhere (EHOSTUNREACH). */
 static int64_t request_dest (struct bgn_broker *b, const flux_msg_t *fmsg)
@@ -146,6 +196,11 @@ static void chan_request (struct bgn_broker *b, const flux_msg_t *fmsg)
     }
     clients_disconnect (b, fmsg, (uint32_t)dest);
     msg_route_enable (msg);
+    if (routes_to_bgn (fmsg, msg) < 0) {
+        msg_destroy (&msg);
+        chan_fail (b, fmsg, EPROTO, "bgn: the route stack cannot cross");
+        return;
+    }
     if (!flux_msg_is_noresponse (fmsg)) {
         if (zhashx_size (b->clients) >= MAX_PENDING * 10) {
             msg_destroy (&msg);
@@ -168,6 +223,91 @@ static void chan_request (struct bgn_broker *b, const flux_msg_t *fmsg)
     }
     /* fails through the client table (an answer to the token) */
     fh_request_out (b, msg, &info, (uint32_t)dest);
+}
+
+/* ---- requests from the BGN --------------------------------------------- */
+
+/* The nodeid the broker sees: a request sent upstream names its origin
+ * (the broker then serves it here, the rank "above" it); one for any
+ * rank stays so; the rest were for this rank. */
+static uint32_t nodeid_in (struct bgn_broker *b, const msg_t *req,
+                           const struct bgn_msg_info *info)
+{
+    uint32_t nodeid = b->rank;
+
+    msg_get_nodeid (req, &nodeid);
+    if (msg_get_flags (req) & MSGFLAG_UPSTREAM)
+        return info && info->from_overlay ? info->source : nodeid;
+    return nodeid == NODEID_ANY ? FLUX_NODEID_ANY : b->rank;
+}
+
+int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
+                        const struct bgn_msg_info *info)
+{
+    flux_msg_t *f = fluxmsg_from_bgn (req);
+    uint32_t matchtag = msg_get_matchtag (req);
+
+    if (!f)
+        return fh_request_fail (b, req, errno, "cannot carry it into Flux");
+    /* a peer's request, not a local one; its credentials as capped */
+    flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
+    flux_msg_set_nodeid (f, nodeid_in (b, req, info));
+    flux_msg_set_matchtag (f, matchtag);
+    if (routes_to_flux (req, f) < 0 || fh_chan_send (b, &f) < 0) {
+        int errnum = errno;
+        flux_msg_destroy (f);
+        return fh_request_fail (b, req, errnum, "cannot send it into Flux");
+    }
+    msg_destroy (&req);
+    return 0;
+}
+
+int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank)
+{
+    const char *top = flux_msg_route_last (fmsg);
+
+    if (!top || !msg_route_id_rank (top, rank)) {
+        errno = ENOENT;
+        return -1;
+    }
+    return 0;
+}
+
+int fh_chan_response_in (struct bgn_broker *b, msg_t *rsp)
+{
+    flux_msg_t *f = fluxmsg_from_bgn (rsp);
+
+    if (!f || routes_to_flux (rsp, f) < 0 || fh_chan_send (b, &f) < 0) {
+        fh_log (b, LOG_DEBUG, "bgn: an answer to the broker dropped: %s",
+                strerror (errno));
+        flux_msg_destroy (f);
+        msg_destroy (&rsp);
+        return -1;
+    }
+    msg_destroy (&rsp);
+    return 0;
+}
+
+/* The broker's answer to a request from the BGN: back by its route
+ * stack, whose top is the origin's rank. */
+static void chan_response (struct bgn_broker *b, const flux_msg_t *fmsg)
+{
+    msg_t *rsp;
+    uint32_t origin;
+
+    if (fh_chan_origin (fmsg, &origin) < 0) {
+        fh_log (b, LOG_DEBUG, "bgn: an answer from the broker for no rank: "
+                "dropped");
+        return;
+    }
+    if (!(rsp = fluxmsg_to_bgn_any (fmsg)) || (msg_route_enable (rsp), 0)
+        || routes_to_bgn (fmsg, rsp) < 0) {
+        fh_log (b, LOG_ERR, "bgn: an answer for rank %u not carried: %s",
+                (unsigned)origin, strerror (errno));
+        msg_destroy (&rsp);
+        return;
+    }
+    fh_route_response (b, rsp);
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -388,7 +528,7 @@ static void chan_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
                 chan_request (b, fmsg);
                 break;
             case FLUX_MSGTYPE_RESPONSE:
-                fh_forward_answer (b, fmsg);
+                chan_response (b, fmsg);
                 break;
             case FLUX_MSGTYPE_EVENT:
                 if (b->rank == 0)

@@ -450,6 +450,15 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
         snprintf (errbuf, errlen, "rank and size: %s", strerror (errno));
         goto error;
     }
+    /* As the broker's overlay, every broker is the instance owner's
+     * (Flux's TBON keeps their owner role): the owner role crosses from
+     * any rank, signed by that rank itself ([bgn] admin_ranks narrows
+     * it).  Beside the TBON, only rank 0's does by default. */
+    if (as_overlay && b->size > 1
+        && idset_set_range (b->admins, 0, b->size - 1) < 0) {
+        snprintf (errbuf, errlen, "out of memory");
+        goto error;
+    }
     /* the broker's overlay loads before the host list exists */
     host = as_overlay ? flux_attr_get (h, "hostname")
                       : flux_get_hostbyrank (h, b->rank);

@@ -230,7 +230,7 @@ int fh_method_rpc (struct bgn_broker *b, msg_t *req,
 /* fluxchan.c: the broker's overlay channel (bgn-overlay.so) */
 int fh_chan_open (struct bgn_broker *b);
 void fh_chan_close (struct bgn_broker *b);
-/* a request from the BGN into the broker, over the channel (to_flux) */
+/* a message to the broker */
 int fh_chan_send (struct bgn_broker *b, flux_msg_t **fmsg);
 /* a Flux event the core delivered (topic FLUX_EVENT_TOPIC): rank > 0
  * hands it to the broker */
@@ -242,10 +242,18 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
                      const msg_t *rsp);
 /* a Flux answer to a request handed in (from b->h, or the channel) */
 void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg);
-/* the rank a request handed in came from over the BGN (ENOENT: not
- * one of those, or its answer is complete) */
-int fh_forward_origin (struct bgn_broker *b, const flux_msg_t *fmsg,
-                       uint32_t *rank);
+/* a response by its route stack (a rank: over the BGN) */
+int fh_route_response (struct bgn_broker *b, msg_t *msg);
+/* a request from the BGN into the broker (fluxroute.c's to_flux, as
+ * the broker's overlay): its Flux route stack and matchtag as they
+ * left their origin, the origin's rank on top */
+int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
+                        const struct bgn_msg_info *info);
+/* a response from the BGN to the broker, by its Flux route stack */
+int fh_chan_response_in (struct bgn_broker *b, msg_t *rsp);
+/* the rank a request from the BGN came from (its top route id, which
+ * only the overlay writes), -1 with ENOENT for a local one */
+int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank);
 
 /* fluxboot.c, as the broker's overlay: the exchange through the
  * broker's own bootstrap (bootstrap.iam, barrier, whois, finalize),

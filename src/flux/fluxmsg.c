@@ -213,7 +213,10 @@ static int payload_to_bgn (const flux_msg_t *f, msg_t *msg, bool wrap)
         text--;
     if (text == 0 && !(wrap && size > 0))
         return 0;
-    if (!memchr (buf, '\0', text)
+    /* wrap: only a string payload (its NUL, which the far side puts
+     * back) crosses as text; raw bytes that happen to be JSON (Flux's
+     * content blobs) cross wrapped, so that they arrive byte for byte */
+    if ((!wrap || text < size) && !memchr (buf, '\0', text)
         && msg_json_check (buf, text, err, sizeof (err)) == 0
         && strncmp (buf, "{\"" FLUXMSG_WRAP_KEY "\"",
                     strlen (FLUXMSG_WRAP_KEY) + 3) != 0)

@@ -20,6 +20,8 @@
  *     children-complete when every other rank has said goodbye or is
  *     lost; entering goodbye, a broker tells rank 0 and posts goodbye
  *     on its answer (or at once if it cannot be sent).
+ *   - the attributes tbon.level, tbon.maxlevel, tbon.descendants, of
+ *     that tree (resource's reduction counts on them);
  *   - overlay.stats-get, overlay.trace, overlay.disconnect-subtree:
  *     answered in their form (the trace stream stays open and silent:
  *     bgn's own trace is `flux bgn trace`).
@@ -239,7 +241,7 @@ static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
     /* a broker says goodbye for itself only: the rank it names is the
      * one that sent it over the BGN */
     if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0
-        || fh_forward_origin (b, msg, &origin) < 0
+        || fh_chan_origin (msg, &origin) < 0
         || rank <= 0 || (uint32_t)rank != origin) {
         flux_respond_error (h, msg, EPERM, "overlay.goodbye: a broker says "
                             "goodbye for itself, over the BGN");
@@ -371,6 +373,25 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
+/* The tree's shape in the broker's attributes, which Flux's modules
+ * read (resource's reduction waits for tbon.descendants reports). */
+static int set_tree_attrs (struct bgn_broker *b)
+{
+    char level[16], maxlevel[16], desc[16];
+
+    snprintf (level, sizeof (level), "%d", b->rank == 0 ? 0 : 1);
+    snprintf (maxlevel, sizeof (maxlevel), "%d", b->size > 1 ? 1 : 0);
+    snprintf (desc, sizeof (desc), "%u", b->rank == 0 ? b->size - 1 : 0);
+    if (flux_attr_set (b->h, "tbon.level", level) < 0
+        || flux_attr_set (b->h, "tbon.maxlevel", maxlevel) < 0
+        || flux_attr_set (b->h, "tbon.descendants", desc) < 0) {
+        fh_log (b, LOG_ERR, "bgn: setting the tbon.* attributes: %s",
+                strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
 int fh_ovsvc_start (struct bgn_broker *b)
 {
     b->started_at = monotime_now ();
@@ -387,7 +408,8 @@ int fh_ovsvc_start (struct bgn_broker *b)
         for (uint32_t r = 0; r < b->size; r++)
             b->status_since[r] = b->started_at;
     }
-    if (flux_msg_handler_addvec (b->h, htab, b, &b->ov_handlers) < 0)
+    if (set_tree_attrs (b) < 0
+        || flux_msg_handler_addvec (b->h, htab, b, &b->ov_handlers) < 0)
         return -1;
     if (!(b->ovstate_f = flux_rpc_pack (b->h, "state-machine.monitor",
                                         FLUX_NODEID_ANY, FLUX_RPC_STREAMING,
@@ -397,13 +419,6 @@ int fh_ovsvc_start (struct bgn_broker *b)
     return 0;
 }
 
-static void end_streams (struct bgn_broker *b, struct flux_msglist *l)
-{
-    for (const flux_msg_t *m = l ? flux_msglist_first (l) : NULL; m;
-         m = flux_msglist_next (l))
-        flux_respond_error (b->h, m, ENODATA, NULL);
-    flux_msglist_destroy (l);
-}
 
 void fh_ovsvc_free (struct bgn_broker *b)
 {
@@ -411,9 +426,10 @@ void fh_ovsvc_free (struct bgn_broker *b)
     b->ov_handlers = NULL;
     flux_future_destroy (b->ovstate_f);
     flux_future_destroy (b->goodbye_f);
-    end_streams (b, b->monitors);
-    end_streams (b, b->healths);
-    end_streams (b, b->traces);
+    /* the streams end with the broker, as the TBON's do: unanswered */
+    flux_msglist_destroy (b->monitors);
+    flux_msglist_destroy (b->healths);
+    flux_msglist_destroy (b->traces);
     b->monitors = b->healths = b->traces = NULL;
     free (b->rank_status);
     free (b->status_since);

@@ -188,6 +188,11 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
 static void client_answer (struct bgn_broker *b, const char *token,
                            msg_t *rsp);
 
+int fh_route_response (struct bgn_broker *b, msg_t *msg)
+{
+    return route_response (b, msg);
+}
+
 static int route_response (struct bgn_broker *b, msg_t *msg)
 {
     uint32_t rank;
@@ -196,6 +201,11 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
     while (msg_route_count (msg) > 0) {
         const char *top = msg_route_first (msg);
         if (!msg_route_id_rank (top, &rank)) {
+            /* as the broker's overlay, an answer to none of our tokens
+             * (a response to a no-response request, as Flux allows) is
+             * the broker's to route by the Flux routes below */
+            if (b->chan && !zhashx_lookup (b->clients, top))
+                return fh_chan_response_in (b, msg);
             msg_route_pop (msg, id, sizeof (id));
             client_answer (b, id, msg);
             msg_destroy (&msg);
@@ -267,54 +277,6 @@ void fh_forward_free (void **item)
     }
 }
 
-/* The nodeid the broker sees: a request sent upstream names its origin
- * (the broker then serves it here, the rank "above" it); one for any
- * rank stays so; the rest were for this rank. */
-static uint32_t to_flux_nodeid (struct bgn_broker *b, const msg_t *req,
-                                const struct bgn_msg_info *info)
-{
-    uint32_t nodeid = b->rank;
-
-    if (!b->chan)
-        return b->rank;
-    msg_get_nodeid (req, &nodeid);
-    if (msg_get_flags (req) & MSGFLAG_UPSTREAM)
-        return info && info->from_overlay ? info->source : nodeid;
-    return nodeid == NODEID_ANY ? FLUX_NODEID_ANY : b->rank;
-}
-
-static bool same_routes (const msg_t *a, const msg_t *b)
-{
-    int n = msg_route_count (a);
-
-    if (n != msg_route_count (b))
-        return false;
-    for (int i = 0; i < n; i++)
-        if (strcmp (msg_route_at (a, i), msg_route_at (b, i)) != 0)
-            return false;
-    return true;
-}
-
-/* SERVICE.disconnect from a client elsewhere: that client's streams
- * handed in here end with it (the service drops them without a word). */
-static void forwards_disconnect (struct bgn_broker *b, const msg_t *req)
-{
-    const char *topic = msg_get_topic (req), *dot;
-    size_t svc;
-
-    if (!topic || !(dot = strrchr (topic, '.')) || strcmp (dot, ".disconnect"))
-        return;
-    svc = (size_t)(dot - topic) + 1;
-    zlistx_t *keys = zhashx_keys (b->forwards);
-    for (const char *k = zlistx_first (keys); k; k = zlistx_next (keys)) {
-        struct forward *fw = zhashx_lookup (b->forwards, k);
-        const char *t = fw ? msg_get_topic (fw->req) : NULL;
-        if (t && !strncmp (t, topic, svc) && same_routes (fw->req, req))
-            zhashx_delete (b->forwards, k);
-    }
-    zlistx_destroy (&keys);
-}
-
 /* A request that reached this rank over the BGN, for a Flux service:
  * sent into this broker as a peer's request would be (the original
  * credentials, less FLUX_ROLE_LOCAL: it did not start on this node),
@@ -337,6 +299,10 @@ static int to_flux (struct bgn_broker *b, msg_t *req,
     }
     if (!f)
         return fh_request_fail (b, req, errno, "cannot carry it into Flux");
+    if (b->chan) {
+        flux_msg_destroy (f);
+        return fh_chan_request_in (b, req, info);
+    }
     if (!noresponse && zhashx_size (b->forwards) >= MAX_PENDING) {
         flux_msg_destroy (f);
         return fh_request_fail (b, req, EAGAIN, "too many requests waiting for "
@@ -344,13 +310,10 @@ static int to_flux (struct bgn_broker *b, msg_t *req,
     }
     snprintf (id, sizeof (id), FWD_PREFIX "%" PRIu64, ++b->next_forward);
     flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
-    flux_msg_set_nodeid (f, to_flux_nodeid (b, req, info));
+    flux_msg_set_nodeid (f, b->rank);
     flux_msg_set_matchtag (f, FLUX_MATCHTAG_NONE);
     flux_msg_route_enable (f);
-    if (b->chan)
-        forwards_disconnect (b, req);
-    if (flux_msg_route_push (f, id) < 0
-        || (b->chan ? fh_chan_send (b, &f) : flux_send (b->h, f, 0)) < 0) {
+    if (flux_msg_route_push (f, id) < 0 || flux_send (b->h, f, 0) < 0) {
         int errnum = errno;
         flux_msg_destroy (f);
         return fh_request_fail (b, req, errnum, "cannot send it into Flux");
@@ -365,10 +328,7 @@ static int to_flux (struct bgn_broker *b, msg_t *req,
         return -1;
     }
     fw->req = req;
-    /* as the broker's overlay, an answer takes what the service takes
-     * (a job's wait, a watch): only its origin's end lets it go */
-    fw->deadline = b->chan ? INFINITY
-                   : msg_get_flags (req) & MSGFLAG_STREAMING
+    fw->deadline = msg_get_flags (req) & MSGFLAG_STREAMING
                        ? monotime_now () + 3600.
                        : monotime_now () + 6 * b->rpc_timeout;
     zhashx_update (b->forwards, id, fw);
@@ -412,21 +372,6 @@ void fh_flux_response_cb (flux_t *h, flux_msg_handler_t *mh,
     fh_forward_answer (arg, fmsg);
 }
 
-int fh_forward_origin (struct bgn_broker *b, const flux_msg_t *fmsg,
-                       uint32_t *rank)
-{
-    const char *id = flux_msg_route_last (fmsg);
-    struct forward *fw;
-
-    if (!id || strncmp (id, FWD_PREFIX, strlen (FWD_PREFIX)) != 0
-        || !(fw = zhashx_lookup (b->forwards, id))
-        || !msg_route_id_rank (msg_route_first (fw->req), rank)) {
-        errno = ENOENT;
-        return -1;
-    }
-    return 0;
-}
-
 void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg)
 {
     const char *id = flux_msg_route_last (fmsg);
@@ -444,8 +389,7 @@ void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg)
             errstr = NULL;
         rsp = msg_error_response_create (fw->req, errnum, errstr);
     }
-    else if ((conv = b->chan ? fluxmsg_to_bgn_any (fmsg)
-                             : fluxmsg_to_bgn (fmsg)))
+    else if ((conv = fluxmsg_to_bgn (fmsg)))
         rsp = msg_response_create (fw->req, msg_get_payload (conv, NULL));
     else if (errno == EPROTO && flux_msg_get_string (fmsg, &errstr) == 0
              && errstr)

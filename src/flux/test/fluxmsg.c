@@ -156,6 +156,10 @@ static void check_any_payload (void)
         "a JSON object payload crosses as it is, not wrapped");
     msg_destroy (&m);
     flux_msg_destroy (f);
+    const char blob_json[] = "{\"ver\":1,\"type\":\"dir\"}";
+    ok (bytes_cross (blob_json, strlen (blob_json)),
+        "raw bytes that are JSON but no string (a content blob) arrive "
+        "without a NUL added");
     /* a JSON payload that looks like the wrapper is wrapped itself */
     f = flux_request_encode ("x.y", "{\"" FLUXMSG_WRAP_KEY "\":\"00000\","
                              "\"bgn.len\":1}");
