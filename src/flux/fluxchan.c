@@ -296,8 +296,12 @@ static void chan_response (struct bgn_broker *b, const flux_msg_t *fmsg)
     uint32_t origin;
 
     if (fh_chan_origin (fmsg, &origin) < 0) {
-        fh_log (b, LOG_DEBUG, "bgn: an answer from the broker for no rank: "
-                "dropped");
+        const char *topic = "?";
+        char *routes = flux_msg_route_string (fmsg);
+        flux_msg_get_topic (fmsg, &topic);
+        fh_log (b, LOG_DEBUG, "bgn: an answer from the broker (%s, routes "
+                "%s) for no rank: dropped", topic, routes ? routes : "none");
+        free (routes);
         return;
     }
     if (!(rsp = fluxmsg_to_bgn_any (fmsg)) || (msg_route_enable (rsp), 0)

@@ -78,6 +78,7 @@ static void children_check (struct bgn_broker *b)
         || b->children_posted || online_others (b) > 0)
         return;
     b->children_posted = 1;
+    fh_log (b, LOG_DEBUG, "bgn: every other rank said goodbye or is lost");
     post_event (b, "children-complete");
 }
 
@@ -292,6 +293,7 @@ static void ovstate_cb (flux_future_t *f, void *arg)
     flux_future_reset (f);
     if (state == b->broker_state)
         return;
+    fh_log (b, LOG_DEBUG, "bgn: the broker is in state %d", state);
     b->broker_state = state;
     if (state >= FSTATE_CLEANUP && b->ovl && b->ovl->ending && !b->ending) {
         b->ending = 1;
