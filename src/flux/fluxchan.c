@@ -56,11 +56,7 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
     payload = msg_get_payload (rsp, &len);
     if (!(f = flux_response_derive (c->req, errnum)))
         goto error;
-    if (errnum) {
-        if (payload && len > 0 && flux_msg_set_string (f, payload) < 0)
-            goto error;
-    }
-    else if (fluxmsg_set_payload (f, payload, len) < 0) {
+    if (fluxmsg_set_payload (f, payload, len) < 0) {
         flux_msg_destroy (f);
         if (!(f = flux_response_derive (c->req, EPROTO))
             || flux_msg_set_string (f, "bgn: a malformed answer payload "

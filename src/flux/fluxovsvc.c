@@ -227,6 +227,22 @@ error:
 
 /* ---- goodbye ------------------------------------------------------------ */
 
+/* The rank a request to this module came from over the BGN: the route
+ * id below the top one (which the broker pushed on its way here), that
+ * only the overlay writes; ENOENT for a local request. */
+static int request_origin (const flux_msg_t *msg, uint32_t *rank)
+{
+    flux_msg_t *cpy = flux_msg_copy (msg, false);
+    int rc = -1;
+
+    if (cpy && flux_msg_route_delete_last (cpy) == 0)
+        rc = fh_chan_origin (cpy, rank);
+    flux_msg_destroy (cpy);
+    if (rc < 0)
+        errno = ENOENT;
+    return rc;
+}
+
 /* Rank 0: a broker leaving on purpose (its rank is the request's). */
 static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
                         const flux_msg_t *msg, void *arg)
@@ -242,8 +258,12 @@ static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
     /* a broker says goodbye for itself only: the rank it names is the
      * one that sent it over the BGN */
     if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0
-        || fh_chan_origin (msg, &origin) < 0
+        || request_origin (msg, &origin) < 0
         || rank <= 0 || (uint32_t)rank != origin) {
+        char *routes = flux_msg_route_string (msg);
+        fh_log (b, LOG_DEBUG, "bgn: goodbye refused: rank %d, routes %s",
+                rank, routes ? routes : "none");
+        free (routes);
         flux_respond_error (h, msg, EPERM, "overlay.goodbye: a broker says "
                             "goodbye for itself, over the BGN");
         return;
