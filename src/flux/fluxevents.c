@@ -314,8 +314,11 @@ static void note_membership (struct bgn_broker *b, const char *payload,
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
+        /* hung (silent) is torpid to Flux, as the TBON says of a child
+         * that stops talking; gone is lost */
         if (b->chan)
-            fh_ovsvc_rank_status (b, (uint32_t)rank, 'l');
+            fh_ovsvc_rank_status (b, (uint32_t)rank,
+                                  strncmp (reason, "silent", 6) ? 'l' : 't');
         /* hung ("silent for ..."), or gone (a closed link, a leave) */
         if (b->bgn_hung) {
             if (!strncmp (reason, "silent", 6))

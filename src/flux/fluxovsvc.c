@@ -9,9 +9,11 @@
  * the one that matters to them: rank 0 with every other rank as a
  * child of its own.
  *   - overlay.topology: that tree (rank 0), a leaf elsewhere;
- *   - overlay.monitor (groups, which keeps broker.online from it): rank
- *     0 streams {rank, status} when the BGN fences a rank ("lost"),
- *     lifts it ("full"), or the rank says goodbye ("offline");
+ *   - overlay.monitor (groups, which keeps broker.online and
+ *     broker.torpid from it): rank 0 streams {rank, status, torpid} when
+ *     the BGN fences a rank that went away ("lost") or stopped talking
+ *     (torpid, still a member, as the TBON says of a hung child), lifts
+ *     it ("full"), or the rank says goodbye ("offline");
  *   - overlay.health: this broker's word and, on rank 0, every rank's;
  *   - overlay.goodbye: a leaving broker tells rank 0, over the BGN, so
  *     that no broker waits on a parent that died: any path will do;
@@ -41,6 +43,8 @@ enum {
 static const char *status_word (char st)
 {
     switch (st) {
+    case 't':
+        return "full";   /* and torpid */
     case 'l':
         return "lost";
     case 'o':
@@ -61,13 +65,14 @@ static void post_event (struct bgn_broker *b, const char *event)
     flux_future_destroy (f);
 }
 
-/* Rank 0: the ranks still to say goodbye (neither lost nor offline). */
+/* Rank 0: the ranks still to say goodbye (neither lost nor offline).
+ * A torpid one counts: it may yet answer, as the TBON waits for it. */
 static int online_others (struct bgn_broker *b)
 {
     int n = 0;
 
     for (uint32_t r = 1; r < b->size; r++)
-        if (b->rank_status[r] == 'f')
+        if (b->rank_status[r] == 'f' || b->rank_status[r] == 't')
             n++;
     return n;
 }
@@ -150,7 +155,7 @@ static void monitor_respond (struct bgn_broker *b, const flux_msg_t *msg,
 {
     if (flux_respond_pack (b->h, msg, "{s:i s:s s:b}", "rank", (int)rank,
                            "status", status_word (b->rank_status[rank]),
-                           "torpid", 0) < 0)
+                           "torpid", b->rank_status[rank] == 't') < 0)
         fh_log (b, LOG_ERR, "bgn: overlay.monitor: %s", strerror (errno));
 }
 
@@ -160,7 +165,7 @@ void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
         return;
     /* a rank that said goodbye stays offline when its links then go */
     if (b->rank_status[rank] == st || (b->rank_status[rank] == 'o'
-                                       && st == 'l'))
+                                       && st != 'f'))
         return;
     b->rank_status[rank] = st;
     b->status_since[rank] = monotime_now ();
