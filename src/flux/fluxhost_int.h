@@ -161,6 +161,9 @@ struct bgn_broker {
     int broker_state;
     int children_posted;           /* rank 0: children-complete posted */
     flux_future_t *goodbye_f;      /* rank > 0: overlay.goodbye to rank 0 */
+    int goodbye_tries;
+    flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
+    char *probing;                 /* a probe in flight, by rank */
     flux_msg_handler_t **ov_handlers;
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */

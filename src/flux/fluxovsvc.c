@@ -278,14 +278,38 @@ static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
         fh_log (b, LOG_ERR, "bgn: overlay.goodbye: %s", strerror (errno));
 }
 
+static void say_goodbye (struct bgn_broker *b);
+
+/* A goodbye that failed (its path went as the brokers on it left) is
+ * said again, a path at a time, for up to GOODBYE_TRIES seconds: this
+ * broker leaves the BGN only once rank 0 knows, or cannot be told. */
+#define GOODBYE_TRIES 20
+
+static void goodbye_retry_cb (flux_reactor_t *r, flux_watcher_t *w,
+                              int revents, void *arg)
+{
+    flux_watcher_destroy (w);
+    say_goodbye (arg);
+}
+
 static void goodbye_done (flux_future_t *f, void *arg)
 {
     struct bgn_broker *b = arg;
+    flux_watcher_t *w;
 
-    if (flux_future_get (f, NULL) < 0)
-        fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s",
-                flux_future_error_string (f) ? flux_future_error_string (f)
-                                             : strerror (errno));
+    if (flux_future_get (f, NULL) == 0) {
+        post_event (b, "goodbye");
+        return;
+    }
+    if (++b->goodbye_tries < GOODBYE_TRIES
+        && (w = flux_timer_watcher_create (b->r, 1., 0., goodbye_retry_cb,
+                                           b))) {
+        flux_watcher_start (w);
+        return;
+    }
+    fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s",
+            flux_future_error_string (f) ? flux_future_error_string (f)
+                                         : strerror (errno));
     post_event (b, "goodbye");
 }
 
@@ -293,13 +317,73 @@ static void say_goodbye (struct bgn_broker *b)
 {
     if (b->rank == 0)
         return;   /* the state machine posts it there */
+    flux_future_destroy (b->goodbye_f);
     if (!(b->goodbye_f = flux_rpc_pack (b->h, "overlay.goodbye", 0, 0,
                                         "{s:i}", "rank", (int)b->rank))
-        || flux_future_then (b->goodbye_f, b->rpc_timeout, goodbye_done,
-                             b) < 0) {
+        || flux_future_then (b->goodbye_f, 2., goodbye_done, b) < 0) {
         fh_log (b, LOG_ERR, "bgn: goodbye to rank 0: %s", strerror (errno));
         post_event (b, "goodbye");
     }
+}
+
+/* ---- rank 0 at shutdown: the ranks that did not say goodbye --------- */
+
+/* A rank that left without a word reaching rank 0 (its goodbye and its
+ * leave went by brokers that were leaving too) is asked for its state;
+ * one that does not answer is gone. */
+#define PROBE_PERIOD 3.
+#define PROBE_TIMEOUT 5.
+
+static void probe_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+
+    if (flux_future_get (f, NULL) < 0 && rank < b->size
+        && b->rank_status[rank] != 'o' && b->rank_status[rank] != 'l') {
+        fh_log (b, LOG_INFO, "bgn: rank %u left without a goodbye reaching "
+                "rank 0 and does not answer (%s): taken as gone",
+                (unsigned)rank, strerror (errno));
+        fh_ovsvc_rank_status (b, rank, 'l');
+    }
+    if (rank < b->size)
+        b->probing[rank] = 0;
+    flux_future_destroy (f);
+}
+
+static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
+                        void *arg)
+{
+    struct bgn_broker *b = arg;
+    flux_future_t *f;
+
+    if (b->children_posted) {
+        flux_watcher_stop (w);
+        return;
+    }
+    for (uint32_t rank = 1; rank < b->size; rank++) {
+        if ((b->rank_status[rank] != 'f' && b->rank_status[rank] != 't')
+            || b->probing[rank])
+            continue;
+        if (!(f = flux_rpc (b->h, "state-machine.get", NULL, rank, 0))
+            || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank,
+                                    NULL) < 0
+            || flux_future_then (f, PROBE_TIMEOUT, probe_cb, b) < 0) {
+            flux_future_destroy (f);
+            continue;
+        }
+        b->probing[rank] = 1;
+    }
+}
+
+static void probe_start (struct bgn_broker *b)
+{
+    if (b->probe_w || !(b->probing = calloc (b->size, 1))
+        || !(b->probe_w = flux_timer_watcher_create (b->r, PROBE_PERIOD,
+                                                     PROBE_PERIOD, probe_tick,
+                                                     b)))
+        return;
+    flux_watcher_start (b->probe_w);
 }
 
 /* ---- the broker's states ---------------------------------------------- */
@@ -331,6 +415,8 @@ static void ovstate_cb (flux_future_t *f, void *arg)
             b->children_posted = 1;
             post_event (b, "children-none");
         }
+        else
+            probe_start (b);
     }
     if (state == FSTATE_GOODBYE)
         say_goodbye (b);
@@ -453,6 +539,10 @@ void fh_ovsvc_free (struct bgn_broker *b)
     b->ov_handlers = NULL;
     flux_future_destroy (b->ovstate_f);
     flux_future_destroy (b->goodbye_f);
+    flux_watcher_destroy (b->probe_w);
+    b->probe_w = NULL;
+    free (b->probing);
+    b->probing = NULL;
     /* the streams end with the broker, as the TBON's do: unanswered */
     flux_msglist_destroy (b->monitors);
     flux_msglist_destroy (b->healths);
