@@ -12,6 +12,7 @@
 #include "config.h"
 #endif
 #include "fluxhost_int.h"
+#include "src/common/libmsg/routing.h"
 
 /* ---- routing ------------------------------------------------------------ */
 
@@ -205,41 +206,38 @@ int fh_route_response (struct bgn_broker *b, msg_t *msg)
 
 static int route_response (struct bgn_broker *b, msg_t *msg)
 {
-    uint32_t rank;
     char id[MSG_MAX_ROUTEID + 1];
-
-    while (msg_route_count (msg) > 0) {
-        const char *top = msg_route_first (msg);
-        if (!msg_route_id_rank (top, &rank)) {
-            /* as the broker's overlay, an answer to none of our tokens
-             * (a response to a no-response request, as Flux allows) is
-             * the broker's to route by the Flux routes below */
-            if (b->chan && !is_token (top))
-                return fh_chan_response_in (b, msg);
-            msg_route_pop (msg, id, sizeof (id));
-            client_answer (b, id, msg);
-            msg_destroy (&msg);
-            return 0;
-        }
-        if (rank != b->rank) {
-            if (!b->ovl || b->ovl->send (b->ovl_state, &msg, rank, NULL) < 0) {
-                fh_log (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
-                        msg_get_topic (msg) ?: "", (unsigned)rank,
-                        strerror (errno));
-                msg_destroy (&msg);
-                return -1;
-            }
-            return 0;
-        }
-        msg_route_pop (msg, NULL, 0);
-    }
-    /* The stack ran out: an answer to the module's own request. */
+    struct routing_hop hop = routing_response (msg, b->rank);
     bgn_service_f fn;
     void *arg;
-    if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
-        fn (b, msg, NULL, arg);
-    msg_destroy (&msg);
-    return 0;
+
+    switch (hop.action) {
+    case ROUTING_CLIENT:
+        /* as the broker's overlay, an answer to none of our tokens (a
+         * response to a no-response request, as Flux allows) is the
+         * broker's to route by the Flux routes below */
+        if (b->chan && !is_token (msg_route_first (msg)))
+            return fh_chan_response_in (b, msg);
+        msg_route_pop (msg, id, sizeof (id));
+        client_answer (b, id, msg);
+        msg_destroy (&msg);
+        return 0;
+    case ROUTING_FORWARD:
+        if (!b->ovl || b->ovl->send (b->ovl_state, &msg, hop.dest, NULL) < 0) {
+            fh_log (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
+                    msg_get_topic (msg) ?: "", (unsigned)hop.dest,
+                    strerror (errno));
+            msg_destroy (&msg);
+            return -1;
+        }
+        return 0;
+    default:
+        /* the stack ran out: an answer to the module's own request */
+        if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
+            fn (b, msg, NULL, arg);
+        msg_destroy (&msg);
+        return 0;
+    }
 }
 
 int fh_route_deliver (bgn_broker_t *b, msg_t *msg,
