@@ -8,6 +8,8 @@
 #if HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <dirent.h>
+
 #include "fluxhost_int.h"
 
 /* ---- facts and configuration ----------------------------------------- */
@@ -623,6 +625,28 @@ int fluxhost_stop_code (const bgn_broker_t *b)
     return b->stop_code;
 }
 
+/* As the broker's overlay the module lives as long as the broker: what
+ * it kept in its run directory (certificate, event seed) goes with it,
+ * so that a run directory the user gave (flux start --test-rundir) is
+ * left as it was found. */
+static void remove_rundir (struct bgn_broker *b)
+{
+    DIR *d = b->rundir[0] ? opendir (b->rundir) : NULL;
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+
+    if (!d)
+        return;
+    while ((e = readdir (d))) {
+        if (e->d_type != DT_REG)
+            continue;
+        snprintf (path, sizeof (path), "%s/%s", b->rundir, e->d_name);
+        (void)unlink (path);
+    }
+    closedir (d);
+    (void)rmdir (b->rundir);
+}
+
 void fluxhost_destroy (bgn_broker_t **bp)
 {
     struct bgn_broker *b;
@@ -630,6 +654,8 @@ void fluxhost_destroy (bgn_broker_t **bp)
     if (!bp || !(b = *bp))
         return;
     flux_msg_handler_delvec (b->handlers);
+    if (b->chan)
+        remove_rundir (b);
     fh_ovsvc_free (b);
     fh_chan_close (b);
     flux_watcher_destroy (b->sweep);
