@@ -111,6 +111,26 @@ static void clients_disconnect (struct bgn_broker *b, const flux_msg_t *fmsg,
     zlistx_destroy (&keys);
 }
 
+/* Push a Flux route id onto msg's stack.  The origin's rank and its
+ * token travel in Flux as one id, "RANK:TOKEN" (one route frame per
+ * overlay crossing, as over the TBON): on bgn's stack they are two. */
+static int push_from_flux (msg_t *msg, const char *id)
+{
+    const char *colon = strchr (id, ':');
+    char rank[16];
+    uint32_t r;
+
+    if (colon && (size_t)(colon - id) < sizeof (rank)
+        && fh_is_token (colon + 1)) {
+        memcpy (rank, id, (size_t)(colon - id));
+        rank[colon - id] = '\0';
+        if (msg_route_id_rank (rank, &r))
+            return msg_route_push (msg, colon + 1) < 0
+                       || msg_route_push (msg, rank) < 0 ? -1 : 0;
+    }
+    return msg_route_push (msg, id);
+}
+
 /* Flux's route stack onto msg's, bottom first.  Flux reads a stack
  * from its top only: a copy is taken apart. */
 static int routes_to_bgn (const flux_msg_t *fmsg, msg_t *msg)
@@ -139,7 +159,7 @@ static int routes_to_bgn (const flux_msg_t *fmsg, msg_t *msg)
     }
     rc = 0;
     for (int i = n - 1; i >= 0 && rc == 0; i--)
-        rc = msg_route_push (msg, ids[i]);
+        rc = push_from_flux (msg, ids[i]);
 done:
     for (int i = 0; i < k; i++)
         free (ids[i]);
@@ -147,13 +167,24 @@ done:
     return rc;
 }
 
-/* msg's route stack onto Flux's, bottom first. */
+/* msg's route stack onto Flux's, bottom first; a token with its rank
+ * above it become one id (push_from_flux). */
 static int routes_to_flux (const msg_t *msg, flux_msg_t *f)
 {
+    char pair[MSG_MAX_ROUTEID * 2 + 2];
+    uint32_t r;
+
     flux_msg_route_enable (f);
-    for (int i = msg_route_count (msg) - 1; i >= 0; i--)
-        if (flux_msg_route_push (f, msg_route_at (msg, i)) < 0)
+    for (int i = msg_route_count (msg) - 1; i >= 0; i--) {
+        const char *id = msg_route_at (msg, i);
+        if (i == 1 && fh_is_token (id)
+            && msg_route_id_rank (msg_route_at (msg, 0), &r)) {
+            snprintf (pair, sizeof (pair), "%u:%s", (unsigned)r, id);
+            return flux_msg_route_push (f, pair);
+        }
+        if (flux_msg_route_push (f, id) < 0)
             return -1;
+    }
     return 0;
 }
 
@@ -261,8 +292,17 @@ int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
 int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank)
 {
     const char *top = flux_msg_route_last (fmsg);
+    char digits[16];
+    size_t n = top ? strcspn (top, ":") : 0;
 
-    if (!top || !msg_route_id_rank (top, rank)) {
+    if (!top || n == 0 || n >= sizeof (digits)
+        || (top[n] == ':' && !fh_is_token (top + n + 1))) {
+        errno = ENOENT;
+        return -1;
+    }
+    memcpy (digits, top, n);
+    digits[n] = '\0';
+    if (!msg_route_id_rank (digits, rank)) {
         errno = ENOENT;
         return -1;
     }

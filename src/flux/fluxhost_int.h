@@ -245,6 +245,8 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
                      const msg_t *rsp);
 /* a Flux answer to a request handed in (from b->h, or the channel) */
 void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg);
+/* a client token of ours ("f" and digits), not a Flux route id */
+bool fh_is_token (const char *id);
 /* a response by its route stack (a rank: over the BGN) */
 int fh_route_response (struct bgn_broker *b, msg_t *msg);
 /* a request from the BGN into the broker (fluxroute.c's to_flux, as

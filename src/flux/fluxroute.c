@@ -189,8 +189,7 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
 static void client_answer (struct bgn_broker *b, const char *token,
                            msg_t *rsp);
 
-/* A client token of ours ("f" and digits), not a Flux route id. */
-static bool is_token (const char *id)
+bool fh_is_token (const char *id)
 {
     size_t n = strlen (CLIENT_PREFIX);
 
@@ -216,7 +215,7 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
         /* as the broker's overlay, an answer to none of our tokens (a
          * response to a no-response request, as Flux allows) is the
          * broker's to route by the Flux routes below */
-        if (b->chan && !is_token (msg_route_first (msg)))
+        if (b->chan && !fh_is_token (msg_route_first (msg)))
             return fh_chan_response_in (b, msg);
         msg_route_pop (msg, id, sizeof (id));
         client_answer (b, id, msg);
