@@ -36,6 +36,7 @@
 #include <zmq.h>
 
 #include "fluxhost_int.h"
+#include "fluxroutes.h"
 
 #define PUB_BACKLOG_MAX 100000     /* Flux events held while the core
                                       cannot take them (rank 0) */
@@ -111,83 +112,6 @@ static void clients_disconnect (struct bgn_broker *b, const flux_msg_t *fmsg,
     zlistx_destroy (&keys);
 }
 
-/* Push a Flux route id onto msg's stack.  The origin's rank and its
- * token travel in Flux as one id, "RANK:TOKEN" (one route frame per
- * overlay crossing, as over the TBON): on bgn's stack they are two. */
-static int push_from_flux (msg_t *msg, const char *id)
-{
-    const char *colon = strchr (id, ':');
-    char rank[16];
-    uint32_t r;
-
-    if (colon && (size_t)(colon - id) < sizeof (rank)
-        && fh_is_token (colon + 1)) {
-        memcpy (rank, id, (size_t)(colon - id));
-        rank[colon - id] = '\0';
-        if (msg_route_id_rank (rank, &r))
-            return msg_route_push (msg, colon + 1) < 0
-                       || msg_route_push (msg, rank) < 0 ? -1 : 0;
-    }
-    return msg_route_push (msg, id);
-}
-
-/* Flux's route stack onto msg's, bottom first.  Flux reads a stack
- * from its top only: a copy is taken apart. */
-static int routes_to_bgn (const flux_msg_t *fmsg, msg_t *msg)
-{
-    int n = flux_msg_route_count (fmsg);
-    char *ids[MSG_MAX_ROUTES];
-    flux_msg_t *cpy;
-    int k = 0, rc = -1;
-
-    if (n <= 0)
-        return 0;
-    if (n > MSG_MAX_ROUTES) {
-        errno = EPROTO;
-        return -1;
-    }
-    if (!(cpy = flux_msg_copy (fmsg, false)))
-        return -1;
-    for (; k < n; k++) {
-        const char *id = flux_msg_route_last (cpy);
-        if (!id || !(ids[k] = strdup (id)))
-            goto done;
-        if (flux_msg_route_delete_last (cpy) < 0) {
-            k++;
-            goto done;
-        }
-    }
-    rc = 0;
-    for (int i = n - 1; i >= 0 && rc == 0; i--)
-        rc = push_from_flux (msg, ids[i]);
-done:
-    for (int i = 0; i < k; i++)
-        free (ids[i]);
-    flux_msg_destroy (cpy);
-    return rc;
-}
-
-/* msg's route stack onto Flux's, bottom first; a token with its rank
- * above it become one id (push_from_flux). */
-static int routes_to_flux (const msg_t *msg, flux_msg_t *f)
-{
-    char pair[MSG_MAX_ROUTEID * 2 + 2];
-    uint32_t r;
-
-    flux_msg_route_enable (f);
-    for (int i = msg_route_count (msg) - 1; i >= 0; i--) {
-        const char *id = msg_route_at (msg, i);
-        if (i == 1 && fh_is_token (id)
-            && msg_route_id_rank (msg_route_at (msg, 0), &r)) {
-            snprintf (pair, sizeof (pair), "%u:%s", (unsigned)r, id);
-            return flux_msg_route_push (f, pair);
-        }
-        if (flux_msg_route_push (f, id) < 0)
-            return -1;
-    }
-    return 0;
-}
-
 /* Where a request of the broker's goes: its rank, or rank 0 for one
  * that is for any rank or upstream.  -1: nowhere (EHOSTUNREACH). */
 static int64_t request_dest (struct bgn_broker *b, const flux_msg_t *fmsg)
@@ -223,7 +147,7 @@ static void chan_request (struct bgn_broker *b, const flux_msg_t *fmsg)
     }
     clients_disconnect (b, fmsg, (uint32_t)dest);
     msg_route_enable (msg);
-    if (routes_to_bgn (fmsg, msg) < 0) {
+    if (fluxroutes_to_bgn (fmsg, msg) < 0) {
         msg_destroy (&msg);
         chan_fail (b, fmsg, EPROTO, "bgn: the route stack cannot cross");
         return;
@@ -280,7 +204,7 @@ int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
     flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
     flux_msg_set_nodeid (f, nodeid_in (b, req, info));
     flux_msg_set_matchtag (f, matchtag);
-    if (routes_to_flux (req, f) < 0 || fh_chan_send (b, &f) < 0) {
+    if (fluxroutes_to_flux (req, f) < 0 || fh_chan_send (b, &f) < 0) {
         int errnum = errno;
         flux_msg_destroy (f);
         return fh_request_fail (b, req, errnum, "cannot send it into Flux");
@@ -296,7 +220,7 @@ int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank)
     size_t n = top ? strcspn (top, ":") : 0;
 
     if (!top || n == 0 || n >= sizeof (digits)
-        || (top[n] == ':' && !fh_is_token (top + n + 1))) {
+        || (top[n] == ':' && !fluxroutes_is_token (top + n + 1))) {
         errno = ENOENT;
         return -1;
     }
@@ -313,7 +237,7 @@ int fh_chan_response_in (struct bgn_broker *b, msg_t *rsp)
 {
     flux_msg_t *f = fluxmsg_from_bgn (rsp);
 
-    if (!f || routes_to_flux (rsp, f) < 0 || fh_chan_send (b, &f) < 0) {
+    if (!f || fluxroutes_to_flux (rsp, f) < 0 || fh_chan_send (b, &f) < 0) {
         fh_log (b, LOG_DEBUG, "bgn: an answer to the broker dropped: %s",
                 strerror (errno));
         flux_msg_destroy (f);
@@ -341,7 +265,7 @@ static void chan_response (struct bgn_broker *b, const flux_msg_t *fmsg)
         return;
     }
     if (!(rsp = fluxmsg_to_bgn_any (fmsg)) || (msg_route_enable (rsp), 0)
-        || routes_to_bgn (fmsg, rsp) < 0) {
+        || fluxroutes_to_bgn (fmsg, rsp) < 0) {
         fh_log (b, LOG_ERR, "bgn: an answer for rank %u not carried: %s",
                 (unsigned)origin, strerror (errno));
         msg_destroy (&rsp);

@@ -44,11 +44,12 @@
 #include "fluxhost.h"
 #include "fluxmsg.h"
 #include "fluxpoll.h"
+#include "fluxroutes.h"
 
 #define SERVICE "bgn"
 #define MAX_PENDING 10000          /* Flux client requests or forwards held */
 #define FWD_PREFIX "bgn-"          /* route id of a request handed to Flux */
-#define CLIENT_PREFIX "f"          /* route id of a Flux client's request */
+#define CLIENT_PREFIX FLUXROUTES_TOKEN_PREFIX          /* route id of a Flux client's request */
 #define FLUX_EVENT_TOPIC "bgn.flux-event"   /* a Flux event on the BGN */
 #define TEXT_KEY "bgn.text"        /* a Flux answer that is text, not JSON,
                                       crosses the BGN as {TEXT_KEY: text} */
@@ -245,8 +246,6 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
                      const msg_t *rsp);
 /* a Flux answer to a request handed in (from b->h, or the channel) */
 void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg);
-/* a client token of ours ("f" and digits), not a Flux route id */
-bool fh_is_token (const char *id);
 /* a response by its route stack (a rank: over the BGN) */
 int fh_route_response (struct bgn_broker *b, msg_t *msg);
 /* a request from the BGN into the broker (fluxroute.c's to_flux, as

@@ -189,14 +189,6 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
 static void client_answer (struct bgn_broker *b, const char *token,
                            msg_t *rsp);
 
-bool fh_is_token (const char *id)
-{
-    size_t n = strlen (CLIENT_PREFIX);
-
-    if (strncmp (id, CLIENT_PREFIX, n) != 0 || !id[n])
-        return false;
-    return strspn (id + n, "0123456789") == strlen (id + n);
-}
 
 int fh_route_response (struct bgn_broker *b, msg_t *msg)
 {
@@ -215,7 +207,7 @@ static int route_response (struct bgn_broker *b, msg_t *msg)
         /* as the broker's overlay, an answer to none of our tokens (a
          * response to a no-response request, as Flux allows) is the
          * broker's to route by the Flux routes below */
-        if (b->chan && !fh_is_token (msg_route_first (msg)))
+        if (b->chan && !fluxroutes_is_token (msg_route_first (msg)))
             return fh_chan_response_in (b, msg);
         msg_route_pop (msg, id, sizeof (id));
         client_answer (b, id, msg);
