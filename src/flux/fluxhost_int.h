@@ -165,6 +165,7 @@ struct bgn_broker {
     int goodbye_tries;
     flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
     char *probing;                 /* a probe in flight, by rank */
+    zlistx_t *probes;              /* their futures */
     flux_msg_handler_t **ov_handlers;
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */

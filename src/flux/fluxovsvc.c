@@ -348,7 +348,11 @@ static void probe_cb (flux_future_t *f, void *arg)
     }
     if (rank < b->size)
         b->probing[rank] = 0;
-    flux_future_destroy (f);
+    void *handle = zlistx_find (b->probes, f);
+    if (handle)
+        zlistx_delete (b->probes, handle);   /* destroys f */
+    else
+        flux_future_destroy (f);
 }
 
 static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
@@ -368,7 +372,8 @@ static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
         if (!(f = flux_rpc (b->h, "state-machine.get", NULL, rank, 0))
             || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank,
                                     NULL) < 0
-            || flux_future_then (f, PROBE_TIMEOUT, probe_cb, b) < 0) {
+            || flux_future_then (f, PROBE_TIMEOUT, probe_cb, b) < 0
+            || !zlistx_add_end (b->probes, f)) {
             flux_future_destroy (f);
             continue;
         }
@@ -376,13 +381,23 @@ static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
     }
 }
 
+static void probe_free (void **item)
+{
+    flux_future_t *f = *item;
+
+    flux_future_destroy (f);
+    *item = NULL;
+}
+
 static void probe_start (struct bgn_broker *b)
 {
     if (b->probe_w || !(b->probing = calloc (b->size, 1))
+        || !(b->probes = zlistx_new ())
         || !(b->probe_w = flux_timer_watcher_create (b->r, PROBE_PERIOD,
                                                      PROBE_PERIOD, probe_tick,
                                                      b)))
         return;
+    zlistx_set_destructor (b->probes, probe_free);
     flux_watcher_start (b->probe_w);
 }
 
@@ -541,6 +556,7 @@ void fh_ovsvc_free (struct bgn_broker *b)
     flux_future_destroy (b->goodbye_f);
     flux_watcher_destroy (b->probe_w);
     b->probe_w = NULL;
+    zlistx_destroy (&b->probes);   /* the probes still in flight */
     free (b->probing);
     b->probing = NULL;
     /* the streams end with the broker, as the TBON's do: unanswered */
