@@ -166,6 +166,10 @@ struct bgn_broker {
     flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
     char *probing;                 /* a probe in flight, by rank */
     zlistx_t *probes;              /* their futures */
+    int *probe_silent;             /* probes unanswered in time, by rank */
+    char *left;                    /* rank 0: said goodbye, then left */
+    flux_watcher_t *grace_w;       /* rank 0: for those still leaving */
+    int grace_over;
     flux_msg_handler_t **ov_handlers;
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */

@@ -77,11 +77,47 @@ static int online_others (struct bgn_broker *b)
     return n;
 }
 
+static void children_check (struct bgn_broker *b);
+
+static void grace_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
+                      void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    b->grace_over = 1;
+    children_check (b);
+}
+
+/* Ranks that said goodbye but are still on the BGN (unloading their
+ * modules, whose streams to rank 0 end as they go). */
+static int leaving_others (struct bgn_broker *b)
+{
+    int n = 0;
+
+    for (uint32_t r = 1; r < b->size; r++)
+        if (b->rank_status[r] == 'o' && !b->left[r])
+            n++;
+    return n;
+}
+
+/* Rank 0 goes on once every other rank said goodbye or is lost, and
+ * those that said goodbye left the BGN (or GOODBYE_GRACE passed):
+ * leaving first would fail their last requests to rank 0. */
+#define GOODBYE_GRACE 2.0
+
 static void children_check (struct bgn_broker *b)
 {
     if (b->rank != 0 || b->broker_state != FSTATE_SHUTDOWN
         || b->children_posted || online_others (b) > 0)
         return;
+    if (!b->grace_over && leaving_others (b) > 0) {
+        if (!b->grace_w
+            && (b->grace_w = flux_timer_watcher_create (b->r, GOODBYE_GRACE,
+                                                        0., grace_cb, b)))
+            flux_watcher_start (b->grace_w);
+        if (b->grace_w)
+            return;
+    }
     b->children_posted = 1;
     fh_log (b, LOG_DEBUG, "bgn: every other rank said goodbye or is lost");
     post_event (b, "children-complete");
@@ -163,6 +199,13 @@ void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
 {
     if (b->rank != 0 || !b->rank_status || rank == 0 || rank >= b->size)
         return;
+    if (st == 'l' && b->rank_status[rank] == 'o' && !b->left[rank]) {
+        b->left[rank] = 1;   /* said goodbye, now gone from the BGN */
+        children_check (b);
+        return;
+    }
+    if (st == 'f')
+        b->left[rank] = 0;
     /* a rank that said goodbye stays offline when its links then go */
     if (b->rank_status[rank] == st || (b->rank_status[rank] == 'o'
                                        && st != 'f'))
@@ -184,7 +227,7 @@ static void monitor_cb (flux_t *h, flux_msg_handler_t *mh,
     struct bgn_broker *b = arg;
 
     if (!flux_msg_is_streaming (msg)) {
-        flux_respond_error (h, msg, EPROTO, "overlay.monitor is a stream");
+        flux_respond_error (h, msg, EPROTO, NULL);
         return;
     }
     if (flux_msglist_append (b->monitors, msg) < 0) {
@@ -301,7 +344,9 @@ static void goodbye_done (flux_future_t *f, void *arg)
         post_event (b, "goodbye");
         return;
     }
-    if (++b->goodbye_tries < GOODBYE_TRIES
+    const char *why = flux_future_error_string (f);
+    bool rank0_down = errno == EHOSTUNREACH && why && strstr (why, "went down");
+    if (!rank0_down && ++b->goodbye_tries < GOODBYE_TRIES
         && (w = flux_timer_watcher_create (b->r, 1., 0., goodbye_retry_cb,
                                            b))) {
         flux_watcher_start (w);
@@ -333,14 +378,22 @@ static void say_goodbye (struct bgn_broker *b)
  * one that does not answer is gone. */
 #define PROBE_PERIOD 3.
 #define PROBE_TIMEOUT 5.
+#define PROBE_PATIENCE 4     /* probes unanswered in time: gone */
 
 static void probe_cb (flux_future_t *f, void *arg)
 {
     struct bgn_broker *b = arg;
     uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
 
-    if (flux_future_get (f, NULL) < 0 && rank < b->size
-        && b->rank_status[rank] != 'o' && b->rank_status[rank] != 'l') {
+    bool gone = false;
+
+    if (flux_future_get (f, NULL) < 0 && rank < b->size) {
+        /* unreachable: gone; no answer in time: gone after a few */
+        gone = errno != ETIMEDOUT || ++b->probe_silent[rank] >= PROBE_PATIENCE;
+    }
+    else if (rank < b->size)
+        b->probe_silent[rank] = 0;
+    if (gone && b->rank_status[rank] != 'o' && b->rank_status[rank] != 'l') {
         fh_log (b, LOG_INFO, "bgn: rank %u left without a goodbye reaching "
                 "rank 0 and does not answer (%s): taken as gone",
                 (unsigned)rank, strerror (errno));
@@ -392,6 +445,7 @@ static void probe_free (void **item)
 static void probe_start (struct bgn_broker *b)
 {
     if (b->probe_w || !(b->probing = calloc (b->size, 1))
+        || !(b->probe_silent = calloc (b->size, sizeof (int)))
         || !(b->probes = zlistx_new ())
         || !(b->probe_w = flux_timer_watcher_create (b->r, PROBE_PERIOD,
                                                      PROBE_PERIOD, probe_tick,
@@ -530,6 +584,7 @@ int fh_ovsvc_start (struct bgn_broker *b)
         return -1;
     if (b->rank == 0) {
         if (!(b->rank_status = malloc (b->size))
+            || !(b->left = calloc (b->size, 1))
             || !(b->status_since = calloc (b->size, sizeof (double))))
             return -1;
         memset (b->rank_status, 'f', b->size);
@@ -559,12 +614,18 @@ void fh_ovsvc_free (struct bgn_broker *b)
     zlistx_destroy (&b->probes);   /* the probes still in flight */
     free (b->probing);
     b->probing = NULL;
+    free (b->probe_silent);
+    b->probe_silent = NULL;
     /* the streams end with the broker, as the TBON's do: unanswered */
     flux_msglist_destroy (b->monitors);
     flux_msglist_destroy (b->healths);
     flux_msglist_destroy (b->traces);
     b->monitors = b->healths = b->traces = NULL;
     free (b->rank_status);
+    free (b->left);
+    b->left = NULL;
+    flux_watcher_destroy (b->grace_w);
+    b->grace_w = NULL;
     free (b->status_since);
     b->rank_status = NULL;
     b->status_since = NULL;
