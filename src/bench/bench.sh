@@ -6,7 +6,7 @@
 #   BGN          the bgn front end (make bench passes the build tree's)
 #   BENCHDIR     where bench-fwd, bench-event, bench-fault are
 #   BENCH_RUNS   repetitions per figure; tables show medians (default 5)
-#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f g h")
+#   BENCH_ONLY   subset of sections to run, e.g. "a d" (default "a b c d e f g h i")
 #   BENCH_CHAIN  broker counts for the chain benchmark (default "1 2 4 8")
 #   BENCH_SIZES  sizes for the start-up benchmark (default "16 64 128 256")
 #   EV_SIZES     sizes for the event benchmark (default "16 64")
@@ -17,6 +17,11 @@
 #   FLUX_SIZES   sizes for the Flux-with-bgn benchmark (default "64")
 #   WITH_BGN     src/flux/with-bgn of a build with flux-core (default:
 #                the one beside this script's build tree)
+#   FLUX_OVERLAY_FLUX  the flux command of a flux-core patched with
+#                contrib/flux-core, for section i (bgn-overlay.so against
+#                the TBON); OVERLAY_SIZES its start-up sizes (default
+#                "64 256"), OVERLAY_PING_SIZE its ping and event size (64),
+#                I_EVENTS its events (2000)
 #
 # Every section prints a Markdown table.  All traffic is ipc:// on this host.
 set -u
@@ -25,7 +30,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BGN=${BGN:-$here/../cmd/bgn}
 BENCHDIR=${BENCHDIR:-$here}
 RUNS=${BENCH_RUNS:-5}
-ONLY=${BENCH_ONLY:-"a b c d e f g h"}
+ONLY=${BENCH_ONLY:-"a b c d e f g h i"}
 CHAIN=${BENCH_CHAIN:-"1 2 4 8"}
 SIZES=${BENCH_SIZES:-"16 64 128 256"}
 IDLE=${BENCH_IDLE:-"64 256"}
@@ -553,6 +558,109 @@ if want h && settle; then
         done
         echo
         echo "(Target: with bgn at most 1.10 times the wall time and CPU without.)"
+        echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
+    fi
+fi
+
+# i. bgn as the overlay of a patched flux-broker, against its TBON.
+if want i && settle; then
+    echo
+    echo "## i. bgn-overlay.so against Flux's TBON, one patched flux-broker"
+    echo
+    pflux=${FLUX_OVERLAY_FLUX:-}
+    ovso=${OVERLAY_SO:-$here/../flux/.libs/bgn-overlay.so}
+    if [ -z "$pflux" ] || [ ! -x "$pflux" ] || [ ! -f "$ovso" ]; then
+        echo "Set FLUX_OVERLAY_FLUX to the flux command of a flux-core patched"
+        echo "with contrib/flux-core (and build bgn with flux-core): no figures."
+    else
+        echo "\`$pflux start --test-size=N\`, the TBON (tbon.topo=kary:2) and"
+        echo "bgn (-Sbroker.overlay-module=bgn-overlay.so), run by run interleaved."
+        echo "Start-up: from \`flux start\` to its initial program's first line;"
+        echo "end: from that program's exit to \`flux start\`'s.  Load average at"
+        echo "the start of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
+        echo
+        cat >"$tmp/i.rc2" <<-'EOT'
+	#!/bin/sh
+	date +%s.%N >"$I_OUT.up"
+	if [ -n "$I_PING" ]; then
+	    for r in $I_PING; do
+	        flux ping -c 20 -i 0.01 $r 2>/dev/null | awk -v r=$r '/^'$r'!broker.ping/ { sub("time=", "", $4); s += $4; n++ } END { if (n) printf "%s %.3f\n", r, s / n }'
+	    done >"$I_OUT.ping"
+	    flux exec -r $I_LEAF sh -c "flux python $I_SUB $I_EVENTS >$I_OUT.ev 2>&1 &"
+	    sleep 2
+	    flux python $I_PUB $I_EVENTS
+	    i=0; while [ ! -s "$I_OUT.ev" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done
+	fi
+	date +%s.%N >"$I_OUT.down"
+	EOT
+        cat >"$tmp/i.sub.py" <<-'EOT'
+	import sys, time, flux
+	h = flux.Flux(); n = int(sys.argv[1]); got = 0; t0 = None
+	h.event_subscribe("ibench.")
+	while got < n:
+	    m = h.event_recv()
+	    if t0 is None: t0 = time.time()
+	    got += 1
+	print("%d %.3f" % (got, time.time() - t0))
+	EOT
+        cat >"$tmp/i.pub.py" <<-'EOT'
+	import sys, flux
+	h = flux.Flux()
+	for i in range(int(sys.argv[1])):
+	    h.event_send("ibench.x", {"i": i})
+	EOT
+        chmod +x "$tmp/i.rc2"
+        i_one () {   # i_one OUT SIZE PING ARGS...
+            o=$1; n=$2; p=$3; shift 3
+            t0=$(now)
+            I_OUT=$o I_PING="$p" I_LEAF=$((n - 1)) I_EVENTS=${I_EVENTS:-2000} \
+            I_SUB=$tmp/i.sub.py I_PUB=$tmp/i.pub.py \
+                timeout 900 "$pflux" start --test-size=$n "$@" "$tmp/i.rc2" \
+                >/dev/null 2>&1 || echo "(flux start failed: $n $*)" >&2
+            t1=$(now)
+            echo "$t0 $(cat "$o.up" 2>/dev/null || echo 0) $(cat "$o.down" 2>/dev/null || echo 0) $t1" \
+                | awk '{ printf "%.2f %.2f\n", $2 - $1, $4 - $3 }' >>"$o.times"
+        }
+        echo "| N | overlay | start-up s | end s | runs | load |"
+        echo "|---|---|---|---|---|---|"
+        for n in ${OVERLAY_SIZES:-64 256}; do
+            rm -f "$tmp"/i.*.times
+            for r in $(seq "$RUNS"); do
+                i_one "$tmp/i.tbon" $n "" -Stbon.topo=kary:2
+                i_one "$tmp/i.bgn" $n "" -Sbroker.overlay-module="$ovso"
+            done
+            load=$(cut -d' ' -f1 /proc/loadavg)
+            for o in tbon bgn; do
+                up=$(awk '{ print $1 }' "$tmp/i.$o.times" | median)
+                dn=$(awk '{ print $2 }' "$tmp/i.$o.times" | median)
+                echo "| $n | $o | $up | $dn | $(wc -l <"$tmp/i.$o.times") | $load |"
+            done
+        done
+        echo
+        n=${OVERLAY_PING_SIZE:-64}
+        echo "\`flux ping -c 20\` from rank 0 (mean ms) at $n brokers, ranks at"
+        echo "kary:2 depths 1 to 6, and $((${I_EVENTS:-2000})) events published on rank 0"
+        echo "(flux python, event_send) as received by a subscriber on rank $((n - 1))"
+        echo "(seconds from the first to the last):"
+        echo
+        pr="1 3 7 15 31 63"
+        rm -f "$tmp"/i.p*.ping "$tmp"/i.p*.ev
+        i_one "$tmp/i.ptbon" $n "$pr" -Stbon.topo=kary:2
+        i_one "$tmp/i.pbgn" $n "$pr" -Sbroker.overlay-module="$ovso"
+        echo "| rank | kary:2 depth | TBON ms | bgn ms |"
+        echo "|---|---|---|---|"
+        for r in $pr; do
+            d=$(awk -v r=$r 'BEGIN { d = 0; while (r > 0) { r = int((r - 1) / 2); d++ } print d }')
+            echo "| $r | $d | $(awk -v r=$r '$1 == r { print $2 }' "$tmp/i.ptbon.ping") | $(awk -v r=$r '$1 == r { print $2 }' "$tmp/i.pbgn.ping") |"
+        done
+        echo
+        echo "| overlay | events received | seconds | events/s |"
+        echo "|---|---|---|---|"
+        for o in tbon bgn; do
+            awk -v o=$o '{ printf "| %s | %d | %.3f | %.0f |\n", o, $1, $2, ($2 > 0 ? $1 / $2 : 0) }' "$tmp/i.p$o.ev" 2>/dev/null \
+                || echo "| $o | - | - | - |"
+        done
+        echo
         echo "Load average at the end of the section: $(cut -d' ' -f1-3 /proc/loadavg)."
     fi
 fi

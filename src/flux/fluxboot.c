@@ -621,3 +621,117 @@ void fh_boot_free (struct bgn_broker *b)
     json_decref (b->cards);
     idset_destroy (&b->boot_wants);
 }
+
+/* ---- as the broker's overlay: the broker's own bootstrap --------------- */
+
+/* This rank's card in a business card the broker's bootstrap carries:
+ * Flux's fields (host, uri) and bgn's values under "bgn". */
+static json_t *bizcard (struct bgn_broker *b)
+{
+    const char *ep = json_string_value (json_object_get (b->card, "endpoint"));
+
+    return json_pack ("{s:s s:[s] s:O}", "host", b->hostname, "uri",
+                      ep ? ep : "", "bgn", b->card);
+}
+
+static int rpc_wait (struct bgn_broker *b, flux_future_t *f, const char *what,
+                     char *errbuf, size_t errlen)
+{
+    if (!f || flux_future_get (f, NULL) < 0) {
+        const char *why = f ? flux_future_error_string (f) : NULL;
+        snprintf (errbuf, errlen, "%s: %s", what, why ? why : strerror (errno));
+        flux_future_destroy (f);
+        return -1;
+    }
+    flux_future_destroy (f);
+    return 0;
+}
+
+/* Every rank's card, streamed by bootstrap.whois. */
+static int whois_all (struct bgn_broker *b, char *errbuf, size_t errlen)
+{
+    char ranks[64];
+    flux_future_t *f;
+    int got = 0;
+
+    snprintf (ranks, sizeof (ranks), b->size > 1 ? "0-%u" : "%u",
+              (unsigned)(b->size - 1));
+    if (!(f = flux_rpc_pack (b->h, "bootstrap.whois", FLUX_NODEID_ANY,
+                             FLUX_RPC_STREAMING, "{s:s}", "ranks", ranks)))
+        goto error;
+    for (;;) {
+        json_t *bc, *card;
+        int rank;
+        if (flux_rpc_get_unpack (f, "{s:i s:o}", "rank", &rank, "bizcard",
+                                 &bc) < 0) {
+            if (errno == ENODATA)
+                break;
+            goto error;
+        }
+        if (rank < 0 || (uint32_t)rank >= b->size) {
+            snprintf (errbuf, errlen, "bootstrap.whois: rank %d out of range",
+                      rank);
+            flux_future_destroy (f);
+            return -1;
+        }
+        card = json_object_get (bc, "bgn");
+        if (!card_valid (card)) {
+            snprintf (errbuf, errlen, "rank %d's business card has no bgn "
+                      "values: every broker's overlay must be bgn-overlay.so, "
+                      "bootstrapped by PMI (a [bootstrap] hosts table is not "
+                      "supported yet)", rank);
+            flux_future_destroy (f);
+            errno = EPROTO;
+            return -1;
+        }
+        card_store (b->cards, (uint32_t)rank, card);
+        got++;
+        flux_future_reset (f);
+    }
+    flux_future_destroy (f);
+    if ((uint32_t)got != b->size) {
+        snprintf (errbuf, errlen, "bootstrap.whois: %d card(s) of %u", got,
+                  (unsigned)b->size);
+        errno = EPROTO;
+        return -1;
+    }
+    return 0;
+error:
+    snprintf (errbuf, errlen, "bootstrap.whois: %s",
+              f && flux_future_error_string (f) ? flux_future_error_string (f)
+                                                : strerror (errno));
+    flux_future_destroy (f);
+    return -1;
+}
+
+int fh_boot_broker (struct bgn_broker *b, char *errbuf, size_t errlen)
+{
+    json_t *bc = bizcard (b);
+    flux_future_t *f;
+
+    if (!bc) {
+        snprintf (errbuf, errlen, "out of memory");
+        return -1;
+    }
+    f = flux_rpc_pack (b->h, "bootstrap.iam", FLUX_NODEID_ANY, 0, "{s:O}",
+                       "bizcard", bc);
+    json_decref (bc);
+    if (rpc_wait (b, f, "bootstrap.iam", errbuf, errlen) < 0)
+        return -1;
+    f = flux_rpc (b->h, "bootstrap.barrier", NULL, FLUX_NODEID_ANY, 0);
+    if (rpc_wait (b, f, "bootstrap.barrier", errbuf, errlen) < 0)
+        return -1;
+    if (whois_all (b, errbuf, errlen) < 0)
+        return -1;
+    return 0;
+}
+
+/* The broker's bootstrap ends: no rank is critical but rank 0 (a BGN
+ * routes around any other). */
+int fh_boot_finalize (struct bgn_broker *b, char *errbuf, size_t errlen)
+{
+    flux_future_t *f = flux_rpc_pack (b->h, "bootstrap.finalize",
+                                      FLUX_NODEID_ANY, 0, "{s:s}", "crit", "0");
+
+    return rpc_wait (b, f, "bootstrap.finalize", errbuf, errlen);
+}

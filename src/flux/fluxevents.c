@@ -121,6 +121,10 @@ static void deliver_one (struct bgn_broker *b, uint32_t seq, const char *topic,
     char t[256];
 
     snprintf (t, sizeof (t), "%.*s", (int)topic_len, topic);
+    if (!strcmp (t, FLUX_EVENT_TOPIC)) {
+        fh_chan_event (b, payload, payload_len);   /* Flux's, not ours */
+        return;
+    }
     if (b->rank == 0 && !strcmp (t, SERVICE ".membership"))
         note_membership (b, payload, payload_len);
     for (struct sub *s = zlistx_first (b->subs); s; s = zlistx_next (b->subs)) {
@@ -310,6 +314,11 @@ static void note_membership (struct bgn_broker *b, const char *payload,
             continue;
         if (b->bgn_down)
             idset_set (b->bgn_down, (unsigned)rank);
+        /* hung (silent) is torpid to Flux, as the TBON says of a child
+         * that stops talking; gone is lost */
+        if (b->chan)
+            fh_ovsvc_rank_status (b, (uint32_t)rank,
+                                  strncmp (reason, "silent", 6) ? 'l' : 't');
         /* hung ("silent for ..."), or gone (a closed link, a leave) */
         if (b->bgn_hung) {
             if (!strncmp (reason, "silent", 6))
@@ -327,11 +336,15 @@ static void note_membership (struct bgn_broker *b, const char *payload,
     }
     json_array_foreach (json_object_get (o, "live"), i, v) {
         json_int_t rank = -1;
-        if (json_unpack (v, "{s:I}", "rank", &rank) == 0 && rank > 0
-            && rank < (json_int_t)b->size && b->bgn_down) {
+        if (json_unpack (v, "{s:I}", "rank", &rank) < 0 || rank <= 0
+            || rank >= (json_int_t)b->size)
+            continue;
+        if (b->bgn_down) {
             idset_clear (b->bgn_down, (unsigned)rank);
             idset_clear (b->bgn_hung, (unsigned)rank);
         }
+        if (b->chan)
+            fh_ovsvc_rank_status (b, (uint32_t)rank, 'f');
     }
     json_decref (o);
 }

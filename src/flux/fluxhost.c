@@ -8,6 +8,8 @@
 #if HAVE_CONFIG_H
 #include "config.h"
 #endif
+#include <dirent.h>
+
 #include "fluxhost_int.h"
 
 /* ---- facts and configuration ----------------------------------------- */
@@ -262,7 +264,8 @@ static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
  * there is a lookup (2); elsewhere it is a request to rank 0 (1). */
 static int api_boot_lasting (bgn_broker_t *b)
 {
-    return b->rank == 0 ? 2 : 1;
+    /* as the broker's overlay, every broker holds every card */
+    return b->rank == 0 || b->chan ? 2 : 1;
 }
 
 static int api_boot_want (bgn_broker_t *b, uint32_t rank)
@@ -385,6 +388,7 @@ static const struct fh_method methods[] = {
     { SERVICE ".event-pub", fh_method_event_pub },
     { SERVICE ".event-sub", fh_method_event_sub },
     { SERVICE ".exit", fh_method_exit },
+    { SERVICE ".flux-event", fh_method_flux_event },
 };
 
 static int api_deliver (bgn_broker_t *b, msg_t *msg,
@@ -423,7 +427,8 @@ static const struct flux_msg_handler_spec htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
+static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
+                             size_t errlen)
 {
     struct bgn_broker *b = calloc (1, sizeof (*b));
     const char *host;
@@ -447,11 +452,32 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
         snprintf (errbuf, errlen, "rank and size: %s", strerror (errno));
         goto error;
     }
-    host = flux_get_hostbyrank (h, b->rank);
+    /* As the broker's overlay, every broker is the instance owner's
+     * (Flux's TBON keeps their owner role): the owner role crosses from
+     * any rank, signed by that rank itself ([bgn] admin_ranks narrows
+     * it).  Beside the TBON, only rank 0's does by default. */
+    if (as_overlay && b->size > 1
+        && idset_set_range (b->admins, 0, b->size - 1) < 0) {
+        snprintf (errbuf, errlen, "out of memory");
+        goto error;
+    }
+    /* the broker's overlay loads before the host list exists */
+    host = as_overlay ? flux_attr_get (h, "hostname")
+                      : flux_get_hostbyrank (h, b->rank);
     snprintf (b->hostname, sizeof (b->hostname), "%s", host ? host : "localhost");
     make_instance_id (b);
     if (read_config (b, errbuf, errlen) < 0 || make_rundir (b, errbuf, errlen) < 0)
         goto error;
+    if (as_overlay && (b->disconnect_hung || b->orphan_relief)) {
+        fh_log (b, LOG_WARNING, "bgn: disconnect_hung and orphan_relief act "
+                "on Flux's TBON; bgn is the overlay here: ignored");
+        b->disconnect_hung = b->orphan_relief = 0;
+    }
+    if (as_overlay && fh_chan_open (b) < 0) {
+        snprintf (errbuf, errlen, "the broker's overlay channel: %s",
+                  strerror (errno));
+        goto error;
+    }
     if (!(b->poll = fluxpoll_create (b->r))) {
         snprintf (errbuf, errlen, "ZeroMQ context: %s", strerror (errno));
         goto error;
@@ -474,6 +500,26 @@ bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
 error:
     fluxhost_destroy (&b);
     return NULL;
+}
+
+bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen)
+{
+    return create (h, false, errbuf, errlen);
+}
+
+bgn_broker_t *fluxhost_create_overlay (flux_t *h, char *errbuf, size_t errlen)
+{
+    return create (h, true, errbuf, errlen);
+}
+
+int fluxhost_boot_broker (bgn_broker_t *b, char *errbuf, size_t errlen)
+{
+    return fh_boot_broker (b, errbuf, errlen);
+}
+
+int fluxhost_boot_finalize (bgn_broker_t *b, char *errbuf, size_t errlen)
+{
+    return fh_boot_finalize (b, errbuf, errlen);
 }
 
 /* The Flux broker's states (flux-core's state machine, the numbers its
@@ -550,7 +596,19 @@ int fluxhost_serve (bgn_broker_t *b)
     b->started = 1;
     if (flux_msg_handler_addvec (b->h, htab, b, &b->handlers) < 0)
         return -1;
-    if (watch_state (b) < 0)
+    if (b->chan) {
+        /* the module is "overlay" here: bgn's own service is a second
+         * name, so that `flux bgn` works as it does beside the TBON */
+        flux_future_t *f = flux_service_register (b->h, SERVICE);
+        if (!f || flux_future_get (f, NULL) < 0) {
+            flux_future_destroy (f);
+            return -1;
+        }
+        flux_future_destroy (f);
+        if (fh_ovsvc_start (b) < 0)
+            return -1;
+    }
+    else if (watch_state (b) < 0)
         fh_log (b, LOG_WARNING, "bgn: cannot watch the broker's state: %s; "
                 "an instance shutdown will look like a partition",
                 strerror (errno));
@@ -567,6 +625,28 @@ int fluxhost_stop_code (const bgn_broker_t *b)
     return b->stop_code;
 }
 
+/* As the broker's overlay the module lives as long as the broker: what
+ * it kept in its run directory (certificate, event seed) goes with it,
+ * so that a run directory the user gave (flux start --test-rundir) is
+ * left as it was found. */
+static void remove_rundir (struct bgn_broker *b)
+{
+    DIR *d = b->rundir[0] ? opendir (b->rundir) : NULL;
+    struct dirent *e;
+    char path[PATH_MAX + 256];
+
+    if (!d)
+        return;
+    while ((e = readdir (d))) {
+        if (e->d_type != DT_REG)
+            continue;
+        snprintf (path, sizeof (path), "%s/%s", b->rundir, e->d_name);
+        (void)unlink (path);
+    }
+    closedir (d);
+    (void)rmdir (b->rundir);
+}
+
 void fluxhost_destroy (bgn_broker_t **bp)
 {
     struct bgn_broker *b;
@@ -574,6 +654,10 @@ void fluxhost_destroy (bgn_broker_t **bp)
     if (!bp || !(b = *bp))
         return;
     flux_msg_handler_delvec (b->handlers);
+    if (b->chan)
+        remove_rundir (b);
+    fh_ovsvc_free (b);
+    fh_chan_close (b);
     flux_watcher_destroy (b->sweep);
     flux_future_destroy (b->state_f);
     fh_boot_free (b);

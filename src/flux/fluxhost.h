@@ -50,6 +50,21 @@
 bgn_broker_t *fluxhost_create (flux_t *h, char *errbuf, size_t errlen);
 void fluxhost_destroy (bgn_broker_t **bp);
 
+/* The host as the broker's overlay (bgn-overlay.so): the module named
+ * "overlay", in the broker's overlay thread.  It carries the broker's
+ * messages on interthread://overlay over the BGN (fluxchan.c), answers
+ * Flux's overlay.* services and follows the state machine (fluxovsvc.c);
+ * the [bgn] table configures it, less the TBON policies. */
+bgn_broker_t *fluxhost_create_overlay (flux_t *h, char *errbuf,
+                                       size_t errlen);
+
+/* As the broker's overlay, after the module's load: put this rank's
+ * values in its business card and read every rank's through the
+ * broker's bootstrap (its PMI), blocking as the built-in overlay does.
+ * Then, once started and connected, finalize it.  -1 with errbuf. */
+int fluxhost_boot_broker (bgn_broker_t *b, char *errbuf, size_t errlen);
+int fluxhost_boot_finalize (bgn_broker_t *b, char *errbuf, size_t errlen);
+
 /* The api table to hand the module (static). */
 const struct bgn_broker_api *fluxhost_api (void);
 

@@ -44,11 +44,13 @@
 #include "fluxhost.h"
 #include "fluxmsg.h"
 #include "fluxpoll.h"
+#include "fluxroutes.h"
 
 #define SERVICE "bgn"
 #define MAX_PENDING 10000          /* Flux client requests or forwards held */
 #define FWD_PREFIX "bgn-"          /* route id of a request handed to Flux */
-#define CLIENT_PREFIX "f"          /* route id of a Flux client's request */
+#define CLIENT_PREFIX FLUXROUTES_TOKEN_PREFIX          /* route id of a Flux client's request */
+#define FLUX_EVENT_TOPIC "bgn.flux-event"   /* a Flux event on the BGN */
 #define TEXT_KEY "bgn.text"        /* a Flux answer that is text, not JSON,
                                       crosses the BGN as {TEXT_KEY: text} */
 
@@ -65,6 +67,9 @@ struct timer {
 struct client_req {
     flux_msg_t *req;
     double deadline;               /* INFINITY for streams */
+    int via_chan;                  /* the broker's own request, from the
+                                      overlay channel (fluxchan.c) */
+    uint32_t dest;                 /* the rank it went to */
 };
 
 /* A request from the BGN handed into the Flux broker. */
@@ -138,6 +143,34 @@ struct bgn_broker {
     int state_seen;                /* its first answer came */
     int ending;                    /* the instance is ending (told the
                                       overlay: ops->ending) */
+    /* as the broker's overlay (bgn-overlay.so, fluxchan.c, fluxovsvc.c) */
+    flux_t *chan;                  /* interthread://overlay; NULL: bgn.so,
+                                      beside the TBON */
+    flux_watcher_t *chan_w;
+    zlistx_t *pub_backlog;         /* rank 0: Flux events the core could
+                                      not take yet (EAGAIN), in order */
+    flux_watcher_t *pub_retry;
+    uint64_t pub_dropped;          /* Flux events lost to a full backlog */
+    uint64_t chan_in, chan_out;    /* messages from / to the broker */
+    struct flux_msglist *monitors; /* overlay.monitor streams */
+    struct flux_msglist *healths;  /* overlay.health streams */
+    struct flux_msglist *traces;   /* overlay.trace streams (kept open) */
+    char *rank_status;             /* rank 0: 'f'ull, 'l'ost, 'o'ffline */
+    double *status_since;          /* when each rank's status last changed */
+    double started_at;
+    flux_future_t *ovstate_f;      /* this broker's states, to goodbye */
+    int broker_state;
+    int children_posted;           /* rank 0: children-complete posted */
+    flux_future_t *goodbye_f;      /* rank > 0: overlay.goodbye to rank 0 */
+    int goodbye_tries;
+    flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
+    char *probing;                 /* a probe in flight, by rank */
+    zlistx_t *probes;              /* their futures */
+    int *probe_silent;             /* probes unanswered in time, by rank */
+    char *left;                    /* rank 0: said goodbye, then left */
+    flux_watcher_t *grace_w;       /* rank 0: for those still leaving */
+    int grace_over;
+    flux_msg_handler_t **ov_handlers;
     int *parent;                   /* rank 0: TBON parent of each rank,
                                       -1 unknown (for disconnect_hung) */
     /* rank 0, orphan_relief: what each overlay says of every rank */
@@ -202,6 +235,47 @@ void fh_forward_free (void **item);
 void fh_route_sweep (struct bgn_broker *b);
 int fh_method_rpc (struct bgn_broker *b, msg_t *req,
                    const struct bgn_msg_info *info);
+
+/* fluxchan.c: the broker's overlay channel (bgn-overlay.so) */
+int fh_chan_open (struct bgn_broker *b);
+void fh_chan_close (struct bgn_broker *b);
+/* a message to the broker */
+int fh_chan_send (struct bgn_broker *b, flux_msg_t **fmsg);
+/* a Flux event the core delivered (topic FLUX_EVENT_TOPIC): rank > 0
+ * hands it to the broker */
+void fh_chan_event (struct bgn_broker *b, const char *payload, size_t len);
+int fh_method_flux_event (struct bgn_broker *b, msg_t *req,
+                          const struct bgn_msg_info *info);
+/* the answer to a channel request (client_answer's via_chan case) */
+void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
+                     const msg_t *rsp);
+/* a Flux answer to a request handed in (from b->h, or the channel) */
+void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg);
+/* a response by its route stack (a rank: over the BGN) */
+int fh_route_response (struct bgn_broker *b, msg_t *msg);
+/* a request from the BGN into the broker (fluxroute.c's to_flux, as
+ * the broker's overlay): its Flux route stack and matchtag as they
+ * left their origin, the origin's rank on top */
+int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
+                        const struct bgn_msg_info *info);
+/* a response from the BGN to the broker, by its Flux route stack */
+int fh_chan_response_in (struct bgn_broker *b, msg_t *rsp);
+/* the rank a request from the BGN came from (its top route id, which
+ * only the overlay writes), -1 with ENOENT for a local one */
+int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank);
+
+/* fluxboot.c, as the broker's overlay: the exchange through the
+ * broker's own bootstrap (bootstrap.iam, barrier, whois, finalize),
+ * synchronous, as the built-in overlay does it */
+int fh_boot_broker (struct bgn_broker *b, char *errbuf, size_t errlen);
+int fh_boot_finalize (struct bgn_broker *b, char *errbuf, size_t errlen);
+
+/* fluxovsvc.c: Flux's overlay.* services and the state machine's
+ * join, quorum and shutdown, as the broker's overlay */
+int fh_ovsvc_start (struct bgn_broker *b);
+void fh_ovsvc_free (struct bgn_broker *b);
+/* rank 0: what the BGN says of a rank ('f' full, 'l' lost) */
+void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st);
 
 /* fluxevents.c */
 int fh_method_event_pub (struct bgn_broker *b, msg_t *req,

@@ -7,6 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <zmq.h>
+#include <jansson.h>
+
 #include "fluxmsg.h"
 
 /* The flag bits both sides define alike; the route flag is each side's. */
@@ -75,6 +81,58 @@ static int set_text (flux_msg_t *f, const char *text, size_t len)
     return rc;
 }
 
+/* The bytes of a wrapped payload (wrap_bytes), NULL if text is not
+ * one: *size set, the caller frees. */
+static void *unwrap_bytes (const char *text, size_t len, size_t *size)
+{
+    json_t *o = json_loadb (text, len, 0, NULL);
+    const char *z = NULL;
+    json_int_t n = -1;
+    size_t zlen;
+    uint8_t *out = NULL;
+
+    if (!o || json_unpack (o, "{s:s s:I}", FLUXMSG_WRAP_KEY, &z, "bgn.len",
+                           &n) < 0)
+        goto done;
+    zlen = strlen (z);
+    if (zlen % 5 != 0 || n < 0 || (size_t)n > zlen / 5 * 4
+        || (size_t)n + 4 <= zlen / 5 * 4)
+        goto done;
+    if (!(out = malloc (zlen / 5 * 4 + 1)))
+        goto done;
+    if (zlen > 0 && !zmq_z85_decode (out, z)) {
+        free (out);
+        out = NULL;
+        goto done;
+    }
+    *size = (size_t)n;
+done:
+    json_decref (o);
+    return out;
+}
+
+int fluxmsg_set_payload (flux_msg_t *f, const char *text, size_t len)
+{
+    size_t size = 0;
+    void *bytes;
+    int rc;
+
+    if (!text || len == 0)
+        return 0;
+    if (len > strlen (FLUXMSG_WRAP_KEY) + 3
+        && !strncmp (text, "{\"" FLUXMSG_WRAP_KEY "\"",
+                     strlen (FLUXMSG_WRAP_KEY) + 3)) {
+        if (!(bytes = unwrap_bytes (text, len, &size))) {
+            errno = EPROTO;
+            return -1;
+        }
+        rc = flux_msg_set_payload (f, size ? bytes : NULL, size);
+        free (bytes);
+        return rc;
+    }
+    return set_text (f, text, len);
+}
+
 flux_msg_t *fluxmsg_from_bgn (const msg_t *msg)
 {
     int type = msg_get_type (msg);
@@ -91,7 +149,7 @@ flux_msg_t *fluxmsg_from_bgn (const msg_t *msg)
         return NULL;
     payload = msg_get_payload (msg, &len);
     if ((topic && flux_msg_set_topic (f, topic) < 0)
-        || (payload && len > 0 && set_text (f, payload, len) < 0)
+        || fluxmsg_set_payload (f, payload, len) < 0
         || flux_msg_set_userid (f, msg_get_userid (msg)) < 0
         || flux_msg_set_rolemask (f, msg_get_rolemask (msg)) < 0
         || (type != MSGTYPE_EVENT
@@ -108,31 +166,69 @@ error:
     return NULL;
 }
 
+/* Bytes bgn cannot carry as they are, as one JSON object of text:
+ * {"bgn.z85": Z85 of the bytes zero-padded to a multiple of 4,
+ *  "bgn.len": the bytes' count}.  Z85's alphabet has no quote or
+ * backslash, so the text needs no escaping. */
+static int wrap_bytes (msg_t *msg, const void *buf, size_t size)
+{
+    size_t padded = (size + 3) / 4 * 4;
+    unsigned char *in = calloc (1, padded ? padded : 4);
+    char *text = NULL;
+    size_t zlen = padded / 4 * 5;
+    int n, rc = -1;
+
+    if (!in || !(text = malloc (zlen + 64)))
+        goto done;
+    memcpy (in, buf, size);
+    n = snprintf (text, 64, "{\"" FLUXMSG_WRAP_KEY "\":\"");
+    if (padded && !zmq_z85_encode (text + n, in, padded)) {
+        errno = EPROTO;
+        goto done;
+    }
+    n += (int)zlen;
+    n += snprintf (text + n, 64, "\",\"bgn.len\":%zu}", size);
+    rc = msg_set_payload (msg, text, (size_t)n);
+done:
+    free (in);
+    free (text);
+    return rc;
+}
+
 /* A payload bgn can carry: absent, or JSON text (one trailing NUL, as
- * flux_msg_set_string leaves it, is not part of the text). */
-static int payload_to_bgn (const flux_msg_t *f, msg_t *msg)
+ * flux_msg_set_string leaves it, is not part of the text); anything else
+ * is wrapped (wrap) or refused. */
+static int payload_to_bgn (const flux_msg_t *f, msg_t *msg, bool wrap)
 {
     const void *buf = NULL;
-    size_t size = 0;
+    size_t size = 0, text = 0;
     char err[128];
 
     if (!flux_msg_has_payload (f))
         return 0;
     if (flux_msg_get_payload (f, &buf, &size) < 0)
         return -1;
-    if (size > 0 && ((const char *)buf)[size - 1] == '\0')
-        size--;
-    if (size == 0)
+    text = size;
+    if (text > 0 && ((const char *)buf)[text - 1] == '\0')
+        text--;
+    if (text == 0 && !(wrap && size > 0))
         return 0;
-    if (memchr (buf, '\0', size) || msg_json_check (buf, size, err,
-                                                    sizeof (err)) < 0) {
+    /* wrap: only a string payload (its NUL, which the far side puts
+     * back) crosses as text; raw bytes that happen to be JSON (Flux's
+     * content blobs) cross wrapped, so that they arrive byte for byte */
+    if ((!wrap || text < size) && !memchr (buf, '\0', text)
+        && msg_json_check (buf, text, err, sizeof (err)) == 0
+        && strncmp (buf, "{\"" FLUXMSG_WRAP_KEY "\"",
+                    strlen (FLUXMSG_WRAP_KEY) + 3) != 0)
+        return msg_set_payload (msg, buf, text);
+    if (!wrap) {
         errno = EPROTO;
         return -1;
     }
-    return msg_set_payload (msg, buf, size);
+    return wrap_bytes (msg, buf, size);
 }
 
-msg_t *fluxmsg_to_bgn (const flux_msg_t *f)
+static msg_t *to_bgn (const flux_msg_t *f, bool wrap)
 {
     int type = 0;
     const char *topic = NULL;
@@ -151,7 +247,7 @@ msg_t *fluxmsg_to_bgn (const flux_msg_t *f)
     if (flux_msg_get_topic (f, &topic) < 0 || msg_set_topic (msg, topic) < 0
         || flux_msg_get_cred (f, &cred) < 0
         || (type != MSGTYPE_EVENT && flux_msg_get_matchtag (f, &matchtag) < 0)
-        || aux_to_bgn (f, msg, type) < 0 || payload_to_bgn (f, msg) < 0)
+        || aux_to_bgn (f, msg, type) < 0 || payload_to_bgn (f, msg, wrap) < 0)
         goto error;
     msg_set_userid (msg, cred.userid);
     msg_set_rolemask (msg, cred.rolemask);
@@ -168,4 +264,14 @@ error:
         errno = EPROTO;
     msg_destroy (&msg);
     return NULL;
+}
+
+msg_t *fluxmsg_to_bgn (const flux_msg_t *f)
+{
+    return to_bgn (f, false);
+}
+
+msg_t *fluxmsg_to_bgn_any (const flux_msg_t *f)
+{
+    return to_bgn (f, true);
 }

@@ -9,8 +9,12 @@
  * mapping between them.
  *
  * bgn carries JSON text payloads only (its messages are checked as
- * such on every hop); a Flux message whose payload is not JSON text is
- * refused with EPROTO rather than mangled.
+ * such on every hop).  fluxmsg_to_bgn refuses a Flux message whose
+ * payload is not a JSON object with EPROTO rather than mangle it;
+ * fluxmsg_to_bgn_any carries any payload, wrapping what is not a JSON
+ * object (Flux's content blobs, its text answers) as the object
+ * {FLUXMSG_WRAP_KEY: Z85 text, "bgn.len": bytes}; fluxmsg_from_bgn and
+ * fluxmsg_set_payload unwrap it (EPROTO if the wrapper is malformed).
  *
  * Ownership: the result is new and the caller's; NULL with errno
  * (EPROTO: a payload bgn cannot carry or a message type it does not
@@ -23,7 +27,13 @@
 
 #include "src/common/libmsg/message.h"
 
+#define FLUXMSG_WRAP_KEY "bgn.z85"
+
 flux_msg_t *fluxmsg_from_bgn (const msg_t *msg);
 msg_t *fluxmsg_to_bgn (const flux_msg_t *fmsg);
+msg_t *fluxmsg_to_bgn_any (const flux_msg_t *fmsg);
+/* Set f's payload from bgn payload text[0..len) (NULL/0: none),
+ * unwrapping a wrapped one.  0, or -1 with errno. */
+int fluxmsg_set_payload (flux_msg_t *f, const char *text, size_t len);
 
 #endif

@@ -12,11 +12,13 @@
 #include "config.h"
 #endif
 #include "fluxhost_int.h"
+#include "src/common/libmsg/routing.h"
 
 /* ---- routing ------------------------------------------------------------ */
 
 static int route_response (struct bgn_broker *b, msg_t *msg);
-static int to_flux (struct bgn_broker *b, msg_t *req);
+static int to_flux (struct bgn_broker *b, msg_t *req,
+                    const struct bgn_msg_info *info);
 static int host_method (struct bgn_broker *b, msg_t *req,
                         const struct bgn_msg_info *info);
 
@@ -103,7 +105,8 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
 static bool peer_method (const char *topic)
 {
     static const char *const methods[] = { "ready", "contact", "gather",
-                                            "moved", "event-pub", "exit" };
+                                            "moved", "event-pub", "exit",
+                                            "flux-event" };
     size_t n = strlen (SERVICE);
 
     if (!topic || strncmp (topic, SERVICE ".", n + 1) != 0)
@@ -163,7 +166,7 @@ static int request_here (struct bgn_broker *b, msg_t *msg,
         msg_destroy (&msg);
         return 0;
     }
-    return to_flux (b, msg);
+    return to_flux (b, msg, info);
 }
 
 int fh_route_request (struct bgn_broker *b, msg_t *msg,
@@ -172,10 +175,11 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
     uint32_t nodeid = NODEID_ANY;
 
     msg_get_nodeid (msg, &nodeid);
-    if (msg_get_flags (msg) & MSGFLAG_UPSTREAM)
+    if ((msg_get_flags (msg) & MSGFLAG_UPSTREAM) && !b->chan)
         return fh_request_fail (b, msg, ENOSYS, "upstream requests are the "
                                 "TBON's, not the BGN's");
-    if (nodeid == NODEID_ANY || nodeid == b->rank)
+    if (nodeid == NODEID_ANY || nodeid == b->rank
+        || (b->chan && (msg_get_flags (msg) & MSGFLAG_UPSTREAM)))
         return request_here (b, msg, info);
     if (nodeid >= b->size)
         return fh_request_fail (b, msg, EHOSTUNREACH, "no such rank");
@@ -185,38 +189,46 @@ int fh_route_request (struct bgn_broker *b, msg_t *msg,
 static void client_answer (struct bgn_broker *b, const char *token,
                            msg_t *rsp);
 
+
+int fh_route_response (struct bgn_broker *b, msg_t *msg)
+{
+    return route_response (b, msg);
+}
+
 static int route_response (struct bgn_broker *b, msg_t *msg)
 {
-    uint32_t rank;
     char id[MSG_MAX_ROUTEID + 1];
-
-    while (msg_route_count (msg) > 0) {
-        const char *top = msg_route_first (msg);
-        if (!msg_route_id_rank (top, &rank)) {
-            msg_route_pop (msg, id, sizeof (id));
-            client_answer (b, id, msg);
-            msg_destroy (&msg);
-            return 0;
-        }
-        if (rank != b->rank) {
-            if (!b->ovl || b->ovl->send (b->ovl_state, &msg, rank, NULL) < 0) {
-                fh_log (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
-                        msg_get_topic (msg) ?: "", (unsigned)rank,
-                        strerror (errno));
-                msg_destroy (&msg);
-                return -1;
-            }
-            return 0;
-        }
-        msg_route_pop (msg, NULL, 0);
-    }
-    /* The stack ran out: an answer to the module's own request. */
+    struct routing_hop hop = routing_response (msg, b->rank);
     bgn_service_f fn;
     void *arg;
-    if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
-        fn (b, msg, NULL, arg);
-    msg_destroy (&msg);
-    return 0;
+
+    switch (hop.action) {
+    case ROUTING_CLIENT:
+        /* as the broker's overlay, an answer to none of our tokens (a
+         * response to a no-response request, as Flux allows) is the
+         * broker's to route by the Flux routes below */
+        if (b->chan && !fluxroutes_is_token (msg_route_first (msg)))
+            return fh_chan_response_in (b, msg);
+        msg_route_pop (msg, id, sizeof (id));
+        client_answer (b, id, msg);
+        msg_destroy (&msg);
+        return 0;
+    case ROUTING_FORWARD:
+        if (!b->ovl || b->ovl->send (b->ovl_state, &msg, hop.dest, NULL) < 0) {
+            fh_log (b, LOG_DEBUG, "bgn: response %s to rank %u dropped: %s",
+                    msg_get_topic (msg) ?: "", (unsigned)hop.dest,
+                    strerror (errno));
+            msg_destroy (&msg);
+            return -1;
+        }
+        return 0;
+    default:
+        /* the stack ran out: an answer to the module's own request */
+        if (service_lookup (b->services, msg_get_topic (msg), &fn, &arg) == 0)
+            fn (b, msg, NULL, arg);
+        msg_destroy (&msg);
+        return 0;
+    }
 }
 
 int fh_route_deliver (bgn_broker_t *b, msg_t *msg,
@@ -268,7 +280,8 @@ void fh_forward_free (void **item)
  * sent into this broker as a peer's request would be (the original
  * credentials, less FLUX_ROLE_LOCAL: it did not start on this node),
  * with a route id of ours on top, so its answers come back to us. */
-static int to_flux (struct bgn_broker *b, msg_t *req)
+static int to_flux (struct bgn_broker *b, msg_t *req,
+                    const struct bgn_msg_info *info)
 {
     flux_msg_t *f = fluxmsg_from_bgn (req);
     struct forward *fw = NULL;
@@ -285,6 +298,10 @@ static int to_flux (struct bgn_broker *b, msg_t *req)
     }
     if (!f)
         return fh_request_fail (b, req, errno, "cannot carry it into Flux");
+    if (b->chan) {
+        flux_msg_destroy (f);
+        return fh_chan_request_in (b, req, info);
+    }
     if (!noresponse && zhashx_size (b->forwards) >= MAX_PENDING) {
         flux_msg_destroy (f);
         return fh_request_fail (b, req, EAGAIN, "too many requests waiting for "
@@ -351,7 +368,11 @@ static int flux_respond_unwrapped (flux_t *h, const flux_msg_t *req,
 void fh_flux_response_cb (flux_t *h, flux_msg_handler_t *mh,
                               const flux_msg_t *fmsg, void *arg)
 {
-    struct bgn_broker *b = arg;
+    fh_forward_answer (arg, fmsg);
+}
+
+void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg)
+{
     const char *id = flux_msg_route_last (fmsg);
     struct forward *fw;
     int errnum = 0;
@@ -406,6 +427,13 @@ static void client_answer (struct bgn_broker *b, const char *token,
     if (!c) {
         fh_log (b, LOG_DEBUG, "bgn: answer for %s, a request no longer "
                 "waiting: dropped", token);
+        return;
+    }
+    if (c->via_chan) {
+        fh_chan_answer (b, c, rsp);
+        msg_get_errnum (rsp, &errnum);
+        if (errnum || !flux_msg_is_streaming (c->req))
+            zhashx_delete (b->clients, token);
         return;
     }
     msg_get_errnum (rsp, &errnum);

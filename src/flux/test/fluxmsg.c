@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* test/fluxmsg.c: messages cross between bgn and Flux field by field. */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <flux/core.h>
 
@@ -101,11 +102,94 @@ static void check_refusals (void)
     flux_msg_destroy (f);
 }
 
+/* Bytes that round-trip through the wrapper, any length mod 4. */
+static bool bytes_cross (const void *data, size_t size)
+{
+    flux_msg_t *f = flux_request_encode_raw ("content.store", data, size);
+    flux_msg_t *back = NULL;
+    msg_t *m = fluxmsg_to_bgn_any (f);
+    const void *out = NULL;
+    size_t outlen = 0;
+    bool good = false;
+
+    if (m && (back = fluxmsg_from_bgn (m))
+        && flux_msg_get_payload (back, &out, &outlen) == 0)
+        good = outlen == size && (size == 0 || !memcmp (out, data, size));
+    flux_msg_destroy (back);
+    msg_destroy (&m);
+    flux_msg_destroy (f);
+    return good;
+}
+
+static void check_any_payload (void)
+{
+    unsigned char blob[70];
+    flux_msg_t *f;
+    msg_t *m;
+    size_t len = 0;
+    const char *p;
+
+    for (size_t i = 0; i < sizeof (blob); i++)
+        blob[i] = (unsigned char)(i * 37 + 1);
+    blob[5] = 0;
+    ok (bytes_cross (blob, 1) && bytes_cross (blob, 2) && bytes_cross (blob, 3)
+        && bytes_cross (blob, 4) && bytes_cross (blob, 70),
+        "binary payloads (a NUL inside, 1 to 70 bytes) cross wrapped, "
+        "byte for byte");
+    f = flux_request_encode ("log.x", NULL);
+    flux_msg_set_string (f, "plain text");
+    m = fluxmsg_to_bgn_any (f);
+    p = m ? msg_get_payload (m, &len) : NULL;
+    ok (p && !strncmp (p, "{\"" FLUXMSG_WRAP_KEY "\":", 11),
+        "a text payload is wrapped as a JSON object");
+    flux_msg_t *back = m ? fluxmsg_from_bgn (m) : NULL;
+    const char *s = NULL;
+    ok (back && flux_msg_get_string (back, &s) == 0 && s
+        && !strcmp (s, "plain text"), "and unwrapped as the same string");
+    flux_msg_destroy (back);
+    msg_destroy (&m);
+    flux_msg_destroy (f);
+    f = flux_request_encode ("kvs.lookup", "{\"key\":\"a\"}");
+    m = fluxmsg_to_bgn_any (f);
+    p = m ? msg_get_payload (m, &len) : NULL;
+    ok (p && !strcmp (p, "{\"key\":\"a\"}"),
+        "a JSON object payload crosses as it is, not wrapped");
+    msg_destroy (&m);
+    flux_msg_destroy (f);
+    const char blob_json[] = "{\"ver\":1,\"type\":\"dir\"}";
+    ok (bytes_cross (blob_json, strlen (blob_json)),
+        "raw bytes that are JSON but no string (a content blob) arrive "
+        "without a NUL added");
+    /* a JSON payload that looks like the wrapper is wrapped itself */
+    f = flux_request_encode ("x.y", "{\"" FLUXMSG_WRAP_KEY "\":\"00000\","
+                             "\"bgn.len\":1}");
+    m = fluxmsg_to_bgn_any (f);
+    back = m ? fluxmsg_from_bgn (m) : NULL;
+    s = NULL;
+    ok (back && flux_msg_get_string (back, &s) == 0 && s
+        && !strncmp (s, "{\"" FLUXMSG_WRAP_KEY "\":\"00000\"", 17),
+        "a payload that looks like the wrapper arrives as it was sent");
+    flux_msg_destroy (back);
+    msg_destroy (&m);
+    flux_msg_destroy (f);
+    f = flux_msg_create (FLUX_MSGTYPE_REQUEST);
+    errno = 0;
+    ok (fluxmsg_set_payload (f, "{\"" FLUXMSG_WRAP_KEY "\":\"0000\","
+                             "\"bgn.len\":1}", 33) < 0 && errno == EPROTO,
+        "a malformed wrapper (bad Z85 length) is refused with EPROTO");
+    errno = 0;
+    ok (fluxmsg_set_payload (f, "{\"" FLUXMSG_WRAP_KEY "\":\"00000\","
+                             "\"bgn.len\":9}", 34) < 0 && errno == EPROTO,
+        "a wrapper claiming more bytes than it holds is refused");
+    flux_msg_destroy (f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
     check_request ();
     check_response_and_event ();
     check_refusals ();
+    check_any_payload ();
     done_testing ();
 }

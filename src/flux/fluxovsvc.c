@@ -1,0 +1,632 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/* fluxovsvc.c: Flux's overlay.* services and the broker state
+ * machine's join, quorum and shutdown, with bgn as the broker's overlay
+ * (bgn-overlay.so; see fluxhost_int.h for the parts).
+ *
+ * Flux's callers (groups, the state machine, `flux overlay`) ask the
+ * overlay about a tree: each broker's children and their subtrees.  A
+ * BGN has no tree whose loss cuts anyone off, so the answers describe
+ * the one that matters to them: rank 0 with every other rank as a
+ * child of its own.
+ *   - overlay.topology: that tree (rank 0), a leaf elsewhere;
+ *   - overlay.monitor (groups, which keeps broker.online and
+ *     broker.torpid from it): rank 0 streams {rank, status, torpid} when
+ *     the BGN fences a rank that went away ("lost") or stopped talking
+ *     (torpid, still a member, as the TBON says of a hung child), lifts
+ *     it ("full"), or the rank says goodbye ("offline");
+ *   - overlay.health: this broker's word and, on rank 0, every rank's;
+ *   - overlay.goodbye: a leaving broker tells rank 0, over the BGN, so
+ *     that no broker waits on a parent that died: any path will do;
+ *   - the state machine: a broker with no children (all but rank 0)
+ *     posts children-none on entering shutdown; rank 0 posts
+ *     children-complete when every other rank has said goodbye or is
+ *     lost; entering goodbye, a broker tells rank 0 and posts goodbye
+ *     on its answer (or at once if it cannot be sent).
+ *   - the attributes tbon.level, tbon.maxlevel, tbon.descendants, of
+ *     that tree (resource's reduction counts on them);
+ *   - overlay.stats-get, overlay.trace, overlay.disconnect-subtree:
+ *     answered in their form (the trace stream stays open and silent:
+ *     bgn's own trace is `flux bgn trace`).
+ */
+#if HAVE_CONFIG_H
+#include "config.h"
+#endif
+#include "fluxhost_int.h"
+
+/* The broker's states (flux-core's state machine numbers them). */
+enum {
+    FSTATE_CLEANUP = 6,
+    FSTATE_SHUTDOWN = 7,
+    FSTATE_GOODBYE = 9,
+};
+
+static const char *status_word (char st)
+{
+    switch (st) {
+    case 't':
+        return "full";   /* and torpid */
+    case 'l':
+        return "lost";
+    case 'o':
+        return "offline";
+    default:
+        return "full";
+    }
+}
+
+static void post_event (struct bgn_broker *b, const char *event)
+{
+    flux_future_t *f = flux_rpc_pack (b->h, "state-machine.post",
+                                      FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE,
+                                      "{s:s s:b}", "event", event, "error", 0);
+    if (!f)
+        fh_log (b, LOG_ERR, "bgn: posting %s to the state machine: %s", event,
+                strerror (errno));
+    flux_future_destroy (f);
+}
+
+/* Rank 0: the ranks still to say goodbye (neither lost nor offline).
+ * A torpid one counts: it may yet answer, as the TBON waits for it. */
+static int online_others (struct bgn_broker *b)
+{
+    int n = 0;
+
+    for (uint32_t r = 1; r < b->size; r++)
+        if (b->rank_status[r] == 'f' || b->rank_status[r] == 't')
+            n++;
+    return n;
+}
+
+static void children_check (struct bgn_broker *b);
+
+static void grace_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
+                      void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    b->grace_over = 1;
+    children_check (b);
+}
+
+/* Ranks that said goodbye but are still on the BGN (unloading their
+ * modules, whose streams to rank 0 end as they go). */
+static int leaving_others (struct bgn_broker *b)
+{
+    int n = 0;
+
+    for (uint32_t r = 1; r < b->size; r++)
+        if (b->rank_status[r] == 'o' && !b->left[r])
+            n++;
+    return n;
+}
+
+/* Rank 0 goes on once every other rank said goodbye or is lost, and
+ * those that said goodbye left the BGN (or GOODBYE_GRACE passed):
+ * leaving first would fail their last requests to rank 0. */
+#define GOODBYE_GRACE 2.0
+
+static void children_check (struct bgn_broker *b)
+{
+    if (b->rank != 0 || b->broker_state != FSTATE_SHUTDOWN
+        || b->children_posted || online_others (b) > 0)
+        return;
+    if (!b->grace_over && leaving_others (b) > 0) {
+        if (!b->grace_w
+            && (b->grace_w = flux_timer_watcher_create (b->r, GOODBYE_GRACE,
+                                                        0., grace_cb, b)))
+            flux_watcher_start (b->grace_w);
+        if (b->grace_w)
+            return;
+    }
+    b->children_posted = 1;
+    fh_log (b, LOG_DEBUG, "bgn: every other rank said goodbye or is lost");
+    post_event (b, "children-complete");
+}
+
+/* ---- overlay.health ----------------------------------------------------- */
+
+/* bgn's health in the TBON's words. */
+static const char *own_status (struct bgn_broker *b)
+{
+    const char *h = b->ovl && b->ovl->health ? b->ovl->health (b->ovl_state)
+                                             : "full";
+
+    if (!strcmp (h, "full") || !strcmp (h, "partial")
+        || !strcmp (h, "degraded"))
+        return h;
+    return "degraded";
+}
+
+static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
+{
+    json_t *children = json_array ();
+    double now = monotime_now ();
+    int rc = -1;
+
+    if (!children)
+        goto done;
+    for (uint32_t r = 1; b->rank == 0 && r < b->size; r++) {
+        json_t *e = json_pack ("{s:i s:s s:f}", "rank", (int)r, "status",
+                               status_word (b->rank_status[r]), "duration",
+                               now - b->status_since[r]);
+        if (!e || json_array_append_new (children, e) < 0)
+            goto done;
+    }
+    rc = flux_respond_pack (b->h, msg, "{s:i s:s s:f s:O}", "rank",
+                            (int)b->rank, "status", own_status (b),
+                            "duration", now - b->started_at, "children",
+                            children);
+done:
+    json_decref (children);
+    return rc;
+}
+
+static void health_cb (flux_t *h, flux_msg_handler_t *mh,
+                       const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (flux_msg_is_streaming (msg)
+        && flux_msglist_append (b->healths, msg) < 0)
+        goto error;
+    if (health_respond (b, msg) < 0)
+        goto error;
+    return;
+error:
+    flux_respond_error (h, msg, errno, NULL);
+}
+
+static void health_respond_all (struct bgn_broker *b)
+{
+    for (const flux_msg_t *m = flux_msglist_first (b->healths); m;
+         m = flux_msglist_next (b->healths))
+        if (health_respond (b, m) < 0)
+            fh_log (b, LOG_ERR, "bgn: overlay.health: %s", strerror (errno));
+}
+
+/* ---- overlay.monitor ---------------------------------------------------- */
+
+static void monitor_respond (struct bgn_broker *b, const flux_msg_t *msg,
+                             uint32_t rank)
+{
+    if (flux_respond_pack (b->h, msg, "{s:i s:s s:b}", "rank", (int)rank,
+                           "status", status_word (b->rank_status[rank]),
+                           "torpid", b->rank_status[rank] == 't') < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.monitor: %s", strerror (errno));
+}
+
+void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
+{
+    if (b->rank != 0 || !b->rank_status || rank == 0 || rank >= b->size)
+        return;
+    if (st == 'l' && b->rank_status[rank] == 'o' && !b->left[rank]) {
+        b->left[rank] = 1;   /* said goodbye, now gone from the BGN */
+        children_check (b);
+        return;
+    }
+    if (st == 'f')
+        b->left[rank] = 0;
+    /* a rank that said goodbye stays offline when its links then go */
+    if (b->rank_status[rank] == st || (b->rank_status[rank] == 'o'
+                                       && st != 'f'))
+        return;
+    b->rank_status[rank] = st;
+    b->status_since[rank] = monotime_now ();
+    for (const flux_msg_t *m = flux_msglist_first (b->monitors); m;
+         m = flux_msglist_next (b->monitors))
+        monitor_respond (b, m, rank);
+    health_respond_all (b);
+    children_check (b);
+}
+
+/* The first answers: every rank not full (the caller assumes full,
+ * having asked for the topology first). */
+static void monitor_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (!flux_msg_is_streaming (msg)) {
+        flux_respond_error (h, msg, EPROTO, NULL);
+        return;
+    }
+    if (flux_msglist_append (b->monitors, msg) < 0) {
+        flux_respond_error (h, msg, errno, NULL);
+        return;
+    }
+    for (uint32_t r = 1; b->rank == 0 && r < b->size; r++)
+        if (b->rank_status[r] != 'f')
+            monitor_respond (b, msg, r);
+}
+
+/* ---- overlay.topology ------------------------------------------------- */
+
+static void topology_cb (flux_t *h, flux_msg_handler_t *mh,
+                         const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int rank = (int)b->rank;
+    json_t *children = json_array ();
+
+    if (flux_request_unpack (msg, NULL, "{s?i}", "rank", &rank) < 0)
+        goto error;
+    if (rank < 0 || (uint32_t)rank >= b->size) {
+        errno = EINVAL;
+        goto error;
+    }
+    if (!children)
+        goto error;
+    for (uint32_t r = 1; rank == 0 && r < b->size; r++) {
+        json_t *e = json_pack ("{s:i s:i s:[]}", "rank", (int)r, "size", 1,
+                               "children");
+        if (!e || json_array_append_new (children, e) < 0)
+            goto error;
+    }
+    if (flux_respond_pack (h, msg, "{s:i s:i s:O}", "rank", rank, "size",
+                           rank == 0 ? (int)b->size : 1, "children",
+                           children) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.topology: %s", strerror (errno));
+    json_decref (children);
+    return;
+error:
+    json_decref (children);
+    flux_respond_error (h, msg, errno, NULL);
+}
+
+/* ---- goodbye ------------------------------------------------------------ */
+
+/* The rank a request to this module came from over the BGN: the route
+ * id below the top one (which the broker pushed on its way here), that
+ * only the overlay writes; ENOENT for a local request. */
+static int request_origin (const flux_msg_t *msg, uint32_t *rank)
+{
+    flux_msg_t *cpy = flux_msg_copy (msg, false);
+    int rc = -1;
+
+    if (cpy && flux_msg_route_delete_last (cpy) == 0)
+        rc = fh_chan_origin (cpy, rank);
+    flux_msg_destroy (cpy);
+    if (rc < 0)
+        errno = ENOENT;
+    return rc;
+}
+
+/* Rank 0: a broker leaving on purpose (its rank is the request's). */
+static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
+                        const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    uint32_t origin;
+    int rank = -1;
+
+    if (b->rank != 0) {
+        flux_respond_error (h, msg, EPROTO, "overlay.goodbye is for rank 0");
+        return;
+    }
+    /* a broker says goodbye for itself only: the rank it names is the
+     * one that sent it over the BGN */
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0
+        || request_origin (msg, &origin) < 0
+        || rank <= 0 || (uint32_t)rank != origin) {
+        char *routes = flux_msg_route_string (msg);
+        fh_log (b, LOG_DEBUG, "bgn: goodbye refused: rank %d, routes %s",
+                rank, routes ? routes : "none");
+        free (routes);
+        flux_respond_error (h, msg, EPERM, "overlay.goodbye: a broker says "
+                            "goodbye for itself, over the BGN");
+        return;
+    }
+    fh_ovsvc_rank_status (b, (uint32_t)rank, 'o');
+    if (flux_respond (h, msg, NULL) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.goodbye: %s", strerror (errno));
+}
+
+static void say_goodbye (struct bgn_broker *b);
+
+/* A goodbye that failed (its path went as the brokers on it left) is
+ * said again, a path at a time, for up to GOODBYE_TRIES seconds: this
+ * broker leaves the BGN only once rank 0 knows, or cannot be told. */
+#define GOODBYE_TRIES 20
+
+static void goodbye_retry_cb (flux_reactor_t *r, flux_watcher_t *w,
+                              int revents, void *arg)
+{
+    flux_watcher_destroy (w);
+    say_goodbye (arg);
+}
+
+static void goodbye_done (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    flux_watcher_t *w;
+
+    if (flux_future_get (f, NULL) == 0) {
+        post_event (b, "goodbye");
+        return;
+    }
+    const char *why = flux_future_error_string (f);
+    bool rank0_down = errno == EHOSTUNREACH && why && strstr (why, "went down");
+    if (!rank0_down && ++b->goodbye_tries < GOODBYE_TRIES
+        && (w = flux_timer_watcher_create (b->r, 1., 0., goodbye_retry_cb,
+                                           b))) {
+        flux_watcher_start (w);
+        return;
+    }
+    fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s",
+            flux_future_error_string (f) ? flux_future_error_string (f)
+                                         : strerror (errno));
+    post_event (b, "goodbye");
+}
+
+static void say_goodbye (struct bgn_broker *b)
+{
+    if (b->rank == 0)
+        return;   /* the state machine posts it there */
+    flux_future_destroy (b->goodbye_f);
+    if (!(b->goodbye_f = flux_rpc_pack (b->h, "overlay.goodbye", 0, 0,
+                                        "{s:i}", "rank", (int)b->rank))
+        || flux_future_then (b->goodbye_f, 2., goodbye_done, b) < 0) {
+        fh_log (b, LOG_ERR, "bgn: goodbye to rank 0: %s", strerror (errno));
+        post_event (b, "goodbye");
+    }
+}
+
+/* ---- rank 0 at shutdown: the ranks that did not say goodbye --------- */
+
+/* A rank that left without a word reaching rank 0 (its goodbye and its
+ * leave went by brokers that were leaving too) is asked for its state;
+ * one that does not answer is gone. */
+#define PROBE_PERIOD 3.
+#define PROBE_TIMEOUT 5.
+#define PROBE_PATIENCE 4     /* probes unanswered in time: gone */
+
+static void probe_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    uint32_t rank = (uint32_t)(uintptr_t)flux_future_aux_get (f, "rank");
+
+    bool gone = false;
+
+    if (flux_future_get (f, NULL) < 0 && rank < b->size) {
+        /* unreachable: gone; no answer in time: gone after a few */
+        gone = errno != ETIMEDOUT || ++b->probe_silent[rank] >= PROBE_PATIENCE;
+    }
+    else if (rank < b->size)
+        b->probe_silent[rank] = 0;
+    if (gone && b->rank_status[rank] != 'o' && b->rank_status[rank] != 'l') {
+        fh_log (b, LOG_INFO, "bgn: rank %u left without a goodbye reaching "
+                "rank 0 and does not answer (%s): taken as gone",
+                (unsigned)rank, strerror (errno));
+        fh_ovsvc_rank_status (b, rank, 'l');
+    }
+    if (rank < b->size)
+        b->probing[rank] = 0;
+    void *handle = zlistx_find (b->probes, f);
+    if (handle)
+        zlistx_delete (b->probes, handle);   /* destroys f */
+    else
+        flux_future_destroy (f);
+}
+
+static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
+                        void *arg)
+{
+    struct bgn_broker *b = arg;
+    flux_future_t *f;
+
+    if (b->children_posted) {
+        flux_watcher_stop (w);
+        return;
+    }
+    for (uint32_t rank = 1; rank < b->size; rank++) {
+        if ((b->rank_status[rank] != 'f' && b->rank_status[rank] != 't')
+            || b->probing[rank])
+            continue;
+        if (!(f = flux_rpc (b->h, "state-machine.get", NULL, rank, 0))
+            || flux_future_aux_set (f, "rank", (void *)(uintptr_t)rank,
+                                    NULL) < 0
+            || flux_future_then (f, PROBE_TIMEOUT, probe_cb, b) < 0
+            || !zlistx_add_end (b->probes, f)) {
+            flux_future_destroy (f);
+            continue;
+        }
+        b->probing[rank] = 1;
+    }
+}
+
+static void probe_free (void **item)
+{
+    flux_future_t *f = *item;
+
+    flux_future_destroy (f);
+    *item = NULL;
+}
+
+static void probe_start (struct bgn_broker *b)
+{
+    if (b->probe_w || !(b->probing = calloc (b->size, 1))
+        || !(b->probe_silent = calloc (b->size, sizeof (int)))
+        || !(b->probes = zlistx_new ())
+        || !(b->probe_w = flux_timer_watcher_create (b->r, PROBE_PERIOD,
+                                                     PROBE_PERIOD, probe_tick,
+                                                     b)))
+        return;
+    zlistx_set_destructor (b->probes, probe_free);
+    flux_watcher_start (b->probe_w);
+}
+
+/* ---- the broker's states ---------------------------------------------- */
+
+static void ovstate_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int state;
+
+    if (flux_rpc_get_unpack (f, "{s:i}", "state", &state) < 0) {
+        if (errno != ENODATA)
+            fh_log (b, LOG_ERR, "bgn: state-machine.monitor: %s",
+                    strerror (errno));
+        return;
+    }
+    flux_future_reset (f);
+    if (state == b->broker_state)
+        return;
+    fh_log (b, LOG_DEBUG, "bgn: the broker is in state %d", state);
+    b->broker_state = state;
+    if (state >= FSTATE_CLEANUP && b->ovl && b->ovl->ending && !b->ending) {
+        b->ending = 1;
+        b->ovl->ending (b->ovl_state);
+    }
+    if (state == FSTATE_SHUTDOWN) {
+        if (b->rank != 0)
+            post_event (b, "children-none");
+        else if (online_others (b) == 0) {
+            b->children_posted = 1;
+            post_event (b, "children-none");
+        }
+        else
+            probe_start (b);
+    }
+    if (state == FSTATE_GOODBYE)
+        say_goodbye (b);
+}
+
+/* ---- the rest ------------------------------------------------------------ */
+
+static void stats_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    int waiting = 0;
+
+    for (struct client_req *c = zhashx_first (b->clients); c;
+         c = zhashx_next (b->clients))
+        waiting += c->via_chan;
+    if (flux_respond_pack (h, msg, "{s:i s:i s:i s:i s:i s:{s:i s:i}}",
+                           "child-count", b->rank == 0 ? (int)b->size - 1 : 0,
+                           "child-connected", b->rank == 0
+                               ? online_others (b) : 0,
+                           "parent-count", b->rank == 0 ? 0 : 1,
+                           "parent-rpc", waiting,
+                           "child-rpc", (int)zhashx_size (b->forwards),
+                           "interthread", "sendq", 0, "recvq", 0) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.stats-get: %s", strerror (errno));
+}
+
+static void trace_cb (flux_t *h, flux_msg_handler_t *mh,
+                      const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    if (!flux_msg_is_streaming (msg)
+        || flux_msglist_append (b->traces, msg) < 0)
+        flux_respond_error (h, msg, EPROTO, "overlay.trace is a stream; "
+                            "bgn's messages: flux bgn trace");
+}
+
+static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
+                                   const flux_msg_t *msg, void *arg)
+{
+    flux_respond_error (h, msg, ENOSYS, "bgn: a BGN has no subtrees to "
+                        "disconnect; a broker that stops answering is fenced "
+                        "by itself (flux bgn status)");
+}
+
+static void ov_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
+                              const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+
+    flux_msglist_disconnect (b->monitors, msg);
+    flux_msglist_disconnect (b->healths, msg);
+    flux_msglist_disconnect (b->traces, msg);
+}
+
+static const struct flux_msg_handler_spec htab[] = {
+    { FLUX_MSGTYPE_REQUEST, "overlay.topology", topology_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.monitor", monitor_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.health", health_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.goodbye", goodbye_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.stats-get", stats_cb, FLUX_ROLE_USER },
+    { FLUX_MSGTYPE_REQUEST, "overlay.trace", trace_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree",
+      disconnect_subtree_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.disconnect", ov_disconnect_cb, 0 },
+    FLUX_MSGHANDLER_TABLE_END,
+};
+
+/* The tree's shape in the broker's attributes, which Flux's modules
+ * read (resource's reduction waits for tbon.descendants reports). */
+static int set_tree_attrs (struct bgn_broker *b)
+{
+    char level[16], maxlevel[16], desc[16];
+
+    snprintf (level, sizeof (level), "%d", b->rank == 0 ? 0 : 1);
+    snprintf (maxlevel, sizeof (maxlevel), "%d", b->size > 1 ? 1 : 0);
+    snprintf (desc, sizeof (desc), "%u", b->rank == 0 ? b->size - 1 : 0);
+    if (flux_attr_set (b->h, "tbon.level", level) < 0
+        || flux_attr_set (b->h, "tbon.maxlevel", maxlevel) < 0
+        || flux_attr_set (b->h, "tbon.descendants", desc) < 0) {
+        fh_log (b, LOG_ERR, "bgn: setting the tbon.* attributes: %s",
+                strerror (errno));
+        return -1;
+    }
+    return 0;
+}
+
+int fh_ovsvc_start (struct bgn_broker *b)
+{
+    b->started_at = monotime_now ();
+    b->broker_state = -1;
+    if (!(b->monitors = flux_msglist_create ())
+        || !(b->healths = flux_msglist_create ())
+        || !(b->traces = flux_msglist_create ()))
+        return -1;
+    if (b->rank == 0) {
+        if (!(b->rank_status = malloc (b->size))
+            || !(b->left = calloc (b->size, 1))
+            || !(b->status_since = calloc (b->size, sizeof (double))))
+            return -1;
+        memset (b->rank_status, 'f', b->size);
+        for (uint32_t r = 0; r < b->size; r++)
+            b->status_since[r] = b->started_at;
+    }
+    if (set_tree_attrs (b) < 0
+        || flux_msg_handler_addvec (b->h, htab, b, &b->ov_handlers) < 0)
+        return -1;
+    if (!(b->ovstate_f = flux_rpc_pack (b->h, "state-machine.monitor",
+                                        FLUX_NODEID_ANY, FLUX_RPC_STREAMING,
+                                        "{s:i}", "final", FSTATE_GOODBYE))
+        || flux_future_then (b->ovstate_f, -1., ovstate_cb, b) < 0)
+        return -1;
+    return 0;
+}
+
+
+void fh_ovsvc_free (struct bgn_broker *b)
+{
+    flux_msg_handler_delvec (b->ov_handlers);
+    b->ov_handlers = NULL;
+    flux_future_destroy (b->ovstate_f);
+    flux_future_destroy (b->goodbye_f);
+    flux_watcher_destroy (b->probe_w);
+    b->probe_w = NULL;
+    zlistx_destroy (&b->probes);   /* the probes still in flight */
+    free (b->probing);
+    b->probing = NULL;
+    free (b->probe_silent);
+    b->probe_silent = NULL;
+    /* the streams end with the broker, as the TBON's do: unanswered */
+    flux_msglist_destroy (b->monitors);
+    flux_msglist_destroy (b->healths);
+    flux_msglist_destroy (b->traces);
+    b->monitors = b->healths = b->traces = NULL;
+    free (b->rank_status);
+    free (b->left);
+    b->left = NULL;
+    flux_watcher_destroy (b->grace_w);
+    b->grace_w = NULL;
+    free (b->status_since);
+    b->rank_status = NULL;
+    b->status_since = NULL;
+}

@@ -1,0 +1,153 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-3.0-or-later
+test_description='bgn as the overlay of flux-broker (bgn-overlay.so)
+
+A flux-broker patched with contrib/flux-core (the broker.overlay-module
+attribute) runs bgn-overlay.so in place of its TBON.  Flux'\''s own
+requests, responses and events then cross the BGN: a 4-broker instance
+runs jobs, KVS and events across brokers and ends cleanly; in a 16-broker
+one, SIGKILL of rank 1 (an interior broker of a kary:2 tree) leaves a job
+on ranks 3, 4, 7, 8 to complete and every other broker online and
+reachable, and the instance still ends; SIGSTOP makes a broker torpid to
+Flux within peer_timeout + keepalive_interval, SIGCONT brings it back.
+
+Skipped unless configure found flux-core and its broker knows
+broker.overlay-module (BGN_TEST_FLUX names another flux command, say a
+patched one beside an unpatched one).'
+
+. "$(dirname "$0")/sharness.sh"
+
+if test "$BGN_HAVE_FLUX" != yes; then
+	skip_all="flux-core not found: ${BGN_FLUX_WHY:-configure found no flux-core}"
+	test_done
+fi
+
+# Not with-bgn: it would have flux-modprobe load bgn.so beside it.
+OV="$BGN_TOP_BUILDDIR/src/flux/.libs/bgn-overlay.so"
+FLUX=${BGN_TEST_FLUX:-${BGN_FLUX:-flux}}
+PATH="$(dirname "$FLUX"):$PATH"
+export PATH
+
+if ! timeout 60 "$FLUX" start --test-size=1 \
+	-Sbroker.overlay-module="$OV" -Sbroker.rc1_path= -Sbroker.rc3_path= \
+	true >probe.out 2>&1; then
+	if grep -q "overlay-module.*unknown attribute\|unknown attribute.*overlay-module" probe.out; then
+		why="$FLUX has no broker.overlay-module attribute"
+	else
+		why="$FLUX start with bgn-overlay.so failed: $(grep -v "^flux-start" probe.out | tail -1)"
+	fi
+	skip_all="$why (apply contrib/flux-core/overlay-module.patch to flux-core 0.88.0, or set BGN_TEST_FLUX to a patched flux)"
+	test_done
+fi
+
+mkdir conf
+cat >conf/bgn.toml <<-EOT
+[bgn]
+bind = "tcp://127.0.0.1:*"
+keepalive_interval = "200ms"
+peer_timeout = "2s"
+EOT
+
+start () {
+	size=$1; shift
+	timeout -s KILL 280 "$FLUX" start --test-size=$size -c conf \
+		--test-exit-mode=leader --test-exit-timeout=120 \
+		-Sbroker.overlay-module="$OV" "$@"
+}
+
+cat >small.sh <<-'EOT'
+#!/bin/sh
+flux exec -r all flux getattr rank | sort -n | tr '\n' ' '; echo
+flux run -N4 -n4 flux getattr rank | sort -n | tr '\n' ' '; echo
+flux kvs put t5100.key=across && flux exec -r 3 flux kvs get t5100.key
+flux exec -r 2 sh -c 'flux event sub -c 1 t5100.ev >ev2.out 2>&1 &'
+sleep 1
+flux exec -r 3 flux event pub t5100.ev '{"from":3}'
+sleep 1
+cat ev2.out
+flux getattr broker.overlay-module
+flux getattr tbon.descendants
+flux overlay status --summary
+EOT
+chmod +x small.sh
+
+test_expect_success 'four brokers: exec, jobs, KVS and events cross the BGN' '
+	start 4 ./small.sh >small.out 2>small.err &&
+	cat small.out &&
+	sed -n 1p small.out | grep "^0 1 2 3 $" &&
+	sed -n 2p small.out | grep "^0 1 2 3 $" &&
+	grep "^across$" small.out &&
+	grep "^t5100.ev.*\"from\":3" small.out &&
+	grep "bgn-overlay.so$" small.out &&
+	grep "^3$" small.out
+'
+
+test_expect_success 'the overlay'\''s status reads full, and the instance ended by itself' '
+	grep "full" small.out &&
+	test_must_fail grep "Exit timeout\|shutdown delayed" small.err
+'
+
+cat >kill.sh <<-'EOT'
+#!/bin/sh
+say () { echo "SCENARIO $*"; }
+pid1=$(flux exec -r 1 flux getattr broker.pid)
+id=$(flux submit -N4 -n4 --requires=rank:3,4,7,8 \
+	sh -c "sleep 6; echo done-\$(flux getattr rank)")
+flux job wait-event -t 60 $id start >/dev/null && say started
+sleep 1
+kill -9 $pid1 && say killed
+flux job attach $id >job.out 2>job.err; say "job $? $(sort job.out | tr '\n' ' ')"
+n=0; for r in 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+	timeout 20 flux exec -r $r true && n=$((n+1)); done; say "exec $n"
+n=0; for r in 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15; do
+	timeout 20 flux ping -c 1 $r >/dev/null && n=$((n+1)); done; say "ping $n"
+say "offline $(flux resource status -s offline -no {ranks})"
+timeout 120 flux run -N15 -n15 --requires=-rank:1 flux getattr rank \
+	| sort -n | tr '\n' ' ' | sed 's/^/SCENARIO run15 /'; echo
+flux kvs put t5100.after=kill && say "kvs $(flux exec -r 7 flux kvs get t5100.after)"
+flux exec -r 8 sh -c 'flux event sub -c 1 t5100.k >ev8.out 2>&1 &'
+sleep 1; flux event pub t5100.k; sleep 2; say "event $(cut -f1 ev8.out)"
+EOT
+chmod +x kill.sh
+
+test_expect_success 'sixteen brokers, rank 1 killed: its former subtree stays in the instance' '
+	start 16 -Slog-stderr-level=5 ./kill.sh >kill.out 2>kill.err &&
+	cat kill.out &&
+	grep "^SCENARIO started" kill.out &&
+	grep "^SCENARIO killed" kill.out &&
+	grep "^SCENARIO job 0 done-3 done-4 done-7 done-8 $" kill.out &&
+	grep "^SCENARIO exec 15$" kill.out &&
+	grep "^SCENARIO ping 15$" kill.out &&
+	grep "^SCENARIO offline 1$" kill.out &&
+	grep "^SCENARIO run15 0 2 3 4 5 6 7 8 9 10 11 12 13 14 15 $" kill.out &&
+	grep "^SCENARIO kvs kill$" kill.out &&
+	grep "^SCENARIO event t5100.k$" kill.out
+'
+
+test_expect_success 'and the instance ended without waiting on the dead broker' '
+	test_must_fail grep "Exit timeout\|shutdown delayed" kill.err
+'
+
+cat >stop.sh <<-'EOT'
+#!/bin/sh
+torpid () { flux resource status -s torpid -no "{ranks}"; }
+pid=$(flux exec -r 5 flux getattr broker.pid)
+kill -STOP $pid
+i=0; while test "$(torpid)" != 5 && test $i -lt 300; do sleep 0.1; i=$((i+1)); done
+echo "torpid $(torpid)"
+kill -CONT $pid
+i=0; while test -n "$(torpid)" && test $i -lt 300; do sleep 0.1; i=$((i+1)); done
+echo "after cont [$(torpid)]"
+timeout 20 flux exec -r 5 flux getattr rank
+EOT
+chmod +x stop.sh
+
+test_expect_success 'SIGSTOP makes a broker torpid to Flux, SIGCONT brings it back' '
+	start 8 ./stop.sh >stop.out 2>stop.err &&
+	cat stop.out &&
+	grep "^torpid 5$" stop.out &&
+	grep "^after cont \[\]$" stop.out &&
+	grep "^5$" stop.out
+'
+
+test_done
