@@ -29,10 +29,19 @@ while ! bgn overlay-status --json -r "$1" >/dev/null 2>&1; do
 done
 EOT
 
+# seq.sh RANK FIELD: a field of RANK's event layer (overlay-status)
+cat >seq.sh <<'EOT'
+bgn overlay-status --json -r "$1" |
+	"$PYZMQ" -c 'import json, sys; print(json.load(sys.stdin)["events"][sys.argv[1]])' "$2"
+EOT
+
 # Case 1: a restarted rank takes its first seq only on rank 0's word.
 # Rank 2 (rank 3's tree parent) is killed and rank 3 restarted; before
 # any event exists the rogue, in rank 2's place, says hello to rank 3
-# with seq 1,000,000.  Rank 3 used to start its sequence there and take
+# with seq 1,000,000.  The events are published once rank 3 has taken
+# its start (its last seq is rank 0's: a seq the rogue had set would
+# never be): what a rank delivers is what was published after it joined,
+# and on a busy machine its join can come after a publish right away.  Rank 3 used to start its sequence there and take
 # every real batch for a duplicate, for good: 0 events delivered, even
 # after the real rank 2 came back.  Now the hello moves nothing: rank 3
 # asks rank 0, and delivers every event published after it joined.
@@ -51,6 +60,10 @@ test_expect_success PYZMQ 'a rogue tree parent'"'"'s hello seq does not black ou
 	"$PYZMQ" "$ROGUE" $ep --id 2 --seed $BGN_RUNDIR/2/events.seed \
 		hello:2:$inst::1000000 wait:0.5 hello:2:$inst::4294967000 \
 		wait:1 >join.out &&
+	hi=$(sh ./seq.sh 0 last_seq) && i=0 &&
+	while ! test "$(sh ./seq.sh 3 last_seq)" -ge "$hi" 2>/dev/null; do
+		i=$((i+1)); test $i -lt 300 || exit 1; sleep 0.1
+	done &&
 	bgn event pub probe.a && bgn event pub probe.b &&
 	bgn event pub probe.c &&
 	bgn fault restart 2 &&
