@@ -281,25 +281,11 @@ static int event_wrap (msg_t *msg, const flux_msg_t *fmsg)
 {
     ssize_t size = flux_msg_encode_size (fmsg);
     void *buf = NULL;
-    flux_msg_t *tmp = NULL;
-    msg_t *conv = NULL;
     int rc = -1;
 
-    if (size < 0 || !(buf = malloc ((size_t)size))
-        || flux_msg_encode (fmsg, buf, (size_t)size) < 0)
-        goto done;
-    /* fluxmsg.c's wrapper of bytes, made on a carrier message */
-    if (!(tmp = flux_msg_create (FLUX_MSGTYPE_EVENT))
-        || flux_msg_set_topic (tmp, FLUX_EVENT_TOPIC) < 0
-        || flux_msg_set_payload (tmp, buf, (size_t)size) < 0
-        || !(conv = fluxmsg_to_bgn_any (tmp)))
-        goto done;
-    size_t len = 0;
-    const char *text = msg_get_payload (conv, &len);
-    rc = msg_set_payload (msg, text, len);
-done:
-    msg_destroy (&conv);
-    flux_msg_destroy (tmp);
+    if (size >= 0 && (buf = malloc ((size_t)size))
+        && flux_msg_encode (fmsg, buf, (size_t)size) == 0)
+        rc = fluxmsg_wrap (msg, buf, (size_t)size);
     free (buf);
     return rc;
 }
@@ -307,19 +293,16 @@ done:
 /* The Flux event in a payload event_wrap made, NULL if it is not one. */
 static flux_msg_t *event_unwrap (const char *payload, size_t len)
 {
-    flux_msg_t *carrier = flux_msg_create (FLUX_MSGTYPE_EVENT), *ev = NULL;
-    const void *buf;
-    size_t size;
+    size_t size = 0;
+    void *buf = payload ? fluxmsg_unwrap (payload, len, &size) : NULL;
+    flux_msg_t *ev = buf ? flux_msg_decode (buf, size) : NULL;
     int type;
 
-    if (carrier && fluxmsg_set_payload (carrier, payload, len) == 0
-        && flux_msg_get_payload (carrier, &buf, &size) == 0
-        && (ev = flux_msg_decode (buf, size))
-        && (flux_msg_get_type (ev, &type) < 0 || type != FLUX_MSGTYPE_EVENT)) {
+    if (ev && (flux_msg_get_type (ev, &type) < 0 || type != FLUX_MSGTYPE_EVENT)) {
         flux_msg_destroy (ev);
         ev = NULL;
     }
-    flux_msg_destroy (carrier);
+    free (buf);
     return ev;
 }
 

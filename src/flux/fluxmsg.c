@@ -81,9 +81,7 @@ static int set_text (flux_msg_t *f, const char *text, size_t len)
     return rc;
 }
 
-/* The bytes of a wrapped payload (wrap_bytes), NULL if text is not
- * one: *size set, the caller frees. */
-static void *unwrap_bytes (const char *text, size_t len, size_t *size)
+void *fluxmsg_unwrap (const char *text, size_t len, size_t *size)
 {
     json_t *o = json_loadb (text, len, 0, NULL);
     const char *z = NULL;
@@ -122,7 +120,7 @@ int fluxmsg_set_payload (flux_msg_t *f, const char *text, size_t len)
     if (len > strlen (FLUXMSG_WRAP_KEY) + 3
         && !strncmp (text, "{\"" FLUXMSG_WRAP_KEY "\"",
                      strlen (FLUXMSG_WRAP_KEY) + 3)) {
-        if (!(bytes = unwrap_bytes (text, len, &size))) {
+        if (!(bytes = fluxmsg_unwrap (text, len, &size))) {
             errno = EPROTO;
             return -1;
         }
@@ -170,7 +168,7 @@ error:
  * {"bgn.z85": Z85 of the bytes zero-padded to a multiple of 4,
  *  "bgn.len": the bytes' count}.  Z85's alphabet has no quote or
  * backslash, so the text needs no escaping. */
-static int wrap_bytes (msg_t *msg, const void *buf, size_t size)
+int fluxmsg_wrap (msg_t *msg, const void *buf, size_t size)
 {
     size_t padded = (size + 3) / 4 * 4;
     unsigned char *in = calloc (1, padded ? padded : 4);
@@ -225,7 +223,7 @@ static int payload_to_bgn (const flux_msg_t *f, msg_t *msg, bool wrap)
         errno = EPROTO;
         return -1;
     }
-    return wrap_bytes (msg, buf, size);
+    return fluxmsg_wrap (msg, buf, size);
 }
 
 static msg_t *to_bgn (const flux_msg_t *f, bool wrap)

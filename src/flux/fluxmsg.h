@@ -32,6 +32,12 @@
 flux_msg_t *fluxmsg_from_bgn (const msg_t *msg);
 msg_t *fluxmsg_to_bgn (const flux_msg_t *fmsg);
 msg_t *fluxmsg_to_bgn_any (const flux_msg_t *fmsg);
+/* Bytes as a wrapped payload of msg (any bytes, a NUL inside too), and
+ * back: fluxmsg_unwrap returns the bytes of wrapper text[0..len) with
+ * *size set (the caller frees them), NULL if it is not a well-formed
+ * wrapper.  -1 with errno / NULL. */
+int fluxmsg_wrap (msg_t *msg, const void *buf, size_t size);
+void *fluxmsg_unwrap (const char *text, size_t len, size_t *size);
 /* Set f's payload from bgn payload text[0..len) (NULL/0: none),
  * unwrapping a wrapped one.  0, or -1 with errno. */
 int fluxmsg_set_payload (flux_msg_t *f, const char *text, size_t len);
