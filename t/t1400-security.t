@@ -554,20 +554,26 @@ if test "$(id -u)" = 0 && command -v setpriv >/dev/null 2>&1 &&
 	test_set_prereq ROOT_SETPRIV
 fi
 
+# The rundir lives under /tmp: a unix socket path has room for ~100
+# bytes, which a build tree as deep as make distcheck's leaves too little
+# of (the broker refuses such a rundir), and the guest must be able to
+# reach it (mode 755 on the way down).
 test_expect_success ROOT_SETPRIV 'a guest (broker.guest_group) may read but not change state' '
-	mkdir -m 755 guest &&
-	bgn-broker --boot=single "--rundir=$PWD/guest/run" \
+	gdir=$(mktemp -d /tmp/bgnguest.XXXXXX) &&
+	test_when_finished "rm -rf \"$gdir\"" &&
+	chmod 755 "$gdir" || return 1
+	bgn-broker --boot=single "--rundir=$gdir/run" \
 		-o broker.guest_group=\"nogroup\" 2>guest.err &
 	pid=$! &&
-	i=0; while ! test -S guest/run/local && test $i -lt 100; do
+	i=0; while ! test -S "$gdir/run/local" && test $i -lt 100; do
 		sleep 0.05; i=$((i+1)); done &&
-	uri="ipc://$PWD/guest/run/local" &&
+	uri="ipc://$gdir/run/local" &&
 	as_guest="setpriv --reuid=65534 --regid=$(getent group nogroup | cut -d: -f3) --clear-groups" &&
 	$as_guest bgn "--uri=$uri" ping --count=1 0 >guest.ping &&
 	$as_guest bgn "--uri=$uri" overlay-status >guest.status &&
 	test_must_fail $as_guest bgn "--uri=$uri" rpc broker.shutdown 2>guest.shut &&
 	test_must_fail $as_guest bgn "--uri=$uri" rpc overlay.disconnect 2>guest.disc &&
-	stat -c %a guest/run guest/run/local >guest.modes &&
+	stat -c %a "$gdir/run" "$gdir/run/local" >guest.modes &&
 	bgn "--uri=$uri" rpc broker.shutdown &&
 	wait $pid &&
 	grep "^reply from rank 0" guest.ping &&
