@@ -4,11 +4,13 @@
  *
  * See boot.h for what each method provides and how one is chosen.  PMIx
  * lives in boot_pmix.c (a plugin, boot-pmix.so, built only with libpmix
- * and loaded only when PMIx is the method); this file dispatches.  The static method needs no
- * network exchange at all: everything a peer would publish (its endpoint,
- * its public key, rank 0's instance id) follows from the shared config, so
- * every broker computes the same values on its own.  That is what lets a
- * system instance start in any order, each broker under its own systemd.
+ * and loaded only when PMIx is the method); the static method's rules in
+ * hosttab.c, shared with the Flux host; this file dispatches.  The static
+ * method needs no network exchange at all: everything a peer would
+ * publish (its endpoint, its public key, rank 0's instance id) follows
+ * from the shared config, so every broker computes the same values on its
+ * own.  That is what lets a system instance start in any order, each
+ * broker under its own systemd.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -25,8 +27,8 @@
 #include "src/common/libpmi/pmi_client.h"
 #include "src/common/libconf/keys.h"
 #include "src/common/libutil/errbuf.h"
-#include "src/common/libutil/hostlist.h"
 #include "boot.h"
+#include "hosttab.h"
 #include "bundle.h"
 #if HAVE_PMIX
 #include <dlfcn.h>
@@ -42,7 +44,6 @@ struct boot {
     struct boot_pmix *pmix;  /* PMIx; NULL otherwise */
     const struct boot_pmix_ops *px;  /* boot-pmix.so's table, when loaded */
 #endif
-    int is_static;           /* static host list */
     uint32_t rank;
     uint32_t size;
     zhashx_t *local;         /* values kept in this process */
@@ -58,268 +59,8 @@ struct boot {
     int late_get;            /* ... and gets after finalize */
     int finalized;
 
-    /* static mode */
-    hostlist_t *hosts;       /* rank -> host name */
-    int *entry;              /* rank -> index in bootstrap.hosts */
-    json_t *entries;         /* bootstrap.hosts (a reference) */
-    char hostname[256];      /* ours, as matched */
-    char pubkey[41];         /* shared cert's public key, "" without CURVE */
-    char evkey[65];          /* bootstrap.event_key: rank 0's, "" if none */
-    char (*pubkeys)[41];     /* per-host keys (bootstrap.curve_keys): rank
-                                -> public key, or NULL */
-    char instance[37];       /* derived instance id */
+    struct hosttab *tab;     /* static mode: the host table */
 };
-
-/* The secret half of a CURVE certificate must be private to its owner:
- * anyone who can read it can join the instance (every broker shares it).
- * On success, copy the public key (Z85) to pub[41].
- */
-static int check_cert (const char *path, char *pub, char *errbuf,
-                       size_t errlen)
-{
-    char secret[4096];
-    struct stat st;
-    zcert_t *cert;
-
-    if (snprintf (secret, sizeof (secret), "%s_secret", path)
-        >= (int)sizeof (secret))
-        return errbuf_fail (errbuf, errlen, EINVAL,
-                            "bootstrap.curve_cert: path is too long");
-    if (stat (path, &st) < 0)
-        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert %s: "
-                            "%s (create the certificate with: bgn keygen %s)",
-                            path, strerror (errno), path);
-    if (stat (secret, &st) < 0)
-        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: "
-                            "secret file %s: %s (create the certificate with: "
-                            "bgn keygen %s)", secret, strerror (errno), path);
-    if (!S_ISREG (st.st_mode))
-        return errbuf_fail (errbuf, errlen, EINVAL,
-                            "bootstrap.curve_cert: %s is not a regular file",
-                            secret);
-    if (st.st_mode & 077)
-        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: %s "
-                            "is readable or writable by group or others (mode "
-                            "%04o); fix with: chmod 600 %s", secret,
-                            (unsigned)(st.st_mode & 07777), secret);
-    if (!(cert = zcert_load (path)))
-        return errbuf_fail (errbuf, errlen, EINVAL,
-                            "bootstrap.curve_cert: cannot parse %s", path);
-    if (!strcmp (zcert_secret_txt (cert),
-                 "0000000000000000000000000000000000000000")) {
-        zcert_destroy (&cert);
-        return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: %s "
-                            "holds no secret key", secret);
-    }
-    snprintf (pub, 41, "%s", zcert_public_txt (cert));
-    zcert_destroy (&cert);
-    return 0;
-}
-
-static json_t *entry_of (struct boot *b, uint32_t rank)
-{
-    return json_array_get (b->entries, (size_t)b->entry[rank]);
-}
-
-/* Endpoint (connect template expanded) of 'rank'. */
-static int static_endpoint (struct boot *b, uint32_t rank, char *buf,
-                            size_t len)
-{
-    json_t *e = entry_of (b, rank);
-    const char *tmpl = json_string_value (json_object_get (e, "connect"));
-    int port = (int)json_integer_value (json_object_get (e, "port"));
-
-    if (!tmpl) {
-        errno = EINVAL;
-        return -1;
-    }
-    return conf_expand_template (tmpl, hostlist_nth (b->hosts, (int)rank),
-                                 port, buf, len);
-}
-
-/* A name-based (version 5 layout) uuid from SHA-1 over every rank's host
- * name and endpoint and the shared public key: the same on every broker
- * of one config, different for a different host list or cert. */
-static int static_instance (struct boot *b)
-{
-    zdigest_t *d = zdigest_new ();
-    const uint8_t *h;
-    uint8_t u[16];
-    char ep[1024];
-
-    if (!d)
-        return -1;
-    zdigest_update (d, (const byte *)"bgn-static-v1", 14);
-    for (uint32_t r = 0; r < b->size; r++) {
-        const char *host = hostlist_nth (b->hosts, (int)r);
-        if (static_endpoint (b, r, ep, sizeof (ep)) < 0) {
-            zdigest_destroy (&d);
-            return -1;
-        }
-        zdigest_update (d, (const byte *)host, strlen (host) + 1);
-        zdigest_update (d, (const byte *)ep, strlen (ep) + 1);
-    }
-    zdigest_update (d, (const byte *)b->pubkey, strlen (b->pubkey) + 1);
-    for (uint32_t r = 0; b->pubkeys && r < b->size; r++)
-        zdigest_update (d, (const byte *)b->pubkeys[r], 41);
-    h = zdigest_data (d);
-    memcpy (u, h, 16);
-    zdigest_destroy (&d);
-    u[6] = (u[6] & 0x0f) | 0x50;
-    u[8] = (u[8] & 0x3f) | 0x80;
-    snprintf (b->instance, sizeof (b->instance),
-              "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
-              "%02x%02x%02x%02x%02x%02x",
-              u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
-              u[10], u[11], u[12], u[13], u[14], u[15]);
-    return 0;
-}
-
-/* Per-host keys: every rank's public key from DIR/HOST.cert, after the
- * checks "bgn config check" makes (libconf/keys.h). */
-static int static_keys (struct boot *b, json_t *conf, const char *dir,
-                        char *errbuf, size_t errlen)
-{
-    char path[4096];
-
-    if (conf_check_keys (conf, b->hostname, errbuf, errlen) < 0) {
-        errno = EINVAL;
-        return -1;
-    }
-    if (!(b->pubkeys = calloc (b->size, sizeof (*b->pubkeys))))
-        return errbuf_fail (errbuf, errlen, ENOMEM, "out of memory");
-    for (uint32_t r = 0; r < b->size; r++) {
-        if (conf_key_path (dir, hostlist_nth (b->hosts, (int)r), path,
-                           sizeof (path)) < 0
-            || conf_read_pubkey (path, b->pubkeys[r], errbuf, errlen) < 0) {
-            errno = EINVAL;
-            return -1;
-        }
-    }
-    return 0;   /* b->pubkey stays "": the instance id covers them all */
-}
-
-static int static_create (struct boot *b, json_t *conf, const char *confname,
-                          char *errbuf, size_t errlen)
-{
-    const char *cfgname = confname ? confname : "the config";
-    const char *want = "", *cert = "", *keys = "";
-    json_t *e;
-    size_t i;
-    int idx, curve = 1;
-    char err[256];
-    zhashx_t *seen;
-
-    b->is_static = 1;
-    b->entries = json_object_get (json_object_get (conf, "bootstrap"),
-                                  "hosts");
-    if (!(b->hosts = hostlist_create ()))
-        return -1;
-    json_array_foreach (b->entries, i, e) {
-        const char *spec = json_string_value (json_object_get (e, "host"));
-        int before = hostlist_count (b->hosts);
-        int *ne;
-        if (!spec || hostlist_append (b->hosts, spec, err, sizeof (err)) < 0)
-            return errbuf_fail (errbuf, errlen, EINVAL,
-                                "%s: bootstrap.hosts[%zu]: %s", cfgname, i,
-                                spec ? err : "no host");
-        int after = hostlist_count (b->hosts);
-        if (!(ne = realloc (b->entry, sizeof (int) * (after ? after : 1))))
-            return -1;
-        b->entry = ne;
-        for (int r = before; r < after; r++)
-            b->entry[r] = (int)i;
-    }
-    b->size = (uint32_t)hostlist_count (b->hosts);
-    if (b->size == 0)
-        return errbuf_fail (errbuf, errlen, EINVAL,
-                            "%s: bootstrap.hosts lists no hosts", cfgname);
-    /* A host named twice would leave its second rank unreachable. */
-    if (!(seen = zhashx_new ()))
-        return -1;
-    for (uint32_t r = 0; r < b->size; r++) {
-        const char *h = hostlist_nth (b->hosts, (int)r);
-        if (zhashx_insert (seen, h, (void *)h) < 0) {
-            zhashx_destroy (&seen);
-            return errbuf_fail (errbuf, errlen, EINVAL,
-                                "%s: host '%s' appears more than once in "
-                                "bootstrap.hosts", cfgname, h);
-        }
-    }
-    zhashx_destroy (&seen);
-
-    /* Who are we?  bootstrap.hostname, else gethostname(); a fully
-     * qualified name also matches its first label. */
-    conf_get_string (conf, "bootstrap.hostname", &want);
-    if (*want)
-        snprintf (b->hostname, sizeof (b->hostname), "%s", want);
-    else if (gethostname (b->hostname, sizeof (b->hostname) - 1) < 0)
-        return errbuf_fail (errbuf, errlen, EINVAL, "gethostname: %s",
-                            strerror (errno));
-    if ((idx = hostlist_find (b->hosts, b->hostname)) < 0 && !*want) {
-        char *dot = strchr (b->hostname, '.');
-        if (dot) {
-            *dot = '\0';
-            if ((idx = hostlist_find (b->hosts, b->hostname)) < 0)
-                *dot = '.';
-        }
-    }
-    if (idx < 0)
-        return errbuf_fail (errbuf, errlen, EINVAL,
-                            "this host '%s' is not in bootstrap.hosts of %s "
-                            "(fix the host list, or set bootstrap.hostname)",
-                            b->hostname, cfgname);
-    b->rank = (uint32_t)idx;
-
-    /* The shared certificate, or per-host keys. */
-    conf_get_bool (conf, "overlay.curve", &curve);
-    conf_get_string (conf, "bootstrap.curve_cert", &cert);
-    conf_get_string (conf, "bootstrap.curve_keys", &keys);
-    if (curve && *keys) {
-        if (static_keys (b, conf, keys, errbuf, errlen) < 0)
-            return -1;
-    }
-    else if (curve) {
-        if (!*cert)
-            return errbuf_fail (errbuf, errlen, EINVAL, "%s: a static "
-                                "bootstrap with overlay.curve = true needs "
-                                "bootstrap.curve_cert (make one with: bgn "
-                                "keygen PATH) or bootstrap.curve_keys",
-                                cfgname);
-        if (check_cert (cert, b->pubkey, errbuf, errlen) < 0)
-            return -1;
-    }
-
-    /* Rank 0's event signing key (its public half), if the config names
-     * one: what every broker asks for as rank 0's "evkey". */
-    const char *evkey = "";
-    conf_get_string (conf, "bootstrap.event_key", &evkey);
-    snprintf (b->evkey, sizeof (b->evkey), "%s", evkey);
-
-    /* Our bind address, unless the config names one. */
-    const char *bind = "";
-    conf_get_string (conf, "overlay.bind", &bind);
-    if (!*bind) {
-        char uri[1024];
-        e = entry_of (b, b->rank);
-        const char *tmpl = json_string_value (json_object_get (e, "bind"));
-        int port = (int)json_integer_value (json_object_get (e, "port"));
-        json_t *ovl = json_object_get (conf, "overlay");
-        if (!tmpl || !ovl
-            || conf_expand_template (tmpl, b->hostname, port, uri,
-                                     sizeof (uri)) < 0)
-            return errbuf_fail (errbuf, errlen, EINVAL,
-                                "%s: bootstrap.hosts[%d].bind is invalid",
-                                cfgname, b->entry[b->rank]);
-        if (json_object_set_new (ovl, "bind", json_string (uri)) < 0)
-            return -1;
-    }
-    /* Every endpoint must expand; check now rather than at connect. */
-    if (static_instance (b) < 0)
-        return errbuf_fail (errbuf, errlen, EINVAL, "%s: a bootstrap.hosts "
-                            "connect template is too long", cfgname);
-    return 0;
-}
 
 /* The method bootstrap.method asks for, or the one the environment
  * implies ("auto").  PMI_FD is looked at before PMIX_*: bgn start hands
@@ -430,6 +171,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
                                      "hosts");
     const char *method = choose_method (conf, hosts);
     const char *cert = "";
+    char pub[41];
     int curve = 1;
 
     if (!b)
@@ -455,8 +197,11 @@ struct boot *boot_create (json_t *conf, const char *confname,
                          confname ? confname : "the config");
             goto error;
         }
-        if (static_create (b, conf, confname, errbuf, errlen) < 0)
+        if (!(b->tab = hosttab_create (conf, confname, -1, NULL, errbuf,
+                                       errlen)))
             goto error;
+        b->rank = hosttab_rank (b->tab);
+        b->size = hosttab_size (b->tab);
         return b;
     }
     else
@@ -465,7 +210,7 @@ struct boot *boot_create (json_t *conf, const char *confname,
      * private. */
     conf_get_bool (conf, "overlay.curve", &curve);
     conf_get_string (conf, "bootstrap.curve_cert", &cert);
-    if (curve && *cert && check_cert (cert, b->pubkey, errbuf, errlen) < 0)
+    if (curve && *cert && hosttab_check_cert (cert, pub, errbuf, errlen) < 0)
         goto error;
     return b;
 error: {
@@ -488,9 +233,7 @@ void boot_destroy (struct boot **bp)
         json_decref ((*bp)->outbox);
         cache_clear (*bp);
         free ((*bp)->cache);
-        hostlist_destroy (&(*bp)->hosts);
-        free ((*bp)->entry);
-        free ((*bp)->pubkeys);
+        hosttab_destroy (&(*bp)->tab);
         free (*bp);
         *bp = NULL;
     }
@@ -512,12 +255,12 @@ const char *boot_method (struct boot *b)
     if (b->pmix)
         return "pmix";
 #endif
-    return b->pmi ? "pmi" : b->is_static ? "static" : "single";
+    return b->pmi ? "pmi" : b->tab ? "static" : "single";
 }
 
 const char *boot_hostname (struct boot *b)
 {
-    return b->is_static ? b->hostname : NULL;
+    return b->tab ? hosttab_hostname (b->tab) : NULL;
 }
 
 /* ---- PMI-1 bundles ------------------------------------------------------ */
@@ -648,12 +391,6 @@ static int make_key (char *buf, size_t len, uint32_t rank, const char *key)
     return 0;
 }
 
-static int is_derived_key (const char *key)
-{
-    return !strcmp (key, "endpoint") || !strcmp (key, "pubkey")
-           || !strcmp (key, "instance");
-}
-
 int boot_put (struct boot *b, const char *key, const char *value,
               char *errbuf, size_t errlen)
 {
@@ -663,7 +400,7 @@ int boot_put (struct boot *b, const char *key, const char *value,
         return -1;
     }
     /* Static: peers compute these from the config, nobody reads ours. */
-    if (b->is_static && is_derived_key (key))
+    if (b->tab && hosttab_derived (key))
         return 0;
 #if HAVE_PMIX
     if (b->pmix)
@@ -690,44 +427,6 @@ static int copy_out (const char *v, char *buf, size_t len, const char *what,
     return 0;
 }
 
-static int static_get (struct boot *b, uint32_t rank, const char *key,
-                       const char *k, char *buf, size_t len, char *errbuf,
-                       size_t errlen)
-{
-    if (rank >= b->size)
-        return errbuf_fail (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
-                            (unsigned)rank, (unsigned)b->size - 1);
-    if (!strcmp (key, "endpoint")) {
-        if (static_endpoint (b, rank, buf, len) < 0)
-            return errbuf_fail (errbuf, errlen, errno,
-                                "endpoint of rank %u: %s", (unsigned)rank,
-                                strerror (errno));
-        return 0;
-    }
-    if (!strcmp (key, "pubkey")) {
-        if (b->pubkeys)
-            return copy_out (b->pubkeys[rank], buf, len, k, errbuf, errlen);
-        if (!*b->pubkey)
-            return errbuf_fail (errbuf, errlen, ENOENT,
-                                "no bootstrap.curve_cert, so no public key");
-        return copy_out (b->pubkey, buf, len, k, errbuf, errlen);
-    }
-    if (!strcmp (key, "instance"))
-        return copy_out (b->instance, buf, len, k, errbuf, errlen);
-    /* Signing keys cannot travel without an exchange: rank 0's is the
-     * config's bootstrap.event_key, if any; the others have none (empty,
-     * not an error: the overlay then takes their word unsigned, and rank
-     * 0's events too without an event key, and says so). */
-    if (!strcmp (key, "evkey") && rank != b->rank)
-        return copy_out (rank == 0 ? b->evkey : "", buf, len, k, errbuf,
-                         errlen);
-    if (rank != b->rank)
-        return errbuf_fail (errbuf, errlen, ENOENT,
-                            "bootstrap key %s: a static bootstrap has no "
-                            "exchange with other ranks", k);
-    return 1;   /* our own value: look it up locally */
-}
-
 int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
               size_t len, char *errbuf, size_t errlen)
 {
@@ -736,8 +435,8 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
         snprintf (errbuf, errlen, "bootstrap key '%s' is too long", key);
         return -1;
     }
-    if (b->is_static) {
-        int rc = static_get (b, rank, key, k, buf, len, errbuf, errlen);
+    if (b->tab) {
+        int rc = hosttab_get (b->tab, rank, key, buf, len, errbuf, errlen);
         if (rc <= 0)
             return rc;
     }
@@ -782,7 +481,7 @@ int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,
 
 int boot_lasting (struct boot *b)
 {
-    return b->pmi && b->late_get && !b->is_static;
+    return b->pmi && b->late_get && !b->tab;
 }
 
 int boot_barrier (struct boot *b, char *errbuf, size_t errlen)
