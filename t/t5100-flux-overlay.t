@@ -10,6 +10,8 @@ one, SIGKILL of rank 1 (an interior broker of a kary:2 tree) leaves a job
 on ranks 3, 4, 7, 8 to complete and every other broker online and
 reachable, and the instance still ends; SIGSTOP makes a broker torpid to
 Flux within peer_timeout + keepalive_interval, SIGCONT brings it back.
+Booted from a [bootstrap] hosts table (a system instance'\''s way), a
+killed broker restarted by hand rejoins.
 
 Skipped unless configure found flux-core and its broker knows
 broker.overlay-module (BGN_TEST_FLUX names another flux command, say a
@@ -148,6 +150,65 @@ test_expect_success 'SIGSTOP makes a broker torpid to Flux, SIGCONT brings it ba
 	grep "^torpid 5$" stop.out &&
 	grep "^after cont \[\]$" stop.out &&
 	grep "^5$" stop.out
+'
+
+# A system instance boots from its [bootstrap] hosts table, not PMI: the
+# brokers here are fake0-3 on this host (--test-hosts), each bound to an
+# ipc socket in a short directory, with the certificate flux keygen makes.
+# Nothing is exchanged, so a broker restarted by hand rejoins.
+IPCDIR=$(mktemp -d /tmp/bgnt5100.XXXXXX) || exit 1
+trap 'rc=$?; rm -rf "$IPCDIR"; (exit $rc); die' EXIT
+mkdir tconf
+grep -v "^bind" conf/bgn.toml >tconf/bgn.toml
+cat >tconf/bootstrap.toml <<-EOT
+[bootstrap]
+curve_cert = "$PWD/tconf/cert"
+[[bootstrap.hosts]]
+host = "fake[0-3]"
+bind = "ipc://$IPCDIR/%h"
+connect = "ipc://$IPCDIR/%h"
+EOT
+
+cat >restart.sh <<-'EOT'
+#!/bin/bash
+status () { flux overlay status 2>/dev/null | grep " 1 fake1: "; }
+pid=$(flux exec -r 1 flux getattr broker.pid)
+mapfile -d "" -t args </proc/$pid/cmdline
+mapfile -d "" -t envs </proc/$pid/environ
+kill -9 $pid
+i=0; until status | grep -q "lost\|offline" || test $i -ge 100; do
+	sleep 0.2; i=$((i+1)); done
+echo "after kill: $(status)"
+env -i "${envs[@]}" "${args[@]}" >r1.out 2>&1 &
+i=0; until status | grep -q full || test $i -ge 150; do
+	sleep 0.2; i=$((i+1)); done
+echo "after restart: $(status)"
+echo "exec $(flux exec -r all flux getattr rank | sort -n | tr '\n' ' ')"
+echo "method $(flux exec -r 1 flux getattr broker.boot-method)"
+EOT
+chmod +x restart.sh
+
+test_expect_success 'booted from a [bootstrap] hosts table, a broker killed and restarted rejoins' '
+	"$FLUX" keygen tconf/cert &&
+	timeout -s KILL 200 "$FLUX" start --test-size=4 --test-hosts=fake[0-3] \
+		--config-path=tconf --test-exit-mode=leader \
+		--test-exit-timeout=60 -Sbroker.overlay-module="$OV" \
+		./restart.sh >restart.out 2>restart.err &&
+	cat restart.out &&
+	grep "^after kill: .*1 fake1: \(lost\|offline\)" restart.out &&
+	grep "^after restart: .*1 fake1: full" restart.out &&
+	grep "^exec 0 1 2 3 $" restart.out &&
+	grep "^method config$" restart.out
+'
+
+test_expect_success 'a [bootstrap] table whose certificate others may read is refused, named' '
+	mkdir badconf &&
+	sed "s|tconf/cert|badconf/cert|" tconf/bootstrap.toml >badconf/bootstrap.toml &&
+	"$FLUX" keygen badconf/cert && chmod 644 badconf/cert &&
+	test_must_fail timeout -s KILL 60 "$FLUX" start --test-size=2 \
+		--test-hosts=fake[0-1] --config-path=badconf \
+		-Sbroker.overlay-module="$OV" true 2>bad.err &&
+	grep "badconf/cert is readable or writable by group or others" bad.err
 '
 
 test_done

@@ -292,9 +292,18 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
     conf_get_string (conf, "bootstrap.event_key", &evkey);
     snprintf (b->evkey, sizeof (b->evkey), "%s", evkey);
 
-    /* Our bind address, unless the config names one. */
+    /* Our bind address, unless the config names one: then at a port of
+     * its own, since peers connect where the table says we are. */
     const char *bind = "";
     conf_get_string (conf, "overlay.bind", &bind);
+    if (*bind && (strstr (bind, ":*") || !strcmp (bind, "ipc://*")
+                  || (strlen (bind) > 2 && !strcmp (bind + strlen (bind) - 2,
+                                                    ":0"))))
+        return errbuf_fail (errbuf, errlen, EINVAL, "%s: overlay.bind '%s' "
+                            "picks a port or path at random, but peers "
+                            "connect where bootstrap.hosts says: bind at "
+                            "its connect URI's port (or leave overlay.bind "
+                            "unset)", cfgname, bind);
     if (!*bind) {
         char uri[1024];
         e = entry_of (b, b->rank);

@@ -579,7 +579,15 @@ int fh_boot_get (struct bgn_broker *b, uint32_t rank, const char *key,
         errno = EINVAL;
         return -1;
     }
-    card = card_of (b->cards, rank);
+    if (b->tab) {
+        char err[256];
+        int rc = hosttab_get (b->tab, rank, key, buf, len, err, sizeof (err));
+        if (rc <= 0)
+            return rc;
+        card = b->card;     /* our own value */
+    }
+    else
+        card = card_of (b->cards, rank);
     /* after start-up, elsewhere than rank 0: a card not here, or one to
      * refresh, is asked for; what is here meanwhile is the answer */
     if ((fresh || !card) && b->rank != 0 && rank != b->rank && b->started)
@@ -617,6 +625,7 @@ void fh_boot_free (struct bgn_broker *b)
     free (b->fetched_at);
     flux_watcher_destroy (b->boot_retry);
     flux_watcher_destroy (b->boot_waiter);
+    hosttab_destroy (&b->tab);
     json_decref (b->card);
     json_decref (b->cards);
     idset_destroy (&b->boot_wants);
@@ -677,9 +686,9 @@ static int whois_all (struct bgn_broker *b, char *errbuf, size_t errlen)
         card = json_object_get (bc, "bgn");
         if (!card_valid (card)) {
             snprintf (errbuf, errlen, "rank %d's business card has no bgn "
-                      "values: every broker's overlay must be bgn-overlay.so, "
-                      "bootstrapped by PMI (a [bootstrap] hosts table is not "
-                      "supported yet)", rank);
+                      "values: every broker's overlay must be bgn-overlay.so "
+                      "(is broker.overlay-module set on every broker?)",
+                      rank);
             flux_future_destroy (f);
             errno = EPROTO;
             return -1;
@@ -706,10 +715,15 @@ error:
 
 int fh_boot_broker (struct bgn_broker *b, char *errbuf, size_t errlen)
 {
-    json_t *bc = bizcard (b);
+    json_t *bc;
     flux_future_t *f;
 
-    if (!bc) {
+    /* from the [bootstrap] table: every card follows from it, and the
+     * broker's own bootstrap has nothing to exchange (its TBON asks it
+     * only for that table's entries) */
+    if (b->tab)
+        return 0;
+    if (!(bc = bizcard (b))) {
         snprintf (errbuf, errlen, "out of memory");
         return -1;
     }

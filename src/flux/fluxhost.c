@@ -168,9 +168,68 @@ static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
     flux_log (b->h, level, "%s", buf);
 }
 
+/* One TOML line "KEY = VALUE" (a JSON scalar reads as TOML). */
+static void emit_value (FILE *f, const char *key, json_t *val)
+{
+    char *v = json_dumps (val, JSON_ENCODE_ANY | JSON_COMPACT);
+
+    fprintf (f, "\"%s\" = %s\n", key, v ? v : "\"\"");
+    free (v);
+}
+
+/* Keys of [bgn] that go to bgn's [bootstrap]: per-host keys and rank 0's
+ * event key, which Flux's [bootstrap] has no words for. */
+static bool is_bootstrap_key (const char *key)
+{
+    return !strcmp (key, "curve_keys") || !strcmp (key, "event_key")
+           || !strcmp (key, "event_key_secret");
+}
+
+/* bgn's [bootstrap]: [bgn]'s bootstrap keys and, as the overlay of a
+ * broker booted from its [bootstrap] table, that table less what a BGN
+ * has no use for (a host's parent in the tree, the TBON's IPv6 switch).
+ * Each host's bind and connect default as bgn-broker's do (tcp://[*]:%p,
+ * tcp://%h:%p): in a BGN every broker takes connections. */
+static int emit_bootstrap (struct bgn_broker *b, json_t *bgn,
+                           bool from_table, FILE *f, char *errbuf,
+                           size_t errlen)
+{
+    flux_error_t ferr;
+    json_t *boot = NULL, *hosts = NULL, *val, *entry;
+    const char *key;
+    size_t i;
+
+    fprintf (f, "[bootstrap]\n");
+    json_object_foreach (bgn, key, val)
+        if (is_bootstrap_key (key))
+            emit_value (f, key, val);
+    if (!from_table)
+        return 0;
+    if (flux_conf_unpack (flux_get_conf (b->h), &ferr, "{s?o}", "bootstrap",
+                          &boot) < 0 || (boot && !json_is_object (boot))) {
+        snprintf (errbuf, errlen, "[bootstrap]: %s",
+                  boot ? "must be a table" : ferr.text);
+        return -1;
+    }
+    json_object_foreach (boot, key, val) {
+        if (!strcmp (key, "hosts"))
+            hosts = val;
+        else if (strcmp (key, "enable_ipv6") != 0)
+            emit_value (f, key, val);
+    }
+    json_array_foreach (hosts, i, entry) {
+        fprintf (f, "[[bootstrap.hosts]]\n");
+        json_object_foreach (entry, key, val)
+            if (strcmp (key, "parent") != 0)
+                emit_value (f, key, val);
+    }
+    return 0;
+}
+
 /* [bgn] (less the Flux-only keys) as an [overlay] table, through the same
  * schema as bgn-broker's configuration. */
-static int read_config (struct bgn_broker *b, char *errbuf, size_t errlen)
+static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
+                        size_t errlen)
 {
     flux_error_t ferr;
     json_t *tbl = NULL;
@@ -197,11 +256,15 @@ static int read_config (struct bgn_broker *b, char *errbuf, size_t errlen)
     json_object_foreach (tbl, key, val) {
         if (!strcmp (key, "boot_timeout") || !strcmp (key, "membership_event")
             || !strcmp (key, "disconnect_hung")
-            || !strcmp (key, "orphan_relief") || !strcmp (key, "admin_ranks"))
+            || !strcmp (key, "orphan_relief") || !strcmp (key, "admin_ranks")
+            || is_bootstrap_key (key))
             continue;
-        char *v = json_dumps (val, JSON_ENCODE_ANY | JSON_COMPACT);
-        fprintf (f, "\"%s\" = %s\n", key, v ? v : "\"\"");
-        free (v);
+        emit_value (f, key, val);
+    }
+    if (emit_bootstrap (b, tbl, from_table, f, errbuf, errlen) < 0) {
+        fclose (f);
+        free (text);
+        return -1;
     }
     fclose (f);
     if (!(b->conf = conf_create ())
@@ -217,6 +280,27 @@ static int read_config (struct bgn_broker *b, char *errbuf, size_t errlen)
      * is "overlay".  Not a user's key: set after the schema's check. */
     json_object_set_new (json_object_get (b->conf, "overlay"), "service",
                          json_string (SERVICE));
+    return 0;
+}
+
+/* What the host table implies, checked against what the broker found:
+ * the same size, and our rank's host is this broker's host name. */
+static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
+{
+    char err[512];
+
+    if (!(b->tab = hosttab_create (b->conf, "[bootstrap]", (int)b->rank,
+                                   b->hostname, err, sizeof (err)))) {
+        snprintf (errbuf, errlen, "%s", err);
+        return -1;
+    }
+    if (hosttab_size (b->tab) != b->size) {
+        snprintf (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
+                  "instance has %u brokers", (unsigned)hosttab_size (b->tab),
+                  (unsigned)b->size);
+        errno = EINVAL;
+        return -1;
+    }
     return 0;
 }
 
@@ -431,7 +515,10 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
                              size_t errlen)
 {
     struct bgn_broker *b = calloc (1, sizeof (*b));
-    const char *host;
+    const char *host, *method = flux_attr_get (h, "broker.boot-method");
+    /* a broker booted from its [bootstrap] table (Flux's "config"
+     * method): bgn's cards follow from that table, no exchange */
+    bool from_table = as_overlay && method && !strcmp (method, "config");
 
     if (!b)
         return NULL;
@@ -466,7 +553,10 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
                       : flux_get_hostbyrank (h, b->rank);
     snprintf (b->hostname, sizeof (b->hostname), "%s", host ? host : "localhost");
     make_instance_id (b);
-    if (read_config (b, errbuf, errlen) < 0 || make_rundir (b, errbuf, errlen) < 0)
+    if (read_config (b, from_table, errbuf, errlen) < 0
+        || make_rundir (b, errbuf, errlen) < 0)
+        goto error;
+    if (from_table && read_table (b, errbuf, errlen) < 0)
         goto error;
     if (as_overlay && (b->disconnect_hung || b->orphan_relief)) {
         fh_log (b, LOG_WARNING, "bgn: disconnect_hung and orphan_relief act "

@@ -40,6 +40,7 @@
 #include "src/common/libutil/idset.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
+#include "src/broker/hosttab.h"
 #include "src/broker/service.h"
 #include "fluxhost.h"
 #include "fluxmsg.h"
@@ -113,6 +114,9 @@ struct bgn_broker {
     double boot_started;
     double boot_deadline;          /* next "still waiting" line */
     zlistx_t *boot_waits;          /* rank 0: requests waiting for cards */
+    struct hosttab *tab;           /* as the overlay of a broker booted from
+                                      its [bootstrap] table: what it implies
+                                      (every card but our own); else NULL */
     zlistx_t *fetches;             /* cards asked for after start-up */
     idset_t *fetching;             /* their ranks */
     double *fetched_at;            /* when each rank's card was last asked */

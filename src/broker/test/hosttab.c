@@ -160,6 +160,17 @@ static void check_identity (const char *cert)
     hosttab_destroy (&t);
     json_decref (conf);
 
+    conf = config ("[bootstrap]\nhostname = \"n1\"\n"
+                   "hosts = [ { host = \"n[0-1]\" } ]\n"
+                   "[overlay]\ncurve = false\nbind = \"tcp://127.0.0.1:*\"\n");
+    errno = 0;
+    t = conf ? hosttab_create (conf, "test.toml", -1, NULL, err, sizeof (err))
+             : NULL;
+    ok (t == NULL && errno == EINVAL && strstr (err, "overlay.bind")
+        && strstr (err, "at random"), "an overlay.bind at a random port: "
+        "refused (%s)", err);
+    json_decref (conf);
+
     conf = config ("[bootstrap]\nhosts = [ { host = \"a\" }, { host = \"a\" } ]"
                    "\nhostname = \"a\"\n[overlay]\ncurve = false\n");
     errno = 0;
