@@ -44,6 +44,21 @@
 
 /* ---- the broker's requests ---------------------------------------------- */
 
+/* An EHOSTUNREACH error text for Flux: Flux's tools and tests look for
+ * the errno's own words ("No route to host"), which the TBON's errors
+ * carry; bgn's reason follows them.  Others are left as they are. */
+static const char *flux_errtext (int errnum, const char *why, size_t len,
+                                 char *buf, size_t size)
+{
+    const char *words = strerror (errnum);
+
+    if (errnum != EHOSTUNREACH || !why || len == 0
+        || !strncmp (why, words, strlen (words)))
+        return NULL;
+    snprintf (buf, size, "%s: %.*s", words, (int)len, why);
+    return buf;
+}
+
 /* A Flux answer to request c, from the bgn response rsp. */
 void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
                      const msg_t *rsp)
@@ -51,13 +66,21 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
     flux_msg_t *f;
     int errnum = 0;
     size_t len = 0;
-    const char *payload;
+    const char *payload, *text;
+    char buf[512];
 
     msg_get_errnum (rsp, &errnum);
     payload = msg_get_payload (rsp, &len);
     if (!(f = flux_response_derive (c->req, errnum)))
         goto error;
-    if (fluxmsg_set_payload (f, payload, len) < 0) {
+    /* a C string's end is not part of the text */
+    size_t tlen = payload && len > 0 && payload[len - 1] == '\0' ? len - 1
+                                                                 : len;
+    if ((text = flux_errtext (errnum, payload, tlen, buf, sizeof (buf)))) {
+        if (flux_msg_set_string (f, text) < 0)
+            goto error;
+    }
+    else if (fluxmsg_set_payload (f, payload, len) < 0) {
         flux_msg_destroy (f);
         if (!(f = flux_response_derive (c->req, EPROTO))
             || flux_msg_set_string (f, "bgn: a malformed answer payload "
@@ -77,7 +100,12 @@ static void chan_fail (struct bgn_broker *b, const flux_msg_t *fmsg,
                        int errnum, const char *why)
 {
     flux_msg_t *f;
+    char buf[256];
+    const char *text = why ? flux_errtext (errnum, why, strlen (why), buf,
+                                           sizeof (buf)) : NULL;
 
+    if (text)
+        why = text;
     if (flux_msg_is_noresponse (fmsg))
         return;
     if (!(f = flux_response_derive (fmsg, errnum))

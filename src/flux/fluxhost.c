@@ -501,6 +501,7 @@ static void sweep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
 
     fh_route_sweep (b);
     fh_orphan_check (b);
+    fh_ovsvc_health_check (b);
 }
 
 

@@ -162,6 +162,8 @@ struct bgn_broker {
     char *rank_status;             /* rank 0: 'f'ull, 'l'ost, 'o'ffline */
     double *status_since;          /* when each rank's status last changed */
     double started_at;
+    const char *own_word;          /* the health last reported, and since */
+    double own_since;
     flux_future_t *ovstate_f;      /* this broker's states, to goodbye */
     int broker_state;
     int children_posted;           /* rank 0: children-complete posted */
@@ -280,6 +282,7 @@ int fh_ovsvc_start (struct bgn_broker *b);
 void fh_ovsvc_free (struct bgn_broker *b);
 /* rank 0: what the BGN says of a rank ('f' full, 'l' lost) */
 void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st);
+void fh_ovsvc_health_check (struct bgn_broker *b);
 
 /* fluxevents.c */
 int fh_method_event_pub (struct bgn_broker *b, msg_t *req,

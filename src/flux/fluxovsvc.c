@@ -125,16 +125,30 @@ static void children_check (struct bgn_broker *b)
 
 /* ---- overlay.health ----------------------------------------------------- */
 
-/* bgn's health in the TBON's words. */
+/* Our subtree's health in the TBON's words.  To Flux the tree has depth
+ * one, so every other rank's subtree is itself: full.  Rank 0's is its
+ * children's, as the TBON rules: degraded if one is lost, partial if one
+ * is offline (said goodbye) or has not joined yet, else full.  (bgn's
+ * own health word does not know a goodbye from a crash.) */
 static const char *own_status (struct bgn_broker *b)
 {
-    const char *h = b->ovl && b->ovl->health ? b->ovl->health (b->ovl_state)
-                                             : "full";
+    const char *word = "full";
 
-    if (!strcmp (h, "full") || !strcmp (h, "partial")
-        || !strcmp (h, "degraded"))
-        return h;
-    return "degraded";
+    if (b->rank != 0 || !b->rank_status)
+        return word;
+    for (uint32_t r = 1; r < b->size; r++) {
+        if (b->rank_status[r] == 'l')
+            return "degraded";
+        if (b->rank_status[r] == 'o')
+            word = "partial";
+    }
+    /* a rank that never joined is not fenced: bgn says "partial" (still
+     * forming) until every rank reported ready, as the TBON's children
+     * are offline until they connect */
+    if (b->ovl && b->ovl->health && !strcmp (b->ovl->health (b->ovl_state),
+                                             "partial"))
+        word = "partial";
+    return word;
 }
 
 static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
@@ -152,10 +166,14 @@ static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
         if (!e || json_array_append_new (children, e) < 0)
             goto done;
     }
+    const char *word = own_status (b);
+    if (!b->own_word || strcmp (b->own_word, word) != 0) {
+        b->own_since = b->own_word ? now : b->started_at;
+        b->own_word = word;
+    }
     rc = flux_respond_pack (b->h, msg, "{s:i s:s s:f s:O}", "rank",
-                            (int)b->rank, "status", own_status (b),
-                            "duration", now - b->started_at, "children",
-                            children);
+                            (int)b->rank, "status", word, "duration",
+                            now - b->own_since, "children", children);
 done:
     json_decref (children);
     return rc;
@@ -193,6 +211,16 @@ static void monitor_respond (struct bgn_broker *b, const flux_msg_t *msg,
                            "status", status_word (b->rank_status[rank]),
                            "torpid", b->rank_status[rank] == 't') < 0)
         fh_log (b, LOG_ERR, "bgn: overlay.monitor: %s", strerror (errno));
+}
+
+/* Every second (the host's sweep): bgn's own word moves without a
+ * membership change (a rank that joins is not news of a fence); tell
+ * the health watchers when our word changed. */
+void fh_ovsvc_health_check (struct bgn_broker *b)
+{
+    if (b->rank == 0 && b->healths && b->own_word
+        && strcmp (b->own_word, own_status (b)) != 0)
+        health_respond_all (b);
 }
 
 void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
