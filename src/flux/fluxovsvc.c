@@ -352,9 +352,14 @@ static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
 static void say_goodbye (struct bgn_broker *b);
 
 /* A goodbye that failed (its path went as the brokers on it left) is
- * said again, a path at a time, for up to GOODBYE_TRIES seconds: this
- * broker leaves the BGN only once rank 0 knows, or cannot be told. */
-#define GOODBYE_TRIES 20
+ * said again, a path at a time, each try answered within GOODBYE_WAIT,
+ * until GOODBYE_BUDGET seconds have passed since the first: this broker
+ * leaves the BGN only once rank 0 knows, or cannot be told.  Rank 0 out
+ * of reach here (EHOSTUNREACH: fenced, or no path left) ends it at once:
+ * rank 0 that is still there sees this broker go from the BGN, which is
+ * as good as a goodbye at the end. */
+#define GOODBYE_WAIT 2.0
+#define GOODBYE_BUDGET 10.0
 
 static void goodbye_retry_cb (flux_reactor_t *r, flux_watcher_t *w,
                               int revents, void *arg)
@@ -372,10 +377,9 @@ static void goodbye_done (flux_future_t *f, void *arg)
         post_event (b, "goodbye");
         return;
     }
-    const char *why = flux_future_error_string (f);
-    bool rank0_down = errno == EHOSTUNREACH && why && strstr (why, "went down");
-    if (!rank0_down && ++b->goodbye_tries < GOODBYE_TRIES
-        && (w = flux_timer_watcher_create (b->r, 1., 0., goodbye_retry_cb,
+    if (errno != EHOSTUNREACH
+        && monotime_now () - b->goodbye_first + GOODBYE_WAIT < GOODBYE_BUDGET
+        && (w = flux_timer_watcher_create (b->r, 0.5, 0., goodbye_retry_cb,
                                            b))) {
         flux_watcher_start (w);
         return;
@@ -390,10 +394,12 @@ static void say_goodbye (struct bgn_broker *b)
 {
     if (b->rank == 0)
         return;   /* the state machine posts it there */
+    if (b->goodbye_first == 0)
+        b->goodbye_first = monotime_now ();
     flux_future_destroy (b->goodbye_f);
     if (!(b->goodbye_f = flux_rpc_pack (b->h, "overlay.goodbye", 0, 0,
                                         "{s:i}", "rank", (int)b->rank))
-        || flux_future_then (b->goodbye_f, 2., goodbye_done, b) < 0) {
+        || flux_future_then (b->goodbye_f, GOODBYE_WAIT, goodbye_done, b) < 0) {
         fh_log (b, LOG_ERR, "bgn: goodbye to rank 0: %s", strerror (errno));
         post_event (b, "goodbye");
     }
