@@ -294,6 +294,9 @@ static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
         snprintf (errbuf, errlen, "%s", err);
         return -1;
     }
+    const char *keys = "";
+    conf_get_string (b->conf, "bootstrap.curve_keys", &keys);
+    b->shared_cert_table = !*keys;
     if (hosttab_size (b->tab) != b->size) {
         snprintf (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
                   "instance has %u brokers", (unsigned)hosttab_size (b->tab),

@@ -123,7 +123,12 @@ static bool peer_method (const char *topic)
  * the request (the core checked it: info->source_signed 1; where the
  * origin has no key, 0, its path must not be in doubt), or for a method
  * of the protocol; otherwise the request is the user's, and a service
- * that needs the owner refuses it. */
+ * that needs the owner refuses it.  Booted from a [bootstrap] table with
+ * one shared certificate, no rank but 0 has a signing key anyone knows
+ * (nothing is exchanged) and whoever holds the certificate can link as
+ * any rank: a doubtful path then proves nothing either way, and the
+ * owner role is kept from admin_ranks as Flux's TBON keeps it from every
+ * broker that holds the certificate. */
 static void cap_role (struct bgn_broker *b, msg_t *req,
                       const struct bgn_msg_info *info)
 {
@@ -136,7 +141,8 @@ static void cap_role (struct bgn_broker *b, msg_t *req,
     if (msg_route_id_rank (msg_route_first (req), &top)
         && top == info->source
         && (((info->source_signed > 0
-              || (info->source_signed == 0 && !info->source_unverified))
+              || (info->source_signed == 0
+                  && (!info->source_unverified || b->shared_cert_table)))
              && idset_test (b->admins, top))
             || peer_method (msg_get_topic (req))))
         return;
