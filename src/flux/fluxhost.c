@@ -296,7 +296,18 @@ static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
     }
     const char *keys = "";
     conf_get_string (b->conf, "bootstrap.curve_keys", &keys);
-    b->shared_cert_table = !*keys;
+    if (*keys) {
+        /* then a rank's owner requests would need its signing key, which
+         * cannot be known without an exchange: relayed, they would run as
+         * a user's, and the instance would not reach quorum */
+        snprintf (errbuf, errlen, "[bgn] curve_keys with a [bootstrap] "
+                  "hosts table is not supported as the broker's overlay yet "
+                  "(the ranks' signing keys would need an exchange): use the "
+                  "shared bootstrap.curve_cert");
+        errno = EINVAL;
+        return -1;
+    }
+    b->shared_cert_table = 1;
     if (hosttab_size (b->tab) != b->size) {
         snprintf (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
                   "instance has %u brokers", (unsigned)hosttab_size (b->tab),
