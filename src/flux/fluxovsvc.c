@@ -163,6 +163,13 @@ static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
         json_t *e = json_pack ("{s:i s:s s:f}", "rank", (int)r, "status",
                                status_word (b->rank_status[r]), "duration",
                                now - b->status_since[r]);
+        /* why a child is not online, in the TBON's words (flux overlay
+         * errors prints them) */
+        const char *why = b->rank_status[r] == 'o' ? "administrative shutdown"
+                          : b->rank_status[r] == 'l' ? "lost connection"
+                                                     : NULL;
+        if (e && why)
+            json_object_set_new (e, "error", json_string (why));
         if (!e || json_array_append_new (children, e) < 0)
             goto done;
     }
