@@ -153,9 +153,11 @@ test_expect_success 'SIGSTOP makes a broker torpid to Flux, SIGCONT brings it ba
 '
 
 # A system instance boots from its [bootstrap] hosts table, not PMI: the
-# brokers here are fake0-3 on this host (--test-hosts), each bound to an
+# brokers here are fake0-7 on this host (--test-hosts), each bound to an
 # ipc socket in a short directory, with the certificate flux keygen makes.
-# Nothing is exchanged, so a broker restarted by hand rejoins.
+# Nothing is exchanged, so a broker restarted by hand rejoins.  Eight:
+# ranks 3 and 5 are no neighbours of rank 0, so what they ask of it is
+# relayed.
 IPCDIR=$(mktemp -d /tmp/bgnt5100.XXXXXX) || exit 1
 trap 'rc=$?; rm -rf "$IPCDIR"; (exit $rc); die' EXIT
 mkdir tconf
@@ -164,7 +166,7 @@ cat >tconf/bootstrap.toml <<-EOT
 [bootstrap]
 curve_cert = "$PWD/tconf/cert"
 [[bootstrap.hosts]]
-host = "fake[0-3]"
+host = "fake[0-7]"
 bind = "ipc://$IPCDIR/%h"
 connect = "ipc://$IPCDIR/%h"
 EOT
@@ -190,14 +192,14 @@ chmod +x restart.sh
 
 test_expect_success 'booted from a [bootstrap] hosts table, a broker killed and restarted rejoins' '
 	"$FLUX" keygen tconf/cert &&
-	timeout -s KILL 200 "$FLUX" start --test-size=4 --test-hosts=fake[0-3] \
+	timeout -s KILL 200 "$FLUX" start --test-size=8 --test-hosts=fake[0-7] \
 		--config-path=tconf --test-exit-mode=leader \
 		--test-exit-timeout=60 -Sbroker.overlay-module="$OV" \
 		./restart.sh >restart.out 2>restart.err &&
 	cat restart.out &&
 	grep "^after kill: .*1 fake1: \(lost\|offline\)" restart.out &&
 	grep "^after restart: .*1 fake1: full" restart.out &&
-	grep "^exec 0 1 2 3 $" restart.out &&
+	grep "^exec 0 1 2 3 4 5 6 7 $" restart.out &&
 	grep "^method config$" restart.out
 '
 
@@ -205,8 +207,8 @@ test_expect_success 'a [bootstrap] table whose certificate others may read is re
 	mkdir badconf &&
 	sed "s|tconf/cert|badconf/cert|" tconf/bootstrap.toml >badconf/bootstrap.toml &&
 	"$FLUX" keygen badconf/cert && chmod 644 badconf/cert &&
-	test_must_fail timeout -s KILL 60 "$FLUX" start --test-size=2 \
-		--test-hosts=fake[0-1] --config-path=badconf \
+	test_must_fail timeout -s KILL 60 "$FLUX" start --test-size=8 \
+		--test-hosts=fake[0-7] --config-path=badconf \
 		-Sbroker.overlay-module="$OV" true 2>bad.err &&
 	grep "badconf/cert is readable or writable by group or others" bad.err
 '
