@@ -417,16 +417,6 @@ int boot_put (struct boot *b, const char *key, const char *value,
     return 0;
 }
 
-static int copy_out (const char *v, char *buf, size_t len, const char *what,
-                     char *errbuf, size_t errlen)
-{
-    if (strlen (v) >= len)
-        return errbuf_fail (errbuf, errlen, EOVERFLOW,
-                            "bootstrap value of %s is too long", what);
-    strcpy (buf, v);
-    return 0;
-}
-
 int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
               size_t len, char *errbuf, size_t errlen)
 {
@@ -449,7 +439,7 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
         if (!v)
             return errbuf_fail (errbuf, errlen, ENOENT,
                                 "bootstrap key %s not found", k);
-        return copy_out (v, buf, len, k, errbuf, errlen);
+        return errbuf_copy_value (v, buf, len, k, errbuf, errlen);
     }
     /* Our own values before they went out; else the rank's bundle (for
      * our own rank: what an earlier process of it published). */
@@ -463,7 +453,7 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
             return errbuf_fail (errbuf, errlen, ENOENT,
                                 "bootstrap key %s not found", k);
     }
-    return copy_out (v, buf, len, k, errbuf, errlen);
+    return errbuf_copy_value (v, buf, len, k, errbuf, errlen);
 }
 
 int boot_refresh (struct boot *b, uint32_t rank, const char *key, char *buf,

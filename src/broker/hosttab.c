@@ -326,16 +326,6 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
     return 0;
 }
 
-static int copy_out (const char *v, char *buf, size_t len, const char *what,
-                     char *errbuf, size_t errlen)
-{
-    if (strlen (v) >= len)
-        return errbuf_fail (errbuf, errlen, EOVERFLOW,
-                            "bootstrap value of %s is too long", what);
-    strcpy (buf, v);
-    return 0;
-}
-
 int hosttab_get (const struct hosttab *b, uint32_t rank, const char *key,
                  char *buf, size_t len, char *errbuf, size_t errlen)
 {
@@ -351,21 +341,22 @@ int hosttab_get (const struct hosttab *b, uint32_t rank, const char *key,
     }
     if (!strcmp (key, "pubkey")) {
         if (b->pubkeys)
-            return copy_out (b->pubkeys[rank], buf, len, key, errbuf, errlen);
+            return errbuf_copy_value (b->pubkeys[rank], buf, len, key,
+                                      errbuf, errlen);
         if (!*b->pubkey)
             return errbuf_fail (errbuf, errlen, ENOENT,
                                 "no bootstrap.curve_cert, so no public key");
-        return copy_out (b->pubkey, buf, len, key, errbuf, errlen);
+        return errbuf_copy_value (b->pubkey, buf, len, key, errbuf, errlen);
     }
     if (!strcmp (key, "instance"))
-        return copy_out (b->instance, buf, len, key, errbuf, errlen);
+        return errbuf_copy_value (b->instance, buf, len, key, errbuf, errlen);
     /* Signing keys cannot travel without an exchange: rank 0's is the
      * config's bootstrap.event_key, if any; the others have none (empty,
      * not an error: the overlay then takes their word unsigned, and rank
      * 0's events too without an event key, and says so). */
     if (!strcmp (key, "evkey") && rank != b->rank)
-        return copy_out (rank == 0 ? b->evkey : "", buf, len, key, errbuf,
-                         errlen);
+        return errbuf_copy_value (rank == 0 ? b->evkey : "", buf, len, key,
+                                  errbuf, errlen);
     if (rank != b->rank)
         return errbuf_fail (errbuf, errlen, ENOENT,
                             "bootstrap key %s of rank %u: a static "

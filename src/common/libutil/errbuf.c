@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "errbuf.h"
 
@@ -40,4 +41,16 @@ void errbuf_printable (char *buf, size_t len)
         if ((unsigned char)buf[i] < 0x20 || (unsigned char)buf[i] == 0x7f)
             buf[i] = '?';
     }
+}
+
+int errbuf_copy_value (const char *src, char *dst, size_t size,
+                       const char *what, char *buf, size_t len)
+{
+    size_t n = strlen (src);
+
+    if (n >= size)
+        return errbuf_fail (buf, len, EOVERFLOW, "value of %s is too long",
+                            what);
+    memcpy (dst, src, n + 1);
+    return 0;
 }

@@ -25,6 +25,12 @@ void errbuf_vset (char *buf, size_t len, const char *fmt, va_list ap)
 int errbuf_fail (char *buf, size_t len, int errnum, const char *fmt, ...)
     __attribute__ ((format (printf, 4, 5)));
 
+/* Copy the string src into dst[size], for a function that hands out a
+ * value: 0, or if it does not fit -1 with errno EOVERFLOW, dst untouched
+ * and "value of WHAT is too long" in buf. */
+int errbuf_copy_value (const char *src, char *dst, size_t size,
+                       const char *what, char *buf, size_t len);
+
 /* Replace every control character in buf (below 0x20, and 0x7f) by '?',
  * so that a message quoting untrusted input stays one printable line. */
 void errbuf_printable (char *buf, size_t len);
