@@ -170,6 +170,7 @@ struct bgn_broker {
     int children_posted;           /* rank 0: children-complete posted */
     flux_future_t *goodbye_f;      /* rank > 0: overlay.goodbye to rank 0 */
     double goodbye_first;          /* when the first goodbye went */
+    int cut_off;                   /* told to disconnect from the parent */
     flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
     char *probing;                 /* a probe in flight, by rank */
     zlistx_t *probes;              /* their futures */

@@ -26,7 +26,9 @@
  *     that tree (resource's reduction counts on them);
  *   - overlay.stats-get, overlay.trace, overlay.disconnect-subtree:
  *     answered in their form (the trace stream stays open and silent:
- *     bgn's own trace is `flux bgn trace`).
+ *     bgn's own trace is `flux bgn trace`);
+ *   - overlay.disconnect-parent (no heartbeat for the heartbeat
+ *     module's timeout): the broker leaves as one cut off, with an error.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -54,15 +56,22 @@ static const char *status_word (char st)
     }
 }
 
-static void post_event (struct bgn_broker *b, const char *event)
+static void post_event_ex (struct bgn_broker *b, const char *event,
+                           bool error)
 {
     flux_future_t *f = flux_rpc_pack (b->h, "state-machine.post",
                                       FLUX_NODEID_ANY, FLUX_RPC_NORESPONSE,
-                                      "{s:s s:b}", "event", event, "error", 0);
+                                      "{s:s s:b}", "event", event, "error",
+                                      error ? 1 : 0);
     if (!f)
         fh_log (b, LOG_ERR, "bgn: posting %s to the state machine: %s", event,
                 strerror (errno));
     flux_future_destroy (f);
+}
+
+static void post_event (struct bgn_broker *b, const char *event)
+{
+    post_event_ex (b, event, false);
 }
 
 /* Rank 0: the ranks still to say goodbye (neither lost nor offline).
@@ -401,6 +410,10 @@ static void say_goodbye (struct bgn_broker *b)
 {
     if (b->rank == 0)
         return;   /* the state machine posts it there */
+    if (b->cut_off) {
+        post_event (b, "goodbye");   /* no word: rank 0 sees it lost */
+        return;
+    }
     if (b->goodbye_first == 0)
         b->goodbye_first = monotime_now ();
     flux_future_destroy (b->goodbye_f);
@@ -573,6 +586,28 @@ static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
                         "by itself (flux bgn status)");
 }
 
+/* overlay.disconnect-parent: the heartbeat module heard no heartbeat
+ * for its timeout.  This broker then leaves the instance as one cut off
+ * from it, with an error, as a TBON broker that drops its parent does,
+ * and says no goodbye: rank 0 sees it lost. */
+static void disconnect_parent_cb (flux_t *h, flux_msg_handler_t *mh,
+                                  const flux_msg_t *msg, void *arg)
+{
+    struct bgn_broker *b = arg;
+    const char *reason;
+
+    if (flux_request_unpack (msg, NULL, "{s:s}", "reason", &reason) < 0) {
+        fh_log (b, LOG_ERR, "bgn: overlay.disconnect-parent: %s",
+                strerror (errno));
+        return;
+    }
+    if (b->rank == 0 || b->cut_off)
+        return;
+    fh_log (b, LOG_CRIT, "disconnecting: %s", reason);
+    b->cut_off = 1;
+    post_event_ex (b, "parent-fail", true);
+}
+
 static void ov_disconnect_cb (flux_t *h, flux_msg_handler_t *mh,
                               const flux_msg_t *msg, void *arg)
 {
@@ -592,6 +627,8 @@ static const struct flux_msg_handler_spec htab[] = {
     { FLUX_MSGTYPE_REQUEST, "overlay.trace", trace_cb, 0 },
     { FLUX_MSGTYPE_REQUEST, "overlay.disconnect-subtree",
       disconnect_subtree_cb, 0 },
+    { FLUX_MSGTYPE_REQUEST, "overlay.disconnect-parent",
+      disconnect_parent_cb, 0 },
     { FLUX_MSGTYPE_REQUEST, "overlay.disconnect", ov_disconnect_cb, 0 },
     FLUX_MSGHANDLER_TABLE_END,
 };
