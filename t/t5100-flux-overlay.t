@@ -187,10 +187,15 @@ i=0; until status | grep -q full || test $i -ge 150; do
 echo "after restart: $(status)"
 echo "exec $(flux exec -r all flux getattr rank | sort -n | tr '\n' ' ')"
 echo "method $(flux exec -r 1 flux getattr broker.boot-method)"
+flux overlay disconnect fake6 >/dev/null 2>&1; echo "disconnect $?"
+i=0; until flux overlay status --timeout=0 --down --no-pretty | grep -q fake6 \
+	|| test $i -ge 100; do sleep 0.2; i=$((i+1)); done
+echo "down: $(flux overlay status --timeout=0 --down --no-pretty | grep fake6)"
+echo "exec2 $(flux exec -r 0-5,7 flux getattr rank | sort -n | tr '\n' ' ')"
 EOT
 chmod +x restart.sh
 
-test_expect_success 'booted from a [bootstrap] hosts table, a broker killed and restarted rejoins' '
+test_expect_success 'booted from a [bootstrap] hosts table, a broker killed and restarted rejoins; flux overlay disconnect drops one' '
 	"$FLUX" keygen tconf/cert &&
 	timeout -s KILL 200 "$FLUX" start --test-size=8 --test-hosts=fake[0-7] \
 		--config-path=tconf --test-exit-mode=leader \
@@ -200,7 +205,10 @@ test_expect_success 'booted from a [bootstrap] hosts table, a broker killed and 
 	grep "^after kill: .*1 fake1: \(lost\|offline\)" restart.out &&
 	grep "^after restart: .*1 fake1: full" restart.out &&
 	grep "^exec 0 1 2 3 4 5 6 7 $" restart.out &&
-	grep "^method config$" restart.out
+	grep "^method config$" restart.out &&
+	grep "^disconnect 0$" restart.out &&
+	grep "^down: 6 fake6: lost administrative disconnect$" restart.out &&
+	grep "^exec2 0 1 2 3 4 5 7 $" restart.out
 '
 
 test_expect_success 'a [bootstrap] table whose certificate others may read is refused, named' '

@@ -162,6 +162,7 @@ struct bgn_broker {
     struct flux_msglist *traces;   /* overlay.trace streams (kept open) */
     char *rank_status;             /* rank 0: 'f'ull, 'l'ost, 'o'ffline */
     double *status_since;          /* when each rank's status last changed */
+    char *dropped;                 /* rank 0: disconnected on request */
     double started_at;
     const char *own_word;          /* the health last reported, and since */
     double own_since;

@@ -24,11 +24,13 @@
  *     on its answer (or at once if it cannot be sent).
  *   - the attributes tbon.level, tbon.maxlevel, tbon.descendants, of
  *     that tree (resource's reduction counts on them);
- *   - overlay.stats-get, overlay.trace, overlay.disconnect-subtree:
- *     answered in their form (the trace stream stays open and silent:
- *     bgn's own trace is `flux bgn trace`);
+ *   - overlay.stats-get, overlay.trace: answered in their form (the
+ *     trace stream stays open and silent: bgn's own trace is `flux bgn
+ *     trace`);
  *   - overlay.disconnect-parent (no heartbeat for the heartbeat
- *     module's timeout): the broker leaves as one cut off, with an error.
+ *     module's timeout): the broker leaves as one cut off, with an
+ *     error; overlay.disconnect-subtree (flux overlay disconnect): rank
+ *     0 tells a rank to do so.
  */
 #if HAVE_CONFIG_H
 #include "config.h"
@@ -175,8 +177,9 @@ static int health_respond (struct bgn_broker *b, const flux_msg_t *msg)
         /* why a child is not online, in the TBON's words (flux overlay
          * errors prints them) */
         const char *why = b->rank_status[r] == 'o' ? "administrative shutdown"
-                          : b->rank_status[r] == 'l' ? "lost connection"
-                                                     : NULL;
+                          : b->rank_status[r] != 'l' ? NULL
+                          : b->dropped[r] ? "administrative disconnect"
+                                          : "lost connection";
         if (e && why)
             json_object_set_new (e, "error", json_string (why));
         if (!e || json_array_append_new (children, e) < 0)
@@ -249,7 +252,7 @@ void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st)
         return;
     }
     if (st == 'f')
-        b->left[rank] = 0;
+        b->left[rank] = b->dropped[rank] = 0;
     /* a rank that said goodbye stays offline when its links then go */
     if (b->rank_status[rank] == st || (b->rank_status[rank] == 'o'
                                        && st != 'f'))
@@ -578,12 +581,46 @@ static void trace_cb (flux_t *h, flux_msg_handler_t *mh,
                             "bgn's messages: flux bgn trace");
 }
 
+/* overlay.disconnect-subtree (flux overlay disconnect): rank 0 tells a
+ * child, which to Flux is a subtree of one, to leave as one cut off (its
+ * overlay.disconnect-parent, over the BGN) and counts it lost at once,
+ * as the TBON does with a child it drops. */
 static void disconnect_subtree_cb (flux_t *h, flux_msg_handler_t *mh,
                                    const flux_msg_t *msg, void *arg)
 {
-    flux_respond_error (h, msg, ENOSYS, "bgn: a BGN has no subtrees to "
-                        "disconnect; a broker that stops answering is fenced "
-                        "by itself (flux bgn status)");
+    struct bgn_broker *b = arg;
+    char why[128];
+    flux_future_t *f;
+    int rank;
+
+    if (flux_request_unpack (msg, NULL, "{s:i}", "rank", &rank) < 0)
+        goto error;
+    if (b->rank != 0 || rank <= 0 || (uint32_t)rank >= b->size) {
+        flux_respond_error (h, msg, ENOENT, "requested rank is not this "
+                            "broker's direct child");
+        return;
+    }
+    if (b->rank_status[rank] != 'f' && b->rank_status[rank] != 't') {
+        snprintf (why, sizeof (why), "rank %d is already %s", rank,
+                  status_word (b->rank_status[rank]));
+        flux_respond_error (h, msg, EINVAL, why);
+        return;
+    }
+    if (!(f = flux_rpc_pack (h, "overlay.disconnect-parent", (uint32_t)rank,
+                             FLUX_RPC_NORESPONSE, "{s:s}", "reason",
+                             "disconnected by rank 0 (flux overlay "
+                             "disconnect)")))
+        goto error;
+    flux_future_destroy (f);
+    fh_log (b, LOG_ERR, "bgn: rank %d disconnected by request", rank);
+    b->dropped[rank] = 1;
+    fh_ovsvc_rank_status (b, (uint32_t)rank, 'l');
+    if (flux_respond (h, msg, NULL) < 0)
+        fh_log (b, LOG_ERR, "bgn: overlay.disconnect-subtree: %s",
+                strerror (errno));
+    return;
+error:
+    flux_respond_error (h, msg, errno, NULL);
 }
 
 /* overlay.disconnect-parent: the heartbeat module heard no heartbeat
@@ -663,6 +700,7 @@ int fh_ovsvc_start (struct bgn_broker *b)
     if (b->rank == 0) {
         if (!(b->rank_status = malloc (b->size))
             || !(b->left = calloc (b->size, 1))
+            || !(b->dropped = calloc (b->size, 1))
             || !(b->status_since = calloc (b->size, sizeof (double))))
             return -1;
         memset (b->rank_status, 'f', b->size);
@@ -701,6 +739,8 @@ void fh_ovsvc_free (struct bgn_broker *b)
     b->monitors = b->healths = b->traces = NULL;
     free (b->rank_status);
     free (b->left);
+    free (b->dropped);
+    b->dropped = NULL;
     b->left = NULL;
     flux_watcher_destroy (b->grace_w);
     b->grace_w = NULL;
