@@ -403,10 +403,12 @@ static void goodbye_done (flux_future_t *f, void *arg)
         flux_watcher_start (w);
         return;
     }
-    fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s",
+    /* rank 0 never heard it: this broker ends with an error, as a TBON
+     * broker that loses its parent before its goodbye does */
+    fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s (exit code 1)",
             flux_future_error_string (f) ? flux_future_error_string (f)
                                          : strerror (errno));
-    post_event (b, "goodbye");
+    post_event_ex (b, "goodbye", true);
 }
 
 static void say_goodbye (struct bgn_broker *b)
