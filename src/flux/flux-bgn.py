@@ -72,6 +72,14 @@ def flux_lost(h):
     return [r for r in range(size) if not online.test(r)]
 
 
+def bgn_is_overlay(h):
+    """True where bgn is the broker's overlay (a patched flux-broker)."""
+    try:
+        return bool(h.attr_get("broker.overlay-module"))
+    except OSError:
+        return False
+
+
 def hostname(h, rank):
     try:
         hosts = flux.hostlist.Hostlist(h.attr_get("hostlist"))
@@ -110,7 +118,10 @@ def cmd_overlay_status(h, args):
     )
     hosts = ",".join(hostname(h, r) for r in down_ranks)
     print(f"down: {idset_str(down_ranks)}" + (f" ({hosts})" if down_ranks else ""))
-    if lost is not None:
+    if lost is not None and bgn_is_overlay(h):
+        # no TBON here: Flux's view is bgn's own, told through overlay.*
+        print(f"offline to Flux: {idset_str(lost)}")
+    elif lost is not None:
         print(f"lost to Flux's TBON: {idset_str(lost)}")
         print(f"cut off from the TBON, reached over the BGN: {idset_str(cutoff)}")
     peers = st.get("peers", [])
