@@ -261,6 +261,18 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
             continue;
         emit_value (f, key, val);
     }
+    /* A system instance's brokers start on their own: one that has not
+     * joined within a peer timeout is taken as down (its first hello
+     * lifts that), so that requests to it fail rather than wait, as the
+     * TBON fails them for a node that is offline.  bgn-broker's default
+     * is three peer timeouts. */
+    if (from_table && !json_object_get (tbl, "join_timeout")) {
+        json_t *pt = json_object_get (tbl, "peer_timeout");
+        if (pt)
+            emit_value (f, "join_timeout", pt);
+        else
+            fprintf (f, "\"join_timeout\" = \"10s\"\n");
+    }
     if (emit_bootstrap (b, tbl, from_table, f, errbuf, errlen) < 0) {
         fclose (f);
         free (text);
