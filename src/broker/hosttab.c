@@ -41,24 +41,25 @@ int hosttab_check_cert (const char *path, char pub[41], char *errbuf,
                         size_t errlen)
 {
     char secret[4096];
-    struct stat st;
+    struct stat pst, st;
     zcert_t *cert;
 
     if (snprintf (secret, sizeof (secret), "%s_secret", path)
         >= (int)sizeof (secret))
         return errbuf_fail (errbuf, errlen, EINVAL,
                             "bootstrap.curve_cert: path is too long");
-    if (stat (path, &st) < 0)
+    if (stat (path, &pst) < 0)
         return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert %s: "
                             "%s (create the certificate with: bgn keygen %s)",
                             path, strerror (errno), path);
     /* no PATH_secret: the secret is in PATH, as flux keygen writes it */
     if (stat (secret, &st) < 0) {
-        if (errno != ENOENT || stat (path, &st) < 0)
+        if (errno != ENOENT)
             return errbuf_fail (errbuf, errlen, EINVAL, "bootstrap.curve_cert: "
                                 "secret file %s: %s (create the certificate "
                                 "with: bgn keygen %s)", secret,
                                 strerror (errno), path);
+        st = pst;
         snprintf (secret, sizeof (secret), "%s", path);
     }
     if (!S_ISREG (st.st_mode))
@@ -85,16 +86,16 @@ int hosttab_check_cert (const char *path, char pub[41], char *errbuf,
     return 0;
 }
 
-static json_t *entry_of (const struct hosttab *b, uint32_t rank)
+static json_t *entry_of (const struct hosttab *t, uint32_t rank)
 {
-    return json_array_get (b->entries, (size_t)b->entry[rank]);
+    return json_array_get (t->entries, (size_t)t->entry[rank]);
 }
 
 /* Endpoint (connect template expanded) of 'rank'. */
-static int endpoint_of (const struct hosttab *b, uint32_t rank, char *buf,
-                            size_t len)
+static int endpoint_of (const struct hosttab *t, uint32_t rank, char *buf,
+                        size_t len)
 {
-    json_t *e = entry_of (b, rank);
+    json_t *e = entry_of (t, rank);
     const char *tmpl = json_string_value (json_object_get (e, "connect"));
     int port = (int)json_integer_value (json_object_get (e, "port"));
 
@@ -102,14 +103,14 @@ static int endpoint_of (const struct hosttab *b, uint32_t rank, char *buf,
         errno = EINVAL;
         return -1;
     }
-    return conf_expand_template (tmpl, hostlist_nth (b->hosts, (int)rank),
+    return conf_expand_template (tmpl, hostlist_nth (t->hosts, (int)rank),
                                  port, buf, len);
 }
 
 /* A name-based (version 5 layout) uuid from SHA-1 over every rank's host
  * name and endpoint and the shared public key: the same on every broker
  * of one config, different for a different host list or cert. */
-static int make_instance (struct hosttab *b)
+static int make_instance (struct hosttab *t)
 {
     zdigest_t *d = zdigest_new ();
     const uint8_t *h;
@@ -119,24 +120,24 @@ static int make_instance (struct hosttab *b)
     if (!d)
         return -1;
     zdigest_update (d, (const byte *)"bgn-static-v1", 14);
-    for (uint32_t r = 0; r < b->size; r++) {
-        const char *host = hostlist_nth (b->hosts, (int)r);
-        if (endpoint_of (b, r, ep, sizeof (ep)) < 0) {
+    for (uint32_t r = 0; r < t->size; r++) {
+        const char *host = hostlist_nth (t->hosts, (int)r);
+        if (endpoint_of (t, r, ep, sizeof (ep)) < 0) {
             zdigest_destroy (&d);
             return -1;
         }
         zdigest_update (d, (const byte *)host, strlen (host) + 1);
         zdigest_update (d, (const byte *)ep, strlen (ep) + 1);
     }
-    zdigest_update (d, (const byte *)b->pubkey, strlen (b->pubkey) + 1);
-    for (uint32_t r = 0; b->pubkeys && r < b->size; r++)
-        zdigest_update (d, (const byte *)b->pubkeys[r], 41);
+    zdigest_update (d, (const byte *)t->pubkey, strlen (t->pubkey) + 1);
+    for (uint32_t r = 0; t->pubkeys && r < t->size; r++)
+        zdigest_update (d, (const byte *)t->pubkeys[r], 41);
     h = zdigest_data (d);
     memcpy (u, h, 16);
     zdigest_destroy (&d);
     u[6] = (u[6] & 0x0f) | 0x50;
     u[8] = (u[8] & 0x3f) | 0x80;
-    snprintf (b->instance, sizeof (b->instance),
+    snprintf (t->instance, sizeof (t->instance),
               "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
               "%02x%02x%02x%02x%02x%02x",
               u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
@@ -146,32 +147,32 @@ static int make_instance (struct hosttab *b)
 
 /* Per-host keys: every rank's public key from DIR/HOST.cert, after the
  * checks "bgn config check" makes (libconf/keys.h). */
-static int read_keys (struct hosttab *b, json_t *conf, const char *dir,
+static int read_keys (struct hosttab *t, json_t *conf, const char *dir,
                         char *errbuf, size_t errlen)
 {
     char path[4096];
 
-    if (conf_check_keys (conf, b->hostname, errbuf, errlen) < 0) {
+    if (conf_check_keys (conf, t->hostname, errbuf, errlen) < 0) {
         errno = EINVAL;
         return -1;
     }
-    if (!(b->pubkeys = calloc (b->size, sizeof (*b->pubkeys))))
+    if (!(t->pubkeys = calloc (t->size, sizeof (*t->pubkeys))))
         return errbuf_fail (errbuf, errlen, ENOMEM, "out of memory");
-    for (uint32_t r = 0; r < b->size; r++) {
-        if (conf_key_path (dir, hostlist_nth (b->hosts, (int)r), path,
+    for (uint32_t r = 0; r < t->size; r++) {
+        if (conf_key_path (dir, hostlist_nth (t->hosts, (int)r), path,
                            sizeof (path)) < 0
-            || conf_read_pubkey (path, b->pubkeys[r], errbuf, errlen) < 0) {
+            || conf_read_pubkey (path, t->pubkeys[r], errbuf, errlen) < 0) {
             errno = EINVAL;
             return -1;
         }
     }
-    return 0;   /* b->pubkey stays "": the instance id covers them all */
+    return 0;   /* t->pubkey stays "": the instance id covers them all */
 }
 
 /* Who are we?  The rank the caller knows, whose host must be the name it
  * gives; else bootstrap.hostname, else gethostname(), a fully qualified
  * name also matching its first label. */
-static int find_self (struct hosttab *b, json_t *conf, const char *cfgname,
+static int find_self (struct hosttab *t, json_t *conf, const char *cfgname,
                       int rank, const char *hostname, char *errbuf,
                       size_t errlen)
 {
@@ -179,31 +180,31 @@ static int find_self (struct hosttab *b, json_t *conf, const char *cfgname,
     int idx;
 
     if (rank >= 0) {
-        if ((uint32_t)rank >= b->size)
+        if ((uint32_t)rank >= t->size)
             return errbuf_fail (errbuf, errlen, EINVAL, "rank %d is not in "
                                 "bootstrap.hosts of %s (%u hosts)", rank,
-                                cfgname, (unsigned)b->size);
-        if (hostname && strcmp (hostname, hostlist_nth (b->hosts, rank)) != 0)
+                                cfgname, (unsigned)t->size);
+        if (hostname && strcmp (hostname, hostlist_nth (t->hosts, rank)) != 0)
             return errbuf_fail (errbuf, errlen, EINVAL, "rank %d is host '%s' "
                                 "in bootstrap.hosts of %s, not this host "
-                                "'%s'", rank, hostlist_nth (b->hosts, rank),
+                                "'%s'", rank, hostlist_nth (t->hosts, rank),
                                 cfgname, hostname);
-        snprintf (b->hostname, sizeof (b->hostname), "%s",
-                  hostlist_nth (b->hosts, rank));
-        b->rank = (uint32_t)rank;
+        snprintf (t->hostname, sizeof (t->hostname), "%s",
+                  hostlist_nth (t->hosts, rank));
+        t->rank = (uint32_t)rank;
         return 0;
     }
     conf_get_string (conf, "bootstrap.hostname", &want);
     if (*want)
-        snprintf (b->hostname, sizeof (b->hostname), "%s", want);
-    else if (gethostname (b->hostname, sizeof (b->hostname) - 1) < 0)
+        snprintf (t->hostname, sizeof (t->hostname), "%s", want);
+    else if (gethostname (t->hostname, sizeof (t->hostname) - 1) < 0)
         return errbuf_fail (errbuf, errlen, EINVAL, "gethostname: %s",
                             strerror (errno));
-    if ((idx = hostlist_find (b->hosts, b->hostname)) < 0 && !*want) {
-        char *dot = strchr (b->hostname, '.');
+    if ((idx = hostlist_find (t->hosts, t->hostname)) < 0 && !*want) {
+        char *dot = strchr (t->hostname, '.');
         if (dot) {
             *dot = '\0';
-            if ((idx = hostlist_find (b->hosts, b->hostname)) < 0)
+            if ((idx = hostlist_find (t->hosts, t->hostname)) < 0)
                 *dot = '.';
         }
     }
@@ -211,12 +212,12 @@ static int find_self (struct hosttab *b, json_t *conf, const char *cfgname,
         return errbuf_fail (errbuf, errlen, EINVAL,
                             "this host '%s' is not in bootstrap.hosts of %s "
                             "(fix the host list, or set bootstrap.hostname)",
-                            b->hostname, cfgname);
-    b->rank = (uint32_t)idx;
+                            t->hostname, cfgname);
+    t->rank = (uint32_t)idx;
     return 0;
 }
 
-static int fill (struct hosttab *b, json_t *conf, const char *confname,
+static int fill (struct hosttab *t, json_t *conf, const char *confname,
                  int rank, const char *hostname, char *errbuf, size_t errlen)
 {
     const char *cfgname = confname ? confname : "the config";
@@ -227,34 +228,34 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
     char err[256];
     zhashx_t *seen;
 
-    b->entries = json_object_get (json_object_get (conf, "bootstrap"),
+    t->entries = json_object_get (json_object_get (conf, "bootstrap"),
                                   "hosts");
-    if (!(b->hosts = hostlist_create ()))
+    if (!(t->hosts = hostlist_create ()))
         return -1;
-    json_array_foreach (b->entries, i, e) {
+    json_array_foreach (t->entries, i, e) {
         const char *spec = json_string_value (json_object_get (e, "host"));
-        int before = hostlist_count (b->hosts);
+        int before = hostlist_count (t->hosts);
         int *ne;
-        if (!spec || hostlist_append (b->hosts, spec, err, sizeof (err)) < 0)
+        if (!spec || hostlist_append (t->hosts, spec, err, sizeof (err)) < 0)
             return errbuf_fail (errbuf, errlen, EINVAL,
                                 "%s: bootstrap.hosts[%zu]: %s", cfgname, i,
                                 spec ? err : "no host");
-        int after = hostlist_count (b->hosts);
-        if (!(ne = realloc (b->entry, sizeof (int) * (after ? after : 1))))
+        int after = hostlist_count (t->hosts);
+        if (!(ne = realloc (t->entry, sizeof (int) * (after ? after : 1))))
             return -1;
-        b->entry = ne;
+        t->entry = ne;
         for (int r = before; r < after; r++)
-            b->entry[r] = (int)i;
+            t->entry[r] = (int)i;
     }
-    b->size = (uint32_t)hostlist_count (b->hosts);
-    if (b->size == 0)
+    t->size = (uint32_t)hostlist_count (t->hosts);
+    if (t->size == 0)
         return errbuf_fail (errbuf, errlen, EINVAL,
                             "%s: bootstrap.hosts lists no hosts", cfgname);
     /* A host named twice would leave its second rank unreachable. */
     if (!(seen = zhashx_new ()))
         return -1;
-    for (uint32_t r = 0; r < b->size; r++) {
-        const char *h = hostlist_nth (b->hosts, (int)r);
+    for (uint32_t r = 0; r < t->size; r++) {
+        const char *h = hostlist_nth (t->hosts, (int)r);
         if (zhashx_insert (seen, h, (void *)h) < 0) {
             zhashx_destroy (&seen);
             return errbuf_fail (errbuf, errlen, EINVAL,
@@ -264,7 +265,7 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
     }
     zhashx_destroy (&seen);
 
-    if (find_self (b, conf, cfgname, rank, hostname, errbuf, errlen) < 0)
+    if (find_self (t, conf, cfgname, rank, hostname, errbuf, errlen) < 0)
         return -1;
 
     /* The shared certificate, or per-host keys. */
@@ -272,7 +273,7 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
     conf_get_string (conf, "bootstrap.curve_cert", &cert);
     conf_get_string (conf, "bootstrap.curve_keys", &keys);
     if (curve && *keys) {
-        if (read_keys (b, conf, keys, errbuf, errlen) < 0)
+        if (read_keys (t, conf, keys, errbuf, errlen) < 0)
             return -1;
     }
     else if (curve) {
@@ -282,7 +283,7 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
                                 "bootstrap.curve_cert (make one with: bgn "
                                 "keygen PATH) or bootstrap.curve_keys",
                                 cfgname);
-        if (hosttab_check_cert (cert, b->pubkey, errbuf, errlen) < 0)
+        if (hosttab_check_cert (cert, t->pubkey, errbuf, errlen) < 0)
             return -1;
     }
 
@@ -290,7 +291,7 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
      * one: what every broker asks for as rank 0's "evkey". */
     const char *evkey = "";
     conf_get_string (conf, "bootstrap.event_key", &evkey);
-    snprintf (b->evkey, sizeof (b->evkey), "%s", evkey);
+    snprintf (t->evkey, sizeof (t->evkey), "%s", evkey);
 
     /* Our bind address, unless the config names one: then at a port of
      * its own, since peers connect where the table says we are. */
@@ -306,58 +307,58 @@ static int fill (struct hosttab *b, json_t *conf, const char *confname,
                             "unset)", cfgname, bind);
     if (!*bind) {
         char uri[1024];
-        e = entry_of (b, b->rank);
+        e = entry_of (t, t->rank);
         const char *tmpl = json_string_value (json_object_get (e, "bind"));
         int port = (int)json_integer_value (json_object_get (e, "port"));
         json_t *ovl = json_object_get (conf, "overlay");
         if (!tmpl || !ovl
-            || conf_expand_template (tmpl, b->hostname, port, uri,
+            || conf_expand_template (tmpl, t->hostname, port, uri,
                                      sizeof (uri)) < 0)
             return errbuf_fail (errbuf, errlen, EINVAL,
                                 "%s: bootstrap.hosts[%d].bind is invalid",
-                                cfgname, b->entry[b->rank]);
+                                cfgname, t->entry[t->rank]);
         if (json_object_set_new (ovl, "bind", json_string (uri)) < 0)
             return -1;
     }
     /* Every endpoint must expand; check now rather than at connect. */
-    if (make_instance (b) < 0)
+    if (make_instance (t) < 0)
         return errbuf_fail (errbuf, errlen, EINVAL, "%s: a bootstrap.hosts "
                             "connect template is too long", cfgname);
     return 0;
 }
 
-int hosttab_get (const struct hosttab *b, uint32_t rank, const char *key,
+int hosttab_get (const struct hosttab *t, uint32_t rank, const char *key,
                  char *buf, size_t len, char *errbuf, size_t errlen)
 {
-    if (rank >= b->size)
+    if (rank >= t->size)
         return errbuf_fail (errbuf, errlen, EINVAL, "rank %u is not in 0-%u",
-                            (unsigned)rank, (unsigned)b->size - 1);
+                            (unsigned)rank, (unsigned)t->size - 1);
     if (!strcmp (key, "endpoint")) {
-        if (endpoint_of (b, rank, buf, len) < 0)
+        if (endpoint_of (t, rank, buf, len) < 0)
             return errbuf_fail (errbuf, errlen, errno,
                                 "endpoint of rank %u: %s", (unsigned)rank,
                                 strerror (errno));
         return 0;
     }
     if (!strcmp (key, "pubkey")) {
-        if (b->pubkeys)
-            return errbuf_copy_value (b->pubkeys[rank], buf, len, key,
+        if (t->pubkeys)
+            return errbuf_copy_value (t->pubkeys[rank], buf, len, key,
                                       errbuf, errlen);
-        if (!*b->pubkey)
+        if (!*t->pubkey)
             return errbuf_fail (errbuf, errlen, ENOENT,
                                 "no bootstrap.curve_cert, so no public key");
-        return errbuf_copy_value (b->pubkey, buf, len, key, errbuf, errlen);
+        return errbuf_copy_value (t->pubkey, buf, len, key, errbuf, errlen);
     }
     if (!strcmp (key, "instance"))
-        return errbuf_copy_value (b->instance, buf, len, key, errbuf, errlen);
+        return errbuf_copy_value (t->instance, buf, len, key, errbuf, errlen);
     /* Signing keys cannot travel without an exchange: rank 0's is the
      * config's bootstrap.event_key, if any; the others have none (empty,
      * not an error: the overlay then takes their word unsigned, and rank
      * 0's events too without an event key, and says so). */
-    if (!strcmp (key, "evkey") && rank != b->rank)
-        return errbuf_copy_value (rank == 0 ? b->evkey : "", buf, len, key,
+    if (!strcmp (key, "evkey") && rank != t->rank)
+        return errbuf_copy_value (rank == 0 ? t->evkey : "", buf, len, key,
                                   errbuf, errlen);
-    if (rank != b->rank)
+    if (rank != t->rank)
         return errbuf_fail (errbuf, errlen, ENOENT,
                             "bootstrap key %s of rank %u: a static "
                             "bootstrap has no exchange with other ranks",
