@@ -261,18 +261,6 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
             continue;
         emit_value (f, key, val);
     }
-    /* A system instance's brokers start on their own: one that has not
-     * joined within a peer timeout is taken as down (its first hello
-     * lifts that), so that requests to it fail rather than wait, as the
-     * TBON fails them for a node that is offline.  bgn-broker's default
-     * is three peer timeouts. */
-    if (from_table && !json_object_get (tbl, "join_timeout")) {
-        json_t *pt = json_object_get (tbl, "peer_timeout");
-        if (pt)
-            emit_value (f, "join_timeout", pt);
-        else
-            fprintf (f, "\"join_timeout\" = \"10s\"\n");
-    }
     if (emit_bootstrap (b, tbl, from_table, f, errbuf, errlen) < 0) {
         fclose (f);
         free (text);
@@ -288,10 +276,18 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
     }
     free (text);
     conf_get_duration (b->conf, "broker.rpc_timeout", &b->rpc_timeout);
+    json_t *ovl = json_object_get (b->conf, "overlay");
     /* The overlay's methods go under bgn.*: Flux's own overlay service
      * is "overlay".  Not a user's key: set after the schema's check. */
-    json_object_set_new (json_object_get (b->conf, "overlay"), "service",
-                         json_string (SERVICE));
+    json_object_set_new (ovl, "service", json_string (SERVICE));
+    /* A system instance's brokers start on their own: one that has not
+     * joined within a peer timeout is taken as down (its first hello
+     * lifts that), so that requests to it fail rather than wait, as the
+     * TBON fails them for a node that is offline.  bgn-broker's default
+     * is three peer timeouts. */
+    if (from_table && !json_object_get (tbl, "join_timeout"))
+        json_object_set (ovl, "join_timeout",
+                         json_object_get (ovl, "peer_timeout"));
     return 0;
 }
 
@@ -300,13 +296,8 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
 static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
 {
     char err[512];
-
-    if (!(b->tab = hosttab_create (b->conf, "[bootstrap]", (int)b->rank,
-                                   b->hostname, err, sizeof (err)))) {
-        snprintf (errbuf, errlen, "%s", err);
-        return -1;
-    }
     const char *keys = "";
+
     conf_get_string (b->conf, "bootstrap.curve_keys", &keys);
     if (*keys) {
         /* then a rank's owner requests would need its signing key, which
@@ -319,7 +310,11 @@ static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
         errno = EINVAL;
         return -1;
     }
-    b->shared_cert_table = 1;
+    if (!(b->tab = hosttab_create (b->conf, "[bootstrap]", (int)b->rank,
+                                   b->hostname, err, sizeof (err)))) {
+        snprintf (errbuf, errlen, "%s", err);
+        return -1;
+    }
     if (hosttab_size (b->tab) != b->size) {
         snprintf (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
                   "instance has %u brokers", (unsigned)hosttab_size (b->tab),

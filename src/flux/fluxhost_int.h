@@ -114,10 +114,10 @@ struct bgn_broker {
     double boot_started;
     double boot_deadline;          /* next "still waiting" line */
     zlistx_t *boot_waits;          /* rank 0: requests waiting for cards */
-    int shared_cert_table;         /* tab, with one certificate for all */
     struct hosttab *tab;           /* as the overlay of a broker booted from
                                       its [bootstrap] table: what it implies
-                                      (every card but our own); else NULL */
+                                      (every card but our own), with one
+                                      shared certificate; else NULL */
     zlistx_t *fetches;             /* cards asked for after start-up */
     idset_t *fetching;             /* their ranks */
     double *fetched_at;            /* when each rank's card was last asked */

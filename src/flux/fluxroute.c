@@ -142,7 +142,7 @@ static void cap_role (struct bgn_broker *b, msg_t *req,
         && top == info->source
         && (((info->source_signed > 0
               || (info->source_signed == 0
-                  && (!info->source_unverified || b->shared_cert_table)))
+                  && (!info->source_unverified || b->tab)))
              && idset_test (b->admins, top))
             || peer_method (msg_get_topic (req))))
         return;
