@@ -385,6 +385,15 @@ static void print_peer_family (const struct peer_metric *m, json_t *objs,
     }
 }
 
+/* One sample of one label: name{label="value"} v. */
+static void print_count (const char *name, const char *label,
+                         const char *value, json_int_t v)
+{
+    printf ("%s{", name);
+    print_label (label, value);
+    printf ("} %lld\n", (long long)v);
+}
+
 /* Prometheus's usual build-info gauge: the version of the bgn command
  * that wrote the text (each broker's own is in bgn_overlay_broker_info
  * and bgn_overlay_instance_version_brokers). */
@@ -392,9 +401,7 @@ static void print_build_info (void)
 {
     family ("bgn_build_info", GAUGE, "The bgn command that wrote these "
             "metrics, by version (always 1).");
-    printf ("bgn_build_info{");
-    print_label ("version", PACKAGE_VERSION);
-    printf ("} 1\n");
+    print_count ("bgn_build_info", "version", PACKAGE_VERSION, 1);
 }
 
 /* Each broker's version (a broker older than versions has none). */
@@ -532,14 +539,6 @@ static void print_memory_summary (json_t *mem)
                     (long long)json_integer_value (top));
         }
     }
-}
-
-static void print_count (const char *name, const char *label,
-                         const char *value, json_int_t v)
-{
-    printf ("%s{", name);
-    print_label (label, value);
-    printf ("} %lld\n", (long long)v);
 }
 
 void overlay_prom_print_summary (json_t *all)
