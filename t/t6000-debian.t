@@ -42,10 +42,7 @@ MULTIARCH=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 cd_scratch t6000
 
 test_expect_success 'the release tarball' '
-	if test -z "$BGN_TARBALL"; then
-		make -C "$BGN_TOP_BUILDDIR" dist >dist.log 2>&1 &&
-		BGN_TARBALL=$(ls "$BGN_TOP_BUILDDIR"/bgn-*.tar.gz | tail -n 1)
-	fi &&
+	BGN_TARBALL=$(release_tarball) &&
 	tar xzf "$BGN_TARBALL" &&
 	SRC=$(ls -d bgn-*/ | head -n 1) && SRC=${SRC%/} &&
 	test -f "$SRC/debian/control" &&

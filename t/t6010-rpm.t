@@ -31,10 +31,7 @@ command -v rpmlint >/dev/null 2>&1 && test_set_prereq RPMLINT
 cd_scratch t6010
 
 test_expect_success 'the release tarball carries bgn.spec with its version' '
-	if test -z "$BGN_TARBALL"; then
-		make -C "$BGN_TOP_BUILDDIR" dist >dist.log 2>&1 &&
-		BGN_TARBALL=$(ls "$BGN_TOP_BUILDDIR"/bgn-*.tar.gz | tail -n 1)
-	fi &&
+	BGN_TARBALL=$(release_tarball) &&
 	cp "$BGN_TARBALL" . &&
 	TARBALL=$(basename "$BGN_TARBALL") &&
 	DIR=${TARBALL%.tar.gz} &&

@@ -42,6 +42,18 @@ cd_scratch () {
 	cd "$SCRATCH" || exit 1
 }
 
+# release_tarball: the path of the release tarball the package tests
+# build from: $BGN_TARBALL (.ci/run passes the one make distcheck made) or
+# one `make dist` makes in the build tree (its output in dist.log).
+release_tarball () {
+	if test -n "$BGN_TARBALL"; then
+		echo "$BGN_TARBALL"
+		return 0
+	fi
+	make -C "$BGN_TOP_BUILDDIR" dist >dist.log 2>&1 &&
+	ls "$BGN_TOP_BUILDDIR"/bgn-*.tar.gz | tail -n 1
+}
+
 # jq_py FILE EXPR: evaluate the python expression EXPR with o = the JSON
 # in FILE; fail (naming EXPR) unless it is true.  Needs the PYTHON3
 # prerequisite.
