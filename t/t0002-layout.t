@@ -134,6 +134,21 @@ test_expect_success 'the checker catches the simulator reading the core'"'"'s in
 	grep "src/sim/simview.c: includes src/modules/overlay/fence.h, a header private to the overlay core" sim.out
 '
 
+test_expect_success 'the checker catches a host with its own copy of the routing or role rules' '
+	mkdir -p hosts/src &&
+	cp -r "$BGN_TOP_SRCDIR"/src/flux "$BGN_TOP_SRCDIR"/src/sim hosts/src/ &&
+	"$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" hosts >hosts-ok.out &&
+	sed -i "s/routing_response (/my_response (/" hosts/src/sim/simbroker.c &&
+	printf "%s\n" "static void cap (msg_t *m)" "{" \
+		"    msg_set_rolemask (m, msg_get_rolemask (m) & ~MSG_ROLE_OWNER);" \
+		"}" >>hosts/src/flux/fluxroute.c &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" hosts >hosts.out &&
+	cat hosts.out &&
+	test $(wc -l <hosts.out) -eq 2 &&
+	grep "^src/sim: routes without libmsg'"'"'s routing_response (a copy of the routing rules?)$" hosts.out &&
+	grep "^src/flux/fluxroute.c:[0-9]*: takes the owner role away itself" hosts.out
+'
+
 test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
 	core_test="$BGN_TOP_BUILDDIR/src/modules/overlay/test_route.t" &&
 	if ! test -x "$core_test"; then

@@ -13,6 +13,7 @@
 
 #include "src/common/libutil/idset.h"
 #include "access.h"
+#include "src/common/libmsg/rolecap.h"
 
 struct access {
     uint32_t owner;
@@ -35,17 +36,11 @@ static const char *guest_topics[] = {
     "overlay.lookup",
 };
 
-/* What one broker's core asks of another's as part of the protocol.  Any
- * broker may send these with its own owner role: each method checks its
- * caller by its own rule (overlay.ready, overlay.moved and
- * broker.hosts-register believe a rank only about itself, overlay.contact only the key the bootstrap
- * gave the asking rank, event.pub numbers an event published as its
- * origin, overlay.gather only reads). */
+/* What the broker's own services ask of another broker as part of the
+ * protocol, beside the core's methods (rolecap.h): broker.hosts-register
+ * believes a rank only about itself, event.pub numbers an event
+ * published as its origin's.  Each checks its caller itself. */
 static const char *peer_topics[] = {
-    "overlay.ready",
-    "overlay.contact",
-    "overlay.gather",
-    "overlay.moved",
     "broker.hosts-register",
     "event.pub",
 };
@@ -188,47 +183,28 @@ bool access_guest_topic (const char *topic)
 
 bool access_peer_topic (const char *topic)
 {
-    return topic_in (topic, peer_topics,
-                     sizeof (peer_topics) / sizeof (peer_topics[0]));
+    return rolecap_core_method (rolecap_method (topic, "overlay"))
+           || topic_in (topic, peer_topics,
+                        sizeof (peer_topics) / sizeof (peer_topics[0]));
 }
 
 bool access_signed_topic (const char *topic)
 {
-    static const char *checked[] = { "overlay.ready", "overlay.moved" };
-
     if (access_guest_topic (topic))
         return false;
     return !access_peer_topic (topic)
-           || topic_in (topic, checked, sizeof (checked) / sizeof (checked[0]));
-}
-
-/* The request's route stack ends (on top) with the rank of the broker
- * that sent it into the overlay; its answer goes there.  A stack whose
- * top is not 'origin' written canonically names someone else. */
-static bool route_names (const msg_t *req, uint32_t origin)
-{
-    char want[16];
-    const char *top = msg_route_first (req);
-
-    snprintf (want, sizeof (want), "%u", (unsigned)origin);
-    return top && !strcmp (top, want);
+           || rolecap_core_signed (rolecap_method (topic, "overlay"));
 }
 
 bool access_cap (const struct access *a, msg_t *req, uint32_t origin,
                  bool unverified, int signed_by_origin)
 {
-    uint32_t roles = msg_get_rolemask (req);
-    bool own_word = signed_by_origin > 0
-                    || (signed_by_origin == 0 && !unverified);
+    struct rolecap_origin o = { .rank = origin,
+                                .signed_by_origin = signed_by_origin,
+                                .unverified = unverified,
+                                .admin = idset_test (a->admins, origin) };
 
-    if (!(roles & MSG_ROLE_OWNER))
-        return false;
-    if (route_names (req, origin)
-        && ((own_word && idset_test (a->admins, origin))
-            || access_peer_topic (msg_get_topic (req))))
-        return false;
-    msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);
-    return true;
+    return rolecap_apply (req, &o, access_peer_topic (msg_get_topic (req)));
 }
 
 const char *access_check (const struct access *a, const msg_t *req)

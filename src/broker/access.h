@@ -12,10 +12,11 @@
  * but that is the origin's word: the receiving broker grants it at most
  * what its policy gives that origin (access_cap).  The owner role crosses
  * the overlay only from the ranks of broker.admin_ranks (rank 0 by
- * default) and, for the protocol's own broker-to-broker methods (listed
- * in access.c, each with its own check of the caller), from any broker;
- * everything else from another broker is a guest's
- * (doc/overlay-protocol.md, "Trust model").
+ * default) and, for the protocol's own broker-to-broker methods (the
+ * core's listed in libmsg/rolecap.c, the broker's in access.c, each with
+ * its own check of the caller), from any broker; everything else from
+ * another broker is a guest's (doc/overlay-protocol.md, "Trust model").
+ * The rule itself is libmsg/rolecap.h's, which every host applies.
  *
  * Every request is checked before its service sees it: the owner may call
  * anything; a guest (or a request with no role) only the read-only

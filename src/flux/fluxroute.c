@@ -12,6 +12,7 @@
 #include "config.h"
 #endif
 #include "fluxhost_int.h"
+#include "src/common/libmsg/rolecap.h"
 #include "src/common/libmsg/routing.h"
 
 /* ---- routing ------------------------------------------------------------ */
@@ -57,14 +58,11 @@ int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
 static bool peer_method (const char *topic);
 
 /* Does the receiver look at the origin's signature of this request?  Not
- * for the peer methods, but the ready report and the moved endpoint. */
+ * for the peer methods, but those of the core that read it (rolecap.h). */
 static bool signed_topic (const char *topic)
 {
-    size_t n = strlen (SERVICE);
-
-    if (!peer_method (topic))
-        return true;
-    return !strcmp (topic + n + 1, "ready") || !strcmp (topic + n + 1, "moved");
+    return !peer_method (topic)
+           || rolecap_core_signed (rolecap_method (topic, SERVICE));
 }
 
 /* Out over the BGN toward dest; a request that starts here carries this
@@ -72,16 +70,12 @@ static bool signed_topic (const char *topic)
 int fh_request_out (struct bgn_broker *b, msg_t *msg,
                         const struct bgn_msg_info *info, uint32_t dest)
 {
-    char me[16];
     int errnum;
 
     if (!b->ovl || b->size == 1)
         return fh_request_fail (b, msg, EHOSTUNREACH, "no overlay");
-    if (!info->from_overlay) {
-        snprintf (me, sizeof (me), "%u", (unsigned)b->rank);
-        if (msg_route_push (msg, me) < 0)
-            return fh_request_fail (b, msg, errno, "route stack is full");
-    }
+    if (routing_outbound (msg, b->rank, info->from_overlay) < 0)
+        return fh_request_fail (b, msg, errno, "route stack is full");
     /* a request with the owner role is signed here, at its origin, so
      * that whoever relays it cannot write one (the core's ovsign.h):
      * all but the peer methods that do not look at it */
@@ -92,61 +86,54 @@ int fh_request_out (struct bgn_broker *b, msg_t *msg,
     if (b->ovl->send (b->ovl_state, &msg, dest, &out) == 0)
         return 0;
     errnum = errno;
-    if (!info->from_overlay)
-        msg_route_pop (msg, NULL, 0);
+    routing_outbound_undo (msg, info->from_overlay);
     return fh_request_fail (b, msg, errnum, "the BGN could not route it");
 }
 
-/* What one broker asks of another's as part of the protocol: each method
- * checks its caller by its own rule (the core's ready, contact, gather
- * and moved believe a rank only about itself; event-pub numbers an event
- * as its origin's; exit checks the TBON itself), so these keep the
- * owner role of any broker. */
+/* What one broker asks of another's as part of the protocol: the core's
+ * methods (rolecap.h) and the host's own (event-pub numbers an event as
+ * its origin's; exit checks the TBON itself; flux-event carries an event
+ * rank 0 signed).  Each checks its caller by its own rule, so these keep
+ * the owner role of any broker. */
 static bool peer_method (const char *topic)
 {
-    static const char *const methods[] = { "ready", "contact", "gather",
-                                            "moved", "event-pub", "exit",
+    static const char *const methods[] = { "event-pub", "exit",
                                             "flux-event" };
-    size_t n = strlen (SERVICE);
+    const char *m = rolecap_method (topic, SERVICE);
 
-    if (!topic || strncmp (topic, SERVICE ".", n + 1) != 0)
+    if (!m)
         return false;
+    if (rolecap_core_method (m))
+        return true;
     for (size_t i = 0; i < sizeof (methods) / sizeof (methods[0]); i++)
-        if (!strcmp (topic + n + 1, methods[i]))
+        if (!strcmp (m, methods[i]))
             return true;
     return false;
 }
 
 /* A request from another broker carries the role its sender wrote: a
- * claim.  The owner role is kept only from a rank of [bgn] admin_ranks
- * (rank 0 by default) whose rank is on the route stack and that signed
- * the request (the core checked it: info->source_signed 1; where the
- * origin has no key, 0, its path must not be in doubt), or for a method
- * of the protocol; otherwise the request is the user's, and a service
- * that needs the owner refuses it.  Booted from a [bootstrap] table with
- * one shared certificate, no rank but 0 has a signing key anyone knows
- * (nothing is exchanged) and whoever holds the certificate can link as
- * any rank: a doubtful path then proves nothing either way, and the
- * owner role is kept from admin_ranks as Flux's TBON keeps it from every
- * broker that holds the certificate. */
+ * claim, granted by the rule every host applies (rolecap.h), with
+ * bgn.admin_ranks as the admin ranks.  Booted from a [bootstrap] table
+ * with one shared certificate, no rank but 0 has a signing key anyone
+ * knows (nothing is exchanged) and whoever holds the certificate can
+ * link as any rank: a doubtful path then proves nothing either way, and
+ * the owner role is kept from admin_ranks as Flux's TBON keeps it from
+ * every broker that holds the certificate. */
 static void cap_role (struct bgn_broker *b, msg_t *req,
                       const struct bgn_msg_info *info)
 {
-    uint32_t roles = msg_get_rolemask (req), top;
+    struct rolecap_origin o = {
+        .rank = info->source,
+        .signed_by_origin = info->source_signed,
+        .unverified = info->source_unverified && !b->tab,
+        .admin = idset_test (b->admins, info->source),
+    };
     char more[64];
     unsigned long suppressed;
 
-    if (!info->from_overlay || !(roles & MSG_ROLE_OWNER))
+    if (!info->from_overlay
+        || !rolecap_apply (req, &o, peer_method (msg_get_topic (req))))
         return;
-    if (msg_route_id_rank (msg_route_first (req), &top)
-        && top == info->source
-        && (((info->source_signed > 0
-              || (info->source_signed == 0
-                  && (!info->source_unverified || b->tab)))
-             && idset_test (b->admins, top))
-            || peer_method (msg_get_topic (req))))
-        return;
-    msg_set_rolemask (req, (roles & ~MSG_ROLE_OWNER) | MSG_ROLE_USER);
     b->role_capped++;
     if (ratelimit_check (b->capped_rl, monotime_now (), &suppressed))
         fh_log (b, LOG_WARNING, "bgn: %s from rank %u runs as a user: the "
@@ -175,21 +162,37 @@ static int request_here (struct bgn_broker *b, msg_t *msg,
     return to_flux (b, msg, info);
 }
 
+/* By routing.h's rules, with one host rule before them: beside the
+ * TBON (no channel to the broker) an upstream request is the TBON's.
+ * Every topic but our own is Flux's, whose broker here takes it (and
+ * answers ENOSYS itself for what nobody serves); ours are taken where
+ * the method is registered. */
 int fh_route_request (struct bgn_broker *b, msg_t *msg,
                           const struct bgn_msg_info *info)
 {
-    uint32_t nodeid = NODEID_ANY;
+    const char *topic = msg_get_topic (msg);
+    struct routing_self self = { .rank = b->rank, .size = b->size,
+                                 .overlay = b->ovl != NULL };
+    bgn_service_f fn;
+    void *arg;
+    bool have = !fh_ours (topic)
+                || service_lookup (b->services, topic, &fn, &arg) == 0;
+    struct routing_hop hop;
 
-    msg_get_nodeid (msg, &nodeid);
     if ((msg_get_flags (msg) & MSGFLAG_UPSTREAM) && !b->chan)
         return fh_request_fail (b, msg, ENOSYS, "upstream requests are the "
                                 "TBON's, not the BGN's");
-    if (nodeid == NODEID_ANY || nodeid == b->rank
-        || (b->chan && (msg_get_flags (msg) & MSGFLAG_UPSTREAM)))
+    hop = routing_request (&self, msg, have);
+    switch (hop.action) {
+    case ROUTING_LOCAL:
         return request_here (b, msg, info);
-    if (nodeid >= b->size)
-        return fh_request_fail (b, msg, EHOSTUNREACH, "no such rank");
-    return fh_request_out (b, msg, info, nodeid);
+    case ROUTING_FORWARD:
+        return fh_request_out (b, msg, info, hop.dest);
+    default:
+        return fh_request_fail (b, msg, hop.errnum,
+                                hop.errstr ? hop.errstr
+                                           : "no such bgn method");
+    }
 }
 
 static void client_answer (struct bgn_broker *b, const char *token,

@@ -33,6 +33,12 @@ the overlay core's layering is the list in overlay.h's opening comment).
    the read-only observers ovcore.c and status.c may read them too.
    Nobody else reads them, and only the owner writes them (an
    assignment, ++/--, or taking the address).
+9. One copy of the routing and role rules for every host: each host of
+   the core (bgn-broker in src/broker, the Flux hosts in src/flux, the
+   simulator's mini-broker in src/sim) that routes requests calls
+   libmsg's routing_request, routing_response and routing_outbound, and
+   no file outside libmsg takes the owner role from a request itself
+   (~MSG_ROLE_OWNER): libmsg/rolecap.c's rule does that.
 
 Prints one line per violation and exits 1 if there is any.
 """
@@ -367,6 +373,29 @@ if os.path.isfile(hub):
             problems.append(f"overlay/{rel}:{line}: "
                             f"{'writes' if writes else 'reads'} ov->"
                             f"{m.group(2)}, the state of {owner}.c")
+
+# 9. the hosts route by libmsg's rules and cap roles by its rolecap.c
+ROUTING_CALLS = ("routing_request", "routing_response", "routing_outbound")
+for host in ("broker", "flux", "sim"):
+    hdir = os.path.join(src, host)
+    if not os.path.isdir(hdir):
+        continue
+    code = "".join(strip_comments(text(p)) for p in sources(hdir, (".c",))
+                   if os.sep + "test" + os.sep not in p)
+    for fn in ROUTING_CALLS:
+        if not re.search(r"\b" + fn + r"\s*\(", code):
+            problems.append(f"src/{host}: routes without libmsg's {fn} "
+                            f"(a copy of the routing rules?)")
+for path in sorted(sources(src, (".c",))):
+    rel = os.path.relpath(path, top)
+    if rel.startswith(os.path.join("src", "common", "libmsg") + os.sep):
+        continue
+    code = strip_comments(text(path))
+    m = re.search(r"~\s*MSG_ROLE_OWNER\b", code)
+    if m:
+        line = code.count("\n", 0, m.start()) + 1
+        problems.append(f"{rel}:{line}: takes the owner role away itself "
+                        f"(libmsg/rolecap.c's rolecap_apply is the rule)")
 
 for p in problems:
     print(p)
