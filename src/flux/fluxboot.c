@@ -466,14 +466,6 @@ static const struct flux_msg_handler_spec boot_htab[] = {
     FLUX_MSGHANDLER_TABLE_END,
 };
 
-static void fetch_free (void **item)
-{
-    if (item && *item) {
-        flux_future_destroy (*item);
-        *item = NULL;
-    }
-}
-
 int fh_boot_init (struct bgn_broker *b)
 {
     if (!(b->card = json_object ()) || !(b->cards = json_object ())
@@ -485,7 +477,7 @@ int fh_boot_init (struct bgn_broker *b)
         return -1;
     }
     zlistx_set_destructor (b->boot_waits, fh_boot_wait_free);
-    zlistx_set_destructor (b->fetches, fetch_free);
+    zlistx_set_destructor (b->fetches, fh_future_free);
     if (!(b->boot_retry = flux_timer_watcher_create (b->r, 0., 0., retry_cb, b)))
         return -1;
     if (b->rank == 0
@@ -656,17 +648,39 @@ static int rpc_wait (struct bgn_broker *b, flux_future_t *f, const char *what,
     return 0;
 }
 
-/* Every rank's card, streamed by bootstrap.whois. */
-static int whois_all (struct bgn_broker *b, char *errbuf, size_t errlen)
+/* The ranks whose cards this rank reads from the broker's bootstrap:
+ * rank 0 every rank's (the others ask it later for a card they lack, as
+ * beside the TBON), any other rank what the module's start reads
+ * (api->boot_want: its own, rank 0's and its peers'), so that N brokers
+ * make about N log N reads of the PMI, not N squared.  NULL: no memory. */
+static char *whois_ranks (struct bgn_broker *b, int *count)
 {
-    char ranks[64];
-    flux_future_t *f;
-    int got = 0;
+    char *ranks;
 
-    snprintf (ranks, sizeof (ranks), b->size > 1 ? "0-%u" : "%u",
-              (unsigned)(b->size - 1));
-    if (!(f = flux_rpc_pack (b->h, "bootstrap.whois", FLUX_NODEID_ANY,
-                             FLUX_RPC_STREAMING, "{s:s}", "ranks", ranks)))
+    if (b->rank == 0 || b->boot_want_all) {
+        *count = (int)b->size;
+        if ((ranks = malloc (32)))
+            snprintf (ranks, 32, b->size > 1 ? "0-%u" : "%u",
+                      (unsigned)(b->size - 1));
+        return ranks;
+    }
+    *count = (int)idset_count (b->boot_wants);
+    return idset_encode (b->boot_wants, 0);
+}
+
+/* The cards whois_ranks names, streamed by bootstrap.whois. */
+static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
+{
+    char *ranks;
+    flux_future_t *f = NULL;
+    int got = 0, want;
+
+    if (!(ranks = whois_ranks (b, &want)))
+        goto error;
+    f = flux_rpc_pack (b->h, "bootstrap.whois", FLUX_NODEID_ANY,
+                       FLUX_RPC_STREAMING, "{s:s}", "ranks", ranks);
+    free (ranks);
+    if (!f)
         goto error;
     for (;;) {
         json_t *bc, *card;
@@ -698,9 +712,9 @@ static int whois_all (struct bgn_broker *b, char *errbuf, size_t errlen)
         flux_future_reset (f);
     }
     flux_future_destroy (f);
-    if ((uint32_t)got != b->size) {
-        snprintf (errbuf, errlen, "bootstrap.whois: %d card(s) of %u", got,
-                  (unsigned)b->size);
+    if (got != want) {
+        snprintf (errbuf, errlen, "bootstrap.whois: %d card(s) of %d", got,
+                  want);
         errno = EPROTO;
         return -1;
     }
@@ -735,7 +749,7 @@ int fh_boot_broker (struct bgn_broker *b, char *errbuf, size_t errlen)
     f = flux_rpc (b->h, "bootstrap.barrier", NULL, FLUX_NODEID_ANY, 0);
     if (rpc_wait (b, f, "bootstrap.barrier", errbuf, errlen) < 0)
         return -1;
-    if (whois_all (b, errbuf, errlen) < 0)
+    if (whois_cards (b, errbuf, errlen) < 0)
         return -1;
     return 0;
 }

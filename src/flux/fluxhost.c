@@ -366,11 +366,13 @@ static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
 }
 
 /* Rank 0 keeps every card for the instance's life, in memory: a read
- * there is a lookup (2); elsewhere it is a request to rank 0 (1). */
+ * there is a lookup (2); elsewhere it is a request to rank 0 (1), as the
+ * broker's overlay too (a rank reads only its peers' cards from the
+ * broker's bootstrap).  From a [bootstrap] table every broker derives
+ * every card (2). */
 static int api_boot_lasting (bgn_broker_t *b)
 {
-    /* as the broker's overlay, every broker holds every card */
-    return b->rank == 0 || b->chan ? 2 : 1;
+    return b->rank == 0 || b->tab ? 2 : 1;
 }
 
 static int api_boot_want (bgn_broker_t *b, uint32_t rank)
@@ -394,6 +396,14 @@ static int api_service_remove (bgn_broker_t *b, const char *name)
 bool fh_ours (const char *topic)
 {
     return topic && !strncmp (topic, SERVICE ".", strlen (SERVICE) + 1);
+}
+
+void fh_future_free (void **item)
+{
+    if (item && *item) {
+        flux_future_destroy (*item);
+        *item = NULL;
+    }
 }
 
 static int api_set_overlay (bgn_broker_t *b, const struct bgn_overlay_ops *ops,
@@ -494,6 +504,7 @@ static const struct fh_method methods[] = {
     { SERVICE ".event-sub", fh_method_event_sub },
     { SERVICE ".exit", fh_method_exit },
     { SERVICE ".flux-event", fh_method_flux_event },
+    { SERVICE ".leave-wait", fh_method_leave_wait },
 };
 
 static int api_deliver (bgn_broker_t *b, msg_t *msg,

@@ -34,6 +34,7 @@
 #include <czmq.h>
 #include <jansson.h>
 
+#include "src/common/libbgn/bgn.h"
 #include "src/common/libconf/conf.h"
 #include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/errbuf.h"
@@ -172,6 +173,12 @@ struct bgn_broker {
     flux_future_t *goodbye_f;      /* rank > 0: overlay.goodbye to rank 0 */
     double goodbye_first;          /* when the first goodbye went */
     int cut_off;                   /* told to disconnect from the parent */
+    /* rank > 0 at shutdown: this broker leaves after its children in
+     * the BGN's broadcast tree from rank 0 (fluxovsvc.c, "leaving") */
+    zlistx_t *leave_waits;         /* bgn.leave-wait to each child */
+    zlistx_t *leave_askers;        /* our parent's (msg_t), answered
+                                      once our goodbye is over */
+    int goodbye_over;              /* answered, or given up on */
     flux_watcher_t *probe_w;       /* rank 0 at shutdown: who is left */
     char *probing;                 /* a probe in flight, by rank */
     zlistx_t *probes;              /* their futures */
@@ -203,6 +210,8 @@ void fh_log (bgn_broker_t *b, int level, const char *fmt, ...)
     __attribute__ ((format (printf, 3, 4)));
 /* Is topic under the host's own service name (SERVICE.*)? */
 bool fh_ours (const char *topic);
+/* A zlistx destructor for lists of flux futures. */
+void fh_future_free (void **item);
 
 /* fluxboot.c: the bootstrap exchange */
 int fh_boot_init (struct bgn_broker *b);
@@ -282,6 +291,8 @@ int fh_boot_finalize (struct bgn_broker *b, char *errbuf, size_t errlen);
 /* fluxovsvc.c: Flux's overlay.* services and the state machine's
  * join, quorum and shutdown, as the broker's overlay */
 int fh_ovsvc_start (struct bgn_broker *b);
+int fh_method_leave_wait (struct bgn_broker *b, msg_t *req,
+                          const struct bgn_msg_info *info);
 void fh_ovsvc_free (struct bgn_broker *b);
 /* rank 0: what the BGN says of a rank ('f' full, 'l' lost) */
 void fh_ovsvc_rank_status (struct bgn_broker *b, uint32_t rank, char st);

@@ -17,11 +17,12 @@
  *   - overlay.health: this broker's word and, on rank 0, every rank's;
  *   - overlay.goodbye: a leaving broker tells rank 0, over the BGN, so
  *     that no broker waits on a parent that died: any path will do;
- *   - the state machine: a broker with no children (all but rank 0)
- *     posts children-none on entering shutdown; rank 0 posts
- *     children-complete when every other rank has said goodbye or is
- *     lost; entering goodbye, a broker tells rank 0 and posts goodbye
- *     on its answer (or at once if it cannot be sent).
+ *   - the state machine: rank 0 posts children-complete when every
+ *     other rank has said goodbye or is lost; any other rank leaves
+ *     after its children in the BGN's broadcast tree from rank 0 (see
+ *     "leaving" below), posting children-none or children-complete;
+ *     entering goodbye, a broker tells rank 0 and posts goodbye on its
+ *     answer (or at once if it cannot be sent).
  *   - the attributes tbon.level, tbon.maxlevel, tbon.descendants, of
  *     that tree (resource's reduction counts on them);
  *   - overlay.stats-get, overlay.trace: answered in their form (the
@@ -369,6 +370,7 @@ static void goodbye_cb (flux_t *h, flux_msg_handler_t *mh,
 }
 
 static void say_goodbye (struct bgn_broker *b);
+static void goodbye_over (struct bgn_broker *b, bool error);
 
 /* A goodbye that failed (its path went as the brokers on it left) is
  * said again, a path at a time, each try answered within GOODBYE_WAIT,
@@ -393,7 +395,7 @@ static void goodbye_done (flux_future_t *f, void *arg)
     flux_watcher_t *w;
 
     if (flux_future_get (f, NULL) == 0) {
-        post_event (b, "goodbye");
+        goodbye_over (b, false);
         return;
     }
     if (errno != EHOSTUNREACH
@@ -408,7 +410,7 @@ static void goodbye_done (flux_future_t *f, void *arg)
     fh_log (b, LOG_WARNING, "bgn: goodbye to rank 0: %s (exit code 1)",
             flux_future_error_string (f) ? flux_future_error_string (f)
                                          : strerror (errno));
-    post_event_ex (b, "goodbye", true);
+    goodbye_over (b, true);
 }
 
 static void say_goodbye (struct bgn_broker *b)
@@ -416,7 +418,7 @@ static void say_goodbye (struct bgn_broker *b)
     if (b->rank == 0)
         return;   /* the state machine posts it there */
     if (b->cut_off) {
-        post_event (b, "goodbye");   /* no word: rank 0 sees it lost */
+        goodbye_over (b, false);   /* no word: rank 0 sees it lost */
         return;
     }
     if (b->goodbye_first == 0)
@@ -426,8 +428,123 @@ static void say_goodbye (struct bgn_broker *b)
                                         "{s:i}", "rank", (int)b->rank))
         || flux_future_then (b->goodbye_f, GOODBYE_WAIT, goodbye_done, b) < 0) {
         fh_log (b, LOG_ERR, "bgn: goodbye to rank 0: %s", strerror (errno));
-        post_event (b, "goodbye");
+        goodbye_over (b, false);
     }
+}
+
+/* ---- leaving after the children ----------------------------------------
+ *
+ * The TBON ends an instance from the leaves up: a broker runs rc3 and
+ * says goodbye only once its children have said theirs, so the path to
+ * rank 0 outlives everyone below it.  With every rank rank 0's child to
+ * Flux, all brokers would run rc3 at once and leave in any order: a
+ * broker whose BGN neighbours had all left before it found no path for
+ * its goodbye (and exited 1).  So each rank but 0 waits, in shutdown,
+ * for its children in the BGN's broadcast tree from rank 0 (each a BGN
+ * neighbour, so a path of brokers still there runs from every rank to
+ * rank 0): it asks each for bgn.leave-wait, which the child answers once
+ * its own goodbye is over.  A child that is gone fails the request at
+ * once (no route); one that says nothing is not waited for past
+ * LEAVE_WAIT_MAX. */
+#define LEAVE_WAIT_MAX 60.
+#define LEAVE_ASKERS_MAX 16     /* a rank has one tree parent */
+
+static void goodbye_over (struct bgn_broker *b, bool error)
+{
+    msg_t *req;
+
+    b->goodbye_over = 1;
+    while ((req = zlistx_detach (b->leave_askers, NULL))) {
+        fh_respond (b, req, NULL);
+        msg_destroy (&req);
+    }
+    post_event_ex (b, "goodbye", error);
+}
+
+/* bgn.leave-wait, a host method: its answer says only that this broker's
+ * goodbye is over, so any broker may ask (the parent's role may have been
+ * capped on the way). */
+int fh_method_leave_wait (struct bgn_broker *b, msg_t *req,
+                          const struct bgn_msg_info *info)
+{
+    (void)info;
+    if (b->goodbye_over || !b->leave_askers
+        || zlistx_size (b->leave_askers) >= LEAVE_ASKERS_MAX
+        || !zlistx_add_end (b->leave_askers, req)) {
+        fh_respond (b, req, NULL);
+        msg_destroy (&req);
+    }
+    return 0;
+}
+
+static void asker_free (void **item)
+{
+    msg_t *req = *item;
+
+    msg_destroy (&req);
+    *item = NULL;
+}
+
+static void children_left (struct bgn_broker *b, bool any)
+{
+    fh_log (b, LOG_DEBUG, "bgn: the children in the broadcast tree are "
+            "gone: leaving");
+    post_event (b, any ? "children-complete" : "children-none");
+}
+
+static void child_left_cb (flux_future_t *f, void *arg)
+{
+    struct bgn_broker *b = arg;
+    void *handle = zlistx_find (b->leave_waits, f);
+
+    if (flux_rpc_get (f, NULL) < 0) {
+        if (errno == ETIMEDOUT)
+            fh_log (b, LOG_WARNING, "bgn: a child in the broadcast tree did "
+                    "not leave within %.0fs; leaving without it",
+                    LEAVE_WAIT_MAX);
+        else
+            fh_log (b, LOG_DEBUG, "bgn: bgn.leave-wait: %s",
+                    flux_future_error_string (f) ? flux_future_error_string (f)
+                                                 : strerror (errno));
+    }
+    if (handle)
+        zlistx_delete (b->leave_waits, handle);   /* destroys f */
+    else
+        flux_future_destroy (f);
+    if (zlistx_size (b->leave_waits) == 0)
+        children_left (b, true);
+}
+
+/* This rank's children in the broadcast tree, or -1 with errno. */
+static int tree_children (struct bgn_broker *b, uint32_t *out, int max)
+{
+    struct bgn_topo *t = bgn_topo_create ("bgn", b->size);
+    int n;
+
+    if (!t)
+        return -1;
+    n = bgn_topo_bcast_children (t, 0, b->rank, out, max);
+    bgn_topo_destroy (&t);
+    return n;
+}
+
+static void leave_after_children (struct bgn_broker *b)
+{
+    uint32_t kids[64];
+    int n = tree_children (b, kids, 64);
+
+    for (int i = 0; i < n; i++) {
+        flux_future_t *f = flux_rpc (b->h, SERVICE ".leave-wait", NULL,
+                                     kids[i], 0);
+        if (!f || flux_future_then (f, LEAVE_WAIT_MAX, child_left_cb, b) < 0
+            || !zlistx_add_end (b->leave_waits, f)) {
+            flux_future_destroy (f);
+            fh_log (b, LOG_WARNING, "bgn: asking rank %u when it leaves: %s",
+                    (unsigned)kids[i], strerror (errno));
+        }
+    }
+    if (zlistx_size (b->leave_waits) == 0)
+        children_left (b, false);
 }
 
 /* ---- rank 0 at shutdown: the ranks that did not say goodbye --------- */
@@ -493,14 +610,6 @@ static void probe_tick (flux_reactor_t *r, flux_watcher_t *w, int revents,
     }
 }
 
-static void probe_free (void **item)
-{
-    flux_future_t *f = *item;
-
-    flux_future_destroy (f);
-    *item = NULL;
-}
-
 static void probe_start (struct bgn_broker *b)
 {
     if (b->probe_w || !(b->probing = calloc (b->size, 1))
@@ -510,7 +619,7 @@ static void probe_start (struct bgn_broker *b)
                                                      PROBE_PERIOD, probe_tick,
                                                      b)))
         return;
-    zlistx_set_destructor (b->probes, probe_free);
+    zlistx_set_destructor (b->probes, fh_future_free);
     flux_watcher_start (b->probe_w);
 }
 
@@ -538,7 +647,7 @@ static void ovstate_cb (flux_future_t *f, void *arg)
     }
     if (state == FSTATE_SHUTDOWN) {
         if (b->rank != 0)
-            post_event (b, "children-none");
+            leave_after_children (b);
         else if (online_others (b) == 0) {
             b->children_posted = 1;
             post_event (b, "children-none");
@@ -697,8 +806,12 @@ int fh_ovsvc_start (struct bgn_broker *b)
     b->broker_state = -1;
     if (!(b->monitors = flux_msglist_create ())
         || !(b->healths = flux_msglist_create ())
-        || !(b->traces = flux_msglist_create ()))
+        || !(b->traces = flux_msglist_create ())
+        || !(b->leave_askers = zlistx_new ())
+        || !(b->leave_waits = zlistx_new ()))
         return -1;
+    zlistx_set_destructor (b->leave_askers, asker_free);
+    zlistx_set_destructor (b->leave_waits, fh_future_free);
     if (b->rank == 0) {
         if (!(b->rank_status = malloc (b->size))
             || !(b->left = calloc (b->size, 1))
@@ -739,6 +852,9 @@ void fh_ovsvc_free (struct bgn_broker *b)
     flux_msglist_destroy (b->healths);
     flux_msglist_destroy (b->traces);
     b->monitors = b->healths = b->traces = NULL;
+    zlistx_destroy (&b->leave_askers);   /* unanswered: the parent's
+                                            deadline ends its wait */
+    zlistx_destroy (&b->leave_waits);
     free (b->rank_status);
     free (b->left);
     free (b->dropped);
