@@ -130,6 +130,19 @@ test_expect_success 'and the instance ended without waiting on the dead broker' 
 	test_must_fail grep "Exit timeout\|shutdown delayed" kill.err
 '
 
+# The end of an instance goes from the leaves up, as the TBON's: each rank
+# waits for its children in the BGN's broadcast tree (rank 2 for 3, rank
+# 4 for 5 and 6, ...) before its rc3 and goodbye, so that no rank is left
+# without a path to rank 0 for its goodbye (which made it exit 1).
+test_expect_success 'thirty-two brokers end from the leaves up: every goodbye heard, none exits 1' '
+	start 32 -Slog-stderr-level=6 -Slog-stderr-mode=local \
+		flux exec -r all true >end.out 2>end.err &&
+	test_must_fail grep "exited with rc\|goodbye to rank 0\|did not leave" end.err &&
+	grep "broker.info\[2\]: children-complete" end.err &&
+	grep "broker.info\[16\]: children-complete" end.err &&
+	grep "broker.info\[3\]: children-none" end.err
+'
+
 cat >stop.sh <<-'EOT'
 #!/bin/sh
 torpid () { flux resource status -s torpid -no "{ranks}"; }
