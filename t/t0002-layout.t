@@ -207,6 +207,18 @@ test_expect_success GITTREE 'the map checker looks beyond src/: tests, docs, etc
 	grep "^t/newdir/helper.sh: a file the README map does not name$" more.out
 '
 
+test_expect_success GITTREE 'the map checker catches a walk-through naming a function that was renamed' '
+	mkdir -p renamed &&
+	sed "s/evrepair_kick/evrepair_nudge/" "$BGN_TOP_SRCDIR/README.md" \
+		>renamed/README.md &&
+	grep "^src/\|^etc/" src.files >code.files &&
+	(cd "$BGN_TOP_SRCDIR" && tar cf - -T -) <code.files | (cd renamed && tar xf -) &&
+	test_must_fail "$PY" "$MAP" renamed/README.md <src.files >renamed.out &&
+	cat renamed.out &&
+	test $(wc -l <renamed.out) -eq 1 &&
+	grep "^README map names .evrepair_nudge., which no file under src/ or etc/ holds (renamed?)$" renamed.out
+'
+
 test_expect_success GITTREE 'the map checker catches a line taken out, and a stale folder' '
 	grep "^| \`.ci/\` |" "$BGN_TOP_SRCDIR/README.md" &&
 	grep "\`t1400-security.t\` attacks" "$BGN_TOP_SRCDIR/README.md" &&

@@ -17,7 +17,12 @@ heading; a name is any word of a `code span` in it.  Then:
   and the data of the folders in DATA (TOML cases, figures, benchmark
   tables), go with their folder: the map says what those hold once;
 - a name of the map that looks like a file (a known ending) or a folder
-  and is nowhere in the tree is stale.
+  and is nowhere in the tree is stale;
+- an identifier the map names (a word of a code span in C's form with an
+  underscore in it: a function, a type, a key, a variable) must stand as
+  a word in some file of the tree under src/ or etc/ (read next to the
+  README; not checked where none is there): a walk-through must not
+  name a function that was renamed.
 
 Prints one line per problem and exits 1 if there is any.
 """
@@ -101,12 +106,39 @@ def problems(words, files):
     return out
 
 
+IDENT = r"[A-Za-z_][A-Za-z0-9_]*_[A-Za-z0-9_]*"
+CODE_DIRS = ("src/", "etc/")
+
+
+def stale_identifiers(words, files, top):
+    """The identifiers of the map no file under CODE_DIRS holds."""
+    idents = {w for w in words if re.fullmatch(IDENT, w)}
+    if not idents:
+        return []
+    text = []
+    for f in files:
+        if f.startswith(CODE_DIRS):
+            try:
+                with open(os.path.join(top, f), encoding="utf-8",
+                          errors="replace") as fh:
+                    text.append(fh.read())
+            except OSError:
+                continue
+    if not text:
+        return []   # no code next to this README (a copy elsewhere)
+    found = set(re.findall(r"\b" + IDENT + r"\b", "\n".join(text)))
+    return [f"README map names `{w}`, which no file under src/ or etc/ "
+            f"holds (renamed?)" for w in sorted(idents - found)]
+
+
 def main():
     if len(sys.argv) < 2:
         sys.exit("usage: readmemap.py README [FILE...]")
     words = map_words(sys.argv[1])
     files = sys.argv[2:] or [l.strip() for l in sys.stdin if l.strip()]
     out = problems(words, files)
+    out += stale_identifiers(words, files,
+                             os.path.dirname(os.path.abspath(sys.argv[1])))
     for line in out:
         print(line)
     sys.exit(1 if out else 0)
