@@ -10,45 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/wire.h"
 #include "src/common/libutil/errbuf.h"
 
 #include "evbatch.h"
-
-static uint16_t get16 (const uint8_t *p)
-{
-    return (uint16_t)((p[0] << 8) | p[1]);
-}
-
-static uint32_t get32 (const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
-         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
-static uint64_t get64 (const uint8_t *p)
-{
-    return ((uint64_t)get32 (p) << 32) | get32 (p + 4);
-}
-
-static void put16 (uint8_t *p, uint16_t v)
-{
-    p[0] = (uint8_t)(v >> 8);
-    p[1] = (uint8_t)v;
-}
-
-static void put32 (uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static void put64 (uint8_t *p, uint64_t v)
-{
-    put32 (p, (uint32_t)(v >> 32));
-    put32 (p + 4, (uint32_t)v);
-}
 
 int evbatch_is_batch (const void *data, size_t len)
 {
@@ -65,13 +30,13 @@ static int parse_rec (const uint8_t *p, size_t n, struct evbatch_rec *rec)
     if (n < EVBATCH_REC_SIZE)
         return -1;
     tlen = p[21];
-    plen = get32 (p + 16);
+    plen = wire_get32 (p + 16);
     if (n - EVBATCH_REC_SIZE < tlen || n - EVBATCH_REC_SIZE - tlen < plen)
         return -1;
-    rec->seq = get32 (p);
-    rec->userid = get32 (p + 4);
-    rec->rolemask = get32 (p + 8);
-    rec->publisher = get32 (p + 12);
+    rec->seq = wire_get32 (p);
+    rec->userid = wire_get32 (p + 4);
+    rec->rolemask = wire_get32 (p + 8);
+    rec->publisher = wire_get32 (p + 12);
     rec->flags = p[20];
     rec->topic = (const char *)p + EVBATCH_REC_SIZE;
     rec->topic_len = tlen;
@@ -98,7 +63,7 @@ static const char *rec_problem (const uint8_t *p, const struct evbatch_rec *r)
         return "topic is not printable text";
     if (r->flags & ~MSGFLAG_PRIVATE)
         return "unknown flags";
-    if (get16 (p + 22) != 0)
+    if (wire_get16 (p + 22) != 0)
         return "reserved bytes are not 0";
     if (r->payload && memchr (r->payload, '\0', r->payload_len))
         return "payload holds a NUL";
@@ -116,7 +81,7 @@ static size_t trailer_size (uint32_t flags)
 static size_t records_len (const void *data, size_t len)
 {
     const uint8_t *p = data;
-    size_t t = len >= EVBATCH_HDR_SIZE ? trailer_size (get32 (p + 12)) : 0;
+    size_t t = len >= EVBATCH_HDR_SIZE ? trailer_size (wire_get32 (p + 12)) : 0;
 
     return len >= EVBATCH_HDR_SIZE + t ? len - t : len;
 }
@@ -129,11 +94,11 @@ int evbatch_header (const void *data, size_t len, struct evbatch_hdr *h)
         errno = EPROTO;
         return -1;
     }
-    h->count = get16 (p + 2);
-    h->first = get32 (p + 4);
-    h->last = get32 (p + 8);
-    h->epoch = get64 (p + 16);
-    h->flags = get32 (p + 12);
+    h->count = wire_get16 (p + 2);
+    h->first = wire_get32 (p + 4);
+    h->last = wire_get32 (p + 8);
+    h->epoch = wire_get64 (p + 16);
+    h->flags = wire_get32 (p + 12);
     return 0;
 }
 
@@ -152,7 +117,7 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
     if (p[0] != EVBATCH_MAGIC || p[1] != EVBATCH_VERSION)
         return errbuf_fail (errbuf, errlen, EPROTO, "bad batch magic or "
                             "version");
-    h->flags = get32 (p + 12);
+    h->flags = wire_get32 (p + 12);
     if (h->flags != 0 && h->flags != EVBATCH_F_SIGNED
         && h->flags != (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED))
         return errbuf_fail (errbuf, errlen, EPROTO, "batch flags 0x%x are "
@@ -163,10 +128,10 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
                             h->flags & EVBATCH_F_CHAINED
                                 ? "link and signature" : "signature");
     len = records_len (data, len);
-    h->count = get16 (p + 2);
-    h->first = get32 (p + 4);
-    h->last = get32 (p + 8);
-    h->epoch = get64 (p + 16);
+    h->count = wire_get16 (p + 2);
+    h->first = wire_get32 (p + 4);
+    h->last = wire_get32 (p + 8);
+    h->epoch = wire_get64 (p + 16);
     if (h->count == 0 || h->first == 0 || h->last < h->first
         || h->last - h->first < (uint32_t)h->count - 1)
         return errbuf_fail (errbuf, errlen, EPROTO, "batch header: count %u, "
@@ -195,7 +160,7 @@ int evbatch_check (const void *data, size_t len, struct evbatch_hdr *h,
 const uint8_t *evbatch_link (const void *data, size_t len)
 {
     const uint8_t *p = data;
-    uint32_t flags = len >= EVBATCH_HDR_SIZE ? get32 (p + 12) : 0;
+    uint32_t flags = len >= EVBATCH_HDR_SIZE ? wire_get32 (p + 12) : 0;
 
     if ((flags & (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED))
             != (EVBATCH_F_SIGNED | EVBATCH_F_CHAINED)
@@ -209,7 +174,7 @@ size_t evbatch_body_len (const void *data, size_t len)
     const uint8_t *p = data;
 
     if (len >= EVBATCH_HDR_SIZE + EVBATCH_SIG_SIZE
-        && (get32 (p + 12) & EVBATCH_F_SIGNED))
+        && (wire_get32 (p + 12) & EVBATCH_F_SIGNED))
         return len - EVBATCH_SIG_SIZE;
     return len;
 }
@@ -339,14 +304,14 @@ int evbatch_add (struct evbatch_writer *w, const msg_t *event, uint32_t seq)
     if (add_check (w, seq) < 0 || reserve (w, EVBATCH_REC_SIZE + tlen + plen) < 0)
         return -1;
     p = w->buf + w->len;
-    put32 (p, seq);
-    put32 (p + 4, msg_get_userid (event));
-    put32 (p + 8, msg_get_rolemask (event));
-    put32 (p + 12, msg_get_matchtag (event));
-    put32 (p + 16, (uint32_t)plen);
+    wire_put32 (p, seq);
+    wire_put32 (p + 4, msg_get_userid (event));
+    wire_put32 (p + 8, msg_get_rolemask (event));
+    wire_put32 (p + 12, msg_get_matchtag (event));
+    wire_put32 (p + 16, (uint32_t)plen);
     p[20] = msg_get_flags (event) & MSGFLAG_PRIVATE;
     p[21] = (uint8_t)tlen;
-    put16 (p + 22, 0);
+    wire_put16 (p + 22, 0);
     memcpy (p + EVBATCH_REC_SIZE, topic, tlen);
     if (plen)
         memcpy (p + EVBATCH_REC_SIZE + tlen, payload, plen);
@@ -373,11 +338,11 @@ int evbatch_seal (struct evbatch_writer *w)
     }
     w->buf[0] = EVBATCH_MAGIC;
     w->buf[1] = EVBATCH_VERSION;
-    put16 (w->buf + 2, w->count);
-    put32 (w->buf + 4, w->first);
-    put32 (w->buf + 8, w->last);
-    put32 (w->buf + 12, 0);
-    put64 (w->buf + 16, w->epoch);
+    wire_put16 (w->buf + 2, w->count);
+    wire_put32 (w->buf + 4, w->first);
+    wire_put32 (w->buf + 8, w->last);
+    wire_put32 (w->buf + 12, 0);
+    wire_put64 (w->buf + 16, w->epoch);
     return 0;
 }
 
@@ -400,7 +365,7 @@ int evtags_check (const void *data, size_t len, uint32_t *count,
     if (p[0] != EVTAGS_MAGIC || p[1] != EVTAGS_VERSION || p[2] || p[3])
         return errbuf_fail (errbuf, errlen, EPROTO, "bad tags magic, "
                             "version or reserved bytes");
-    n = get32 (p + 4);
+    n = wire_get32 (p + 4);
     if (n > EVTAGS_MAX_COUNT || len != evtags_size (n))
         return errbuf_fail (errbuf, errlen, EPROTO, "tags frame of %zu bytes "
                             "says %u entries", len, (unsigned)n);
@@ -415,7 +380,7 @@ int evtags_check (const void *data, size_t len, uint32_t *count,
 
 uint32_t evtags_rank (const void *data, uint32_t i)
 {
-    return get32 ((const uint8_t *)data + evtags_size (i));
+    return wire_get32 ((const uint8_t *)data + evtags_size (i));
 }
 
 const uint8_t *evtags_tag (const void *data, uint32_t i)
@@ -447,7 +412,7 @@ void evtags_put_header (void *buf, uint32_t count)
     p[0] = EVTAGS_MAGIC;
     p[1] = EVTAGS_VERSION;
     p[2] = p[3] = 0;
-    put32 (p + 4, count);
+    wire_put32 (p + 4, count);
 }
 
 void evtags_put_entry (void *buf, uint32_t i, uint32_t rank,
@@ -455,6 +420,6 @@ void evtags_put_entry (void *buf, uint32_t i, uint32_t rank,
 {
     uint8_t *p = (uint8_t *)buf + evtags_size (i);
 
-    put32 (p, rank);
+    wire_put32 (p, rank);
     memcpy (p + 4, tag, EVTAGS_TAG_SIZE);
 }

@@ -29,6 +29,7 @@
 
 #include <jansson.h>
 
+#include "src/common/libutil/wire.h"
 #include "src/common/libutil/errbuf.h"
 
 #include "jsonv.h"
@@ -395,20 +396,6 @@ size_t msg_footprint (const msg_t *msg)
     return n;
 }
 
-static uint32_t get32 (const uint8_t *p)
-{
-    return ((uint32_t)p[0] << 24) | ((uint32_t)p[1] << 16)
-         | ((uint32_t)p[2] << 8) | (uint32_t)p[3];
-}
-
-static void put32 (uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
 /* msg_decode and msg_decode_reuse: validate, then build the message in
  * *spare's memory if there is one and it is big enough, else anew. */
 static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
@@ -459,7 +446,7 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
                     flags);
         goto eproto;
     }
-    uint32_t aux1 = get32 (proto + 12);
+    uint32_t aux1 = wire_get32 (proto + 12);
 
     /* Frame layout implied by the flags. */
     size_t tail = 1 + !!(flags & MSGFLAG_TOPIC) + !!(flags & MSGFLAG_PAYLOAD);
@@ -549,10 +536,10 @@ static msg_t *decode (msg_t **spare, const struct msg_frame *frames,
     else if (!(msg = msg_alloc (type, tneed, rneed)))
         goto enomem;
     msg->flags = flags & ~CONTENT_FLAGS;
-    msg->userid = get32 (proto + 4);
-    msg->rolemask = get32 (proto + 8);
+    msg->userid = wire_get32 (proto + 4);
+    msg->rolemask = wire_get32 (proto + 8);
     msg->aux1 = aux1;
-    msg->aux2 = get32 (proto + 16);
+    msg->aux2 = wire_get32 (proto + 16);
     if (flags & MSGFLAG_ROUTE) {
         msg->nroutes = 0;
         /* Wire order is top first; storage is bottom first. */
@@ -652,10 +639,10 @@ int msg_encode (msg_t *msg, struct msg_frame *frames, size_t max)
     msg->proto[1] = MSG_PROTO_VERSION;
     msg->proto[2] = msg->type;
     msg->proto[3] = msg_get_flags (msg);
-    put32 (msg->proto + 4, msg->userid);
-    put32 (msg->proto + 8, msg->rolemask);
-    put32 (msg->proto + 12, msg->aux1);
-    put32 (msg->proto + 16, msg->aux2);
+    wire_put32 (msg->proto + 4, msg->userid);
+    wire_put32 (msg->proto + 8, msg->rolemask);
+    wire_put32 (msg->proto + 12, msg->aux1);
+    wire_put32 (msg->proto + 16, msg->aux2);
     frames[k].data = msg->proto;
     frames[k].size = MSG_PROTO_SIZE;
     k++;

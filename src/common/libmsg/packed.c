@@ -9,21 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "src/common/libutil/wire.h"
 #include "packed.h"
-
-static void put32 (uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static uint32_t get32 (const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8
-           | p[3];
-}
 
 size_t packed_size (const struct msg_frame *frames, size_t n)
 {
@@ -54,10 +41,10 @@ long packed_write (void *buf, size_t len, const struct msg_frame *frames,
         errno = ENOSPC;
         return -1;
     }
-    put32 (p, (uint32_t)n);
+    wire_put32 (p, (uint32_t)n);
     p += PACKED_HDR;
     for (size_t i = 0; i < n; i++) {
-        put32 (p, (uint32_t)frames[i].size);
+        wire_put32 (p, (uint32_t)frames[i].size);
         p += PACKED_HDR;
         if (frames[i].size)
             memcpy (p, frames[i].data, frames[i].size);
@@ -83,7 +70,7 @@ int packed_read (const void *buf, size_t len, struct msg_frame *frames,
 
     if (left < PACKED_HDR)
         return fail (EPROTO, "packed frame list: count cut short", why);
-    count = get32 (p);
+    count = wire_get32 (p);
     p += PACKED_HDR;
     left -= PACKED_HDR;
     if (count > max)
@@ -92,7 +79,7 @@ int packed_read (const void *buf, size_t len, struct msg_frame *frames,
         uint32_t size;
         if (left < PACKED_HDR)
             return fail (EPROTO, "packed frame list: length cut short", why);
-        size = get32 (p);
+        size = wire_get32 (p);
         p += PACKED_HDR;
         left -= PACKED_HDR;
         if (size > left)
