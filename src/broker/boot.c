@@ -396,7 +396,7 @@ int boot_put (struct boot *b, const char *key, const char *value,
 {
     char k[128];
     if (make_key (k, sizeof (k), b->rank, key) < 0) {
-        snprintf (errbuf, errlen, "bootstrap key '%s' is too long", key);
+        errbuf_set (errbuf, errlen, "bootstrap key '%s' is too long", key);
         return -1;
     }
     /* Static: peers compute these from the config, nobody reads ours. */
@@ -422,7 +422,7 @@ int boot_get (struct boot *b, uint32_t rank, const char *key, char *buf,
 {
     char k[128];
     if (make_key (k, sizeof (k), rank, key) < 0) {
-        snprintf (errbuf, errlen, "bootstrap key '%s' is too long", key);
+        errbuf_set (errbuf, errlen, "bootstrap key '%s' is too long", key);
         return -1;
     }
     if (b->tab) {

@@ -8,6 +8,7 @@
  * waiting for the timeout.
  */
 #if HAVE_CONFIG_H
+#include "src/common/libutil/errbuf.h"
 #include "config.h"
 #endif
 #include <errno.h>
@@ -42,7 +43,7 @@ static int pmix_fail (char *errbuf, size_t errlen, pmix_status_t rc,
     vsnprintf (what, sizeof (what), fmt, ap);
     va_end (ap);
     if (errbuf && errlen)
-        snprintf (errbuf, errlen, "%s: %s", what, PMIx_Error_string (rc));
+        errbuf_set (errbuf, errlen, "%s: %s", what, PMIx_Error_string (rc));
     if (rc == PMIX_ERR_TIMEOUT)
         errno = ETIMEDOUT;
     else if (rc == PMIX_ERR_NOT_FOUND)
@@ -78,8 +79,8 @@ struct boot_pmix *boot_pmix_create (double timeout, char *errbuf,
         p->size = val->data.uint32;
     PMIX_VALUE_RELEASE (val);
     if (p->size == 0 || p->me.rank >= p->size) {
-        snprintf (errbuf, errlen, "PMIx: rank %u does not fit job size %u",
-                  (unsigned)p->me.rank, (unsigned)p->size);
+        errbuf_set (errbuf, errlen, "PMIx: rank %u does not fit job size %u",
+                    (unsigned)p->me.rank, (unsigned)p->size);
         errno = EPROTO;
         goto error;
     }
@@ -155,14 +156,14 @@ int boot_pmix_get (struct boot_pmix *p, uint32_t rank, const char *key,
         return pmix_fail (errbuf, errlen, rc, "PMIx_Get %s of rank %u", key,
                           (unsigned)rank);
     if (val->type != PMIX_STRING || !val->data.string) {
-        snprintf (errbuf, errlen, "PMIx_Get %s of rank %u: not a string",
-                  key, (unsigned)rank);
+        errbuf_set (errbuf, errlen, "PMIx_Get %s of rank %u: not a string",
+                    key, (unsigned)rank);
         errno = EPROTO;
         ret = -1;
     }
     else if (strlen (val->data.string) >= len) {
-        snprintf (errbuf, errlen, "PMIx_Get %s of rank %u: value too long",
-                  key, (unsigned)rank);
+        errbuf_set (errbuf, errlen, "PMIx_Get %s of rank %u: value too long",
+                    key, (unsigned)rank);
         errno = EOVERFLOW;
         ret = -1;
     }

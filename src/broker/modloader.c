@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <czmq.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "modloader.h"
 
 struct module {
@@ -49,8 +50,8 @@ struct module *module_open (const char *name, const char *searchpath,
     char *path;
 
     if (!(path = module_find (name, searchpath))) {
-        snprintf (errbuf, errlen, "module %s: not found in %s", name,
-                  searchpath ? searchpath : "(no module path)");
+        errbuf_set (errbuf, errlen, "module %s: not found in %s", name,
+                    searchpath ? searchpath : "(no module path)");
         errno = ENOENT;
         return NULL;
     }
@@ -61,27 +62,28 @@ struct module *module_open (const char *name, const char *searchpath,
     m->path = path;
     dlerror ();
     if (!(m->dso = dlopen (path, RTLD_NOW | RTLD_LOCAL))) {
-        snprintf (errbuf, errlen, "module %s: %s", path, dlerror ());
+        errbuf_set (errbuf, errlen, "module %s: %s", path, dlerror ());
         errno = ELIBBAD;
         goto error;
     }
     m->entry = dlsym (m->dso, BGN_MODULE_SYMBOL);
     if (!m->entry) {
-        snprintf (errbuf, errlen, "module %s: no %s symbol: not a bgn module",
-                  path, BGN_MODULE_SYMBOL);
+        errbuf_set (errbuf, errlen, "module %s: no %s symbol: not a bgn module",
+                    path, BGN_MODULE_SYMBOL);
         errno = EINVAL;
         goto error;
     }
     if (m->entry->abi_version != BGN_MODULE_ABI_VERSION) {
-        snprintf (errbuf, errlen, "module %s: ABI version %u, broker needs %u",
-                  path, (unsigned)m->entry->abi_version,
-                  (unsigned)BGN_MODULE_ABI_VERSION);
+        errbuf_set (errbuf, errlen,
+                    "module %s: ABI version %u, broker needs %u",
+                    path, (unsigned)m->entry->abi_version,
+                    (unsigned)BGN_MODULE_ABI_VERSION);
         errno = EINVAL;
         goto error;
     }
     if (!m->entry->name || !m->entry->load) {
-        snprintf (errbuf, errlen, "module %s: entry lacks a name or load()",
-                  path);
+        errbuf_set (errbuf, errlen, "module %s: entry lacks a name or load()",
+                    path);
         errno = EINVAL;
         goto error;
     }
@@ -182,8 +184,8 @@ int modlist_add (struct modlist *l, const char *name, const char *searchpath,
         return -1;
     if (module_load (m, api, b) < 0) {
         int saved = errno;
-        snprintf (errbuf, errlen, "module %s: load failed: %s",
-                  module_path (m), strerror (saved));
+        errbuf_set (errbuf, errlen, "module %s: load failed: %s",
+                    module_path (m), strerror (saved));
         module_close (&m);
         errno = saved;
         return -1;
@@ -204,8 +206,8 @@ static int modlist_each (struct modlist *l, int (*step) (struct module *),
          m = zlistx_next (l->mods)) {
         if (step (m) < 0) {
             int saved = errno;
-            snprintf (errbuf, errlen, "module %s: %s failed: %s",
-                      module_path (m), what, strerror (saved));
+            errbuf_set (errbuf, errlen, "module %s: %s failed: %s",
+                        module_path (m), what, strerror (saved));
             errno = saved;
             return -1;
         }

@@ -640,7 +640,8 @@ static int rpc_wait (struct bgn_broker *b, flux_future_t *f, const char *what,
 {
     if (!f || flux_future_get (f, NULL) < 0) {
         const char *why = f ? flux_future_error_string (f) : NULL;
-        snprintf (errbuf, errlen, "%s: %s", what, why ? why : strerror (errno));
+        errbuf_set (errbuf, errlen,
+                    "%s: %s", what, why ? why : strerror (errno));
         flux_future_destroy (f);
         return -1;
     }
@@ -692,17 +693,17 @@ static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
             goto error;
         }
         if (rank < 0 || (uint32_t)rank >= b->size) {
-            snprintf (errbuf, errlen, "bootstrap.whois: rank %d out of range",
-                      rank);
+            errbuf_set (errbuf, errlen, "bootstrap.whois: rank %d out of range",
+                        rank);
             flux_future_destroy (f);
             return -1;
         }
         card = json_object_get (bc, "bgn");
         if (!card_valid (card)) {
-            snprintf (errbuf, errlen, "rank %d's business card has no bgn "
-                      "values: every broker's overlay must be bgn-overlay.so "
-                      "(is broker.overlay-module set on every broker?)",
-                      rank);
+            errbuf_set (errbuf, errlen, "rank %d's business card has no bgn "
+                        "values: every broker's overlay must be bgn-overlay.so "
+                        "(is broker.overlay-module set on every broker?)",
+                        rank);
             flux_future_destroy (f);
             errno = EPROTO;
             return -1;
@@ -713,15 +714,15 @@ static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
     }
     flux_future_destroy (f);
     if (got != want) {
-        snprintf (errbuf, errlen, "bootstrap.whois: %d card(s) of %d", got,
-                  want);
+        errbuf_set (errbuf, errlen, "bootstrap.whois: %d card(s) of %d", got,
+                    want);
         errno = EPROTO;
         return -1;
     }
     return 0;
 error:
-    snprintf (errbuf, errlen, "bootstrap.whois: %s",
-              f && flux_future_error_string (f) ? flux_future_error_string (f)
+    errbuf_set (errbuf, errlen, "bootstrap.whois: %s",
+                f && flux_future_error_string (f) ? flux_future_error_string (f)
                                                 : strerror (errno));
     flux_future_destroy (f);
     return -1;
@@ -738,7 +739,7 @@ int fh_boot_broker (struct bgn_broker *b, char *errbuf, size_t errlen)
     if (b->tab)
         return 0;
     if (!(bc = bizcard (b))) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         return -1;
     }
     f = flux_rpc_pack (b->h, "bootstrap.iam", FLUX_NODEID_ANY, 0, "{s:O}",

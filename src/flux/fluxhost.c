@@ -113,8 +113,9 @@ static int read_policy (struct bgn_broker *b, json_t *tbl, char *errbuf,
     if (admins) {
         idset_destroy (&b->admins);
         if (!(b->admins = idset_decode (admins, why, sizeof (why)))) {
-            snprintf (errbuf, errlen, "[bgn]: key 'bgn.admin_ranks': '%s': %s",
-                      admins, why);
+            errbuf_set (errbuf, errlen,
+                        "[bgn]: key 'bgn.admin_ranks': '%s': %s",
+                        admins, why);
             return -1;
         }
     }
@@ -125,8 +126,8 @@ static int read_policy (struct bgn_broker *b, json_t *tbl, char *errbuf,
         if (!tmp || conf_get_duration (tmp, "overlay.boot_timeout", &d) < 0
             || d <= 0) {
             json_decref (tmp);
-            snprintf (errbuf, errlen, "[bgn]: key 'bgn.boot_timeout': '%s' "
-                      "is not a duration above 0 (e.g. \"60s\")", boot);
+            errbuf_set (errbuf, errlen, "[bgn]: key 'bgn.boot_timeout': '%s' "
+                        "is not a duration above 0 (e.g. \"60s\")", boot);
             return -1;
         }
         json_decref (tmp);
@@ -207,8 +208,8 @@ static int emit_bootstrap (struct bgn_broker *b, json_t *bgn,
         return 0;
     if (flux_conf_unpack (flux_get_conf (b->h), &ferr, "{s?o}", "bootstrap",
                           &boot) < 0 || (boot && !json_is_object (boot))) {
-        snprintf (errbuf, errlen, "[bootstrap]: %s",
-                  boot ? "must be a table" : ferr.text);
+        errbuf_set (errbuf, errlen, "[bootstrap]: %s",
+                    boot ? "must be a table" : ferr.text);
         return -1;
     }
     json_object_foreach (boot, key, val) {
@@ -241,11 +242,11 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
 
     if (flux_conf_unpack (flux_get_conf (b->h), &ferr, "{s?o}", "bgn",
                           &tbl) < 0) {
-        snprintf (errbuf, errlen, "[bgn]: %s", ferr.text);
+        errbuf_set (errbuf, errlen, "[bgn]: %s", ferr.text);
         return -1;
     }
     if (tbl && !json_is_object (tbl)) {
-        snprintf (errbuf, errlen, "[bgn] must be a table");
+        errbuf_set (errbuf, errlen, "[bgn] must be a table");
         return -1;
     }
     if (tbl && read_policy (b, tbl, errbuf, errlen) < 0)
@@ -303,22 +304,22 @@ static int read_table (struct bgn_broker *b, char *errbuf, size_t errlen)
         /* then a rank's owner requests would need its signing key, which
          * cannot be known without an exchange: relayed, they would run as
          * a user's, and the instance would not reach quorum */
-        snprintf (errbuf, errlen, "[bgn] curve_keys with a [bootstrap] "
-                  "hosts table is not supported as the broker's overlay yet "
-                  "(the ranks' signing keys would need an exchange): use the "
-                  "shared bootstrap.curve_cert");
+        errbuf_set (errbuf, errlen, "[bgn] curve_keys with a [bootstrap] "
+                    "hosts table is not supported as the broker's overlay yet "
+                    "(the ranks' signing keys would need an exchange): use the "
+                    "shared bootstrap.curve_cert");
         errno = EINVAL;
         return -1;
     }
     if (!(b->tab = hosttab_create (b->conf, "[bootstrap]", (int)b->rank,
                                    b->hostname, err, sizeof (err)))) {
-        snprintf (errbuf, errlen, "%s", err);
+        errbuf_set (errbuf, errlen, "%s", err);
         return -1;
     }
     if (hosttab_size (b->tab) != b->size) {
-        snprintf (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
-                  "instance has %u brokers", (unsigned)hosttab_size (b->tab),
-                  (unsigned)b->size);
+        errbuf_set (errbuf, errlen, "[bootstrap] hosts lists %u hosts, the "
+                    "instance has %u brokers", (unsigned)hosttab_size (b->tab),
+                    (unsigned)b->size);
         errno = EINVAL;
         return -1;
     }
@@ -330,17 +331,18 @@ static int make_rundir (struct bgn_broker *b, char *errbuf, size_t errlen)
     const char *dir = flux_attr_get (b->h, "rundir");
 
     if (!dir) {
-        snprintf (errbuf, errlen, "the broker has no rundir attribute");
+        errbuf_set (errbuf, errlen, "the broker has no rundir attribute");
         return -1;
     }
     if (snprintf (b->rundir, sizeof (b->rundir), "%s/bgn-%u", dir,
                   (unsigned)b->rank) >= (int)sizeof (b->rundir)) {
-        snprintf (errbuf, errlen, "rundir %s: path too long", dir);
+        errbuf_set (errbuf, errlen, "rundir %s: path too long", dir);
         errno = ENAMETOOLONG;
         return -1;
     }
     if (mkdir (b->rundir, 0700) < 0 && errno != EEXIST) {
-        snprintf (errbuf, errlen, "mkdir %s: %s", b->rundir, strerror (errno));
+        errbuf_set (errbuf, errlen,
+                    "mkdir %s: %s", b->rundir, strerror (errno));
         return -1;
     }
     return 0;
@@ -562,14 +564,14 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
     b->membership_event = 1;
     if (!(b->admins = idset_create (0)) || idset_set (b->admins, 0) < 0
         || !(b->capped_rl = ratelimit_create (5, 60.))) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         goto error;
     }
     b->stop_code = -1;
     b->methods = methods;
     b->nmethods = sizeof (methods) / sizeof (methods[0]);
     if (flux_get_rank (h, &b->rank) < 0 || flux_get_size (h, &b->size) < 0) {
-        snprintf (errbuf, errlen, "rank and size: %s", strerror (errno));
+        errbuf_set (errbuf, errlen, "rank and size: %s", strerror (errno));
         goto error;
     }
     /* As the broker's overlay, every broker is the instance owner's
@@ -578,7 +580,7 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
      * it).  Beside the TBON, only rank 0's does by default. */
     if (as_overlay && b->size > 1
         && idset_set_range (b->admins, 0, b->size - 1) < 0) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         goto error;
     }
     /* the broker's overlay loads before the host list exists */
@@ -597,26 +599,26 @@ static bgn_broker_t *create (flux_t *h, bool as_overlay, char *errbuf,
         b->disconnect_hung = b->orphan_relief = 0;
     }
     if (as_overlay && fh_chan_open (b) < 0) {
-        snprintf (errbuf, errlen, "the broker's overlay channel: %s",
-                  strerror (errno));
+        errbuf_set (errbuf, errlen, "the broker's overlay channel: %s",
+                    strerror (errno));
         goto error;
     }
     if (!(b->poll = fluxpoll_create (b->r))) {
-        snprintf (errbuf, errlen, "ZeroMQ context: %s", strerror (errno));
+        errbuf_set (errbuf, errlen, "ZeroMQ context: %s", strerror (errno));
         goto error;
     }
     if (!(b->services = service_registry_create ())
         || !(b->clients = zhashx_new ()) || !(b->forwards = zhashx_new ())
         || !(b->subs = zlistx_new ())) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         goto error;
     }
     zhashx_set_destructor (b->clients, fh_client_free);
     zhashx_set_destructor (b->forwards, fh_forward_free);
     zlistx_set_destructor (b->subs, fh_sub_free);
     if (fh_boot_init (b) < 0) {
-        snprintf (errbuf, errlen, "the bootstrap exchange: %s",
-                  strerror (errno));
+        errbuf_set (errbuf, errlen, "the bootstrap exchange: %s",
+                    strerror (errno));
         goto error;
     }
     return b;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libtoml/toml.h"
 #include "src/common/libutil/fsd.h"
 #include "src/common/libutil/idset.h"
@@ -208,9 +209,9 @@ json_t *scenario_builtin (const char *name, const struct scenario_opts *o,
                         "1s");
     }
     else {
-        snprintf (errbuf, errlen, "unknown scenario '%s' (built-in: boot, "
-                  "kill, rack, hang, restart-root, partition, churn, skew, "
-                  "events; or a TOML file)", name);
+        errbuf_set (errbuf, errlen, "unknown scenario '%s' (built-in: boot, "
+                    "kill, rack, hang, restart-root, partition, churn, skew, "
+                    "events; or a TOML file)", name);
         errno = EINVAL;
         return NULL;
     }
@@ -230,10 +231,10 @@ json_t *scenario_load (const char *path, const struct scenario_opts *o,
 
     if (!sc) {
         if (err.line)
-            snprintf (errbuf, errlen, "%s:%d:%d: %s", path, err.line, err.col,
-                      err.msg);
+            errbuf_set (errbuf, errlen, "%s:%d:%d: %s", path, err.line, err.col,
+                        err.msg);
         else
-            snprintf (errbuf, errlen, "%s: %s", path, err.msg);
+            errbuf_set (errbuf, errlen, "%s: %s", path, err.msg);
         return NULL;
     }
     if (!(sim = json_object_get (sc, "sim"))) {
@@ -305,13 +306,13 @@ static int check_keys (json_t *o, const char *what, const struct key *known,
         while (k->name && strcmp (k->name, key))
             k++;
         if (!k->name) {
-            snprintf (errbuf, errlen, "%s: unknown key '%s'", what, key);
+            errbuf_set (errbuf, errlen, "%s: unknown key '%s'", what, key);
             errno = EINVAL;
             return -1;
         }
         if (!has_type (v, k->type)) {
-            snprintf (errbuf, errlen, "%s: %s must be %s", what, key,
-                      type_name (k->type));
+            errbuf_set (errbuf, errlen, "%s: %s must be %s", what, key,
+                        type_name (k->type));
             errno = EINVAL;
             return -1;
         }
@@ -337,14 +338,14 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
             k++;
         if (!k->name || (k->type == 'o' && !json_is_object (v))
             || (k->type == 'a' && !json_is_array (v))) {
-            snprintf (errbuf, errlen, "'%s' is not a scenario table (only "
-                      "[sim], [overlay] and [[event]])", key);
+            errbuf_set (errbuf, errlen, "'%s' is not a scenario table (only "
+                        "[sim], [overlay] and [[event]])", key);
             errno = EINVAL;
             return -1;
         }
     }
     if (!json_is_object (sim)) {
-        snprintf (errbuf, errlen, "[sim] must be a table");
+        errbuf_set (errbuf, errlen, "[sim] must be a table");
         errno = EINVAL;
         return -1;
     }
@@ -366,9 +367,9 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
         || opt_time (sim, "rpc_timeout", p->rpc_timeout, &p->rpc_timeout) < 0
         || p->latency <= 0 || p->jitter < 0 || p->notice < 0
         || p->rpc_timeout <= 0) {
-        snprintf (errbuf, errlen, "[sim]: size 1..4194304, loss 0..1, hwm "
-                  ">= 1, latency > 0, jitter >= 0, notice >= 0 and "
-                  "rpc_timeout > 0");
+        errbuf_set (errbuf, errlen, "[sim]: size 1..4194304, loss 0..1, hwm "
+                    ">= 1, latency > 0, jitter >= 0, notice >= 0 and "
+                    "rpc_timeout > 0");
         errno = EINVAL;
         return -1;
     }
@@ -385,9 +386,10 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
             || c->keepalive_interval <= 0
             || c->peer_timeout <= c->keepalive_interval
             || c->join_timeout < 0 || c->fence_window <= 0) {
-            snprintf (errbuf, errlen, "[overlay]: durations with peer_timeout "
-                      "> keepalive_interval > 0, fence_window > 0, "
-                      "join_timeout >= 0");
+            errbuf_set (errbuf, errlen,
+                        "[overlay]: durations with peer_timeout "
+                        "> keepalive_interval > 0, fence_window > 0, "
+                        "join_timeout >= 0");
             errno = EINVAL;
             return -1;
         }
@@ -398,8 +400,8 @@ int scenario_params (json_t *sc, struct sim_params *p, char *errbuf,
         c->ttl = (int)opt_int (ovl, "ttl", c->ttl);
         c->retry_bytes = opt_int (ovl, "retry_bytes", (long)c->retry_bytes);
         if (c->event_buffer < 16 || c->retry_bytes < 0) {
-            snprintf (errbuf, errlen, "[overlay]: event_buffer >= 16, "
-                      "retry_bytes >= 0");
+            errbuf_set (errbuf, errlen, "[overlay]: event_buffer >= 16, "
+                        "retry_bytes >= 0");
             errno = EINVAL;
             return -1;
         }
@@ -746,14 +748,14 @@ int scenario_apply (json_t *sc, struct simnet *s, uint64_t seed,
     c.rng = seed * 0xd1b54a32d192ed03ULL + 0x8cb92ba72f3d8dd7ULL;
     if (opt_time (sim, "duration", 30, &plan->duration) < 0
         || plan->duration <= 0) {
-        snprintf (errbuf, errlen, "[sim]: duration must be a positive "
-                  "duration");
+        errbuf_set (errbuf, errlen, "[sim]: duration must be a positive "
+                    "duration");
         errno = EINVAL;
         return -1;
     }
     if (!json_is_array (events) || json_array_size (events) == 0) {
-        snprintf (errbuf, errlen, "a scenario needs [[event]] entries (at "
-                  "least a boot)");
+        errbuf_set (errbuf, errlen, "a scenario needs [[event]] entries (at "
+                    "least a boot)");
         errno = EINVAL;
         return -1;
     }

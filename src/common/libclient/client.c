@@ -43,6 +43,7 @@
 #include <czmq.h>
 #include <jansson.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "client.h"
 #include "src/common/libmsg/evbatch.h"
 #include "src/common/libutil/idmap.h"
@@ -242,9 +243,9 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
     const char *env;
 
     if (!uri && !(uri = getenv ("BGN_URI"))) {
-        snprintf (errbuf, errlen,
-                  "no broker: BGN_URI is not set (run under 'bgn start', "
-                  "or give --uri)");
+        errbuf_set (errbuf, errlen,
+                    "no broker: BGN_URI is not set (run under 'bgn start', "
+                    "or give --uri)");
         errno = ENOENT;
         return NULL;
     }
@@ -253,22 +254,22 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
     else if (!strncmp (uri, "local://", 8))
         path = uri + 8;
     else if (strstr (uri, "://")) {
-        snprintf (errbuf, errlen, "%s: only ipc:// broker URIs are supported",
-                  uri);
+        errbuf_set (errbuf, errlen, "%s: only ipc:// broker URIs are supported",
+                    uri);
         errno = EINVAL;
         return NULL;
     }
     else
         path = uri;
     if (stat (path, &st) < 0 || !S_ISSOCK (st.st_mode)) {
-        snprintf (errbuf, errlen, "no broker at %s: %s", path,
-                  errno ? strerror (errno) : "not a socket");
+        errbuf_set (errbuf, errlen, "no broker at %s: %s", path,
+                    errno ? strerror (errno) : "not a socket");
         errno = ENOENT;
         return NULL;
     }
     if (listening (path) < 0 && errno == ECONNREFUSED) {
-        snprintf (errbuf, errlen, "no broker at %s: nothing listens there "
-                  "(the socket of a broker that is gone)", path);
+        errbuf_set (errbuf, errlen, "no broker at %s: nothing listens there "
+                    "(the socket of a broker that is gone)", path);
         errno = ECONNREFUSED;
         return NULL;
     }
@@ -305,7 +306,8 @@ bgn_t *bgn_open (const char *uri, char *errbuf, size_t errlen)
         goto zerror;
     return h;
 zerror:
-    snprintf (errbuf, errlen, "connect %s: %s", endpoint, zmq_strerror (errno));
+    errbuf_set (errbuf, errlen,
+                "connect %s: %s", endpoint, zmq_strerror (errno));
     bgn_close (&h);
     errno = EINVAL;
     return NULL;

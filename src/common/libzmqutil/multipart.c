@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libmsg/packed.h"
 #include "multipart.h"
 
@@ -173,8 +174,8 @@ static int unpack (zmq_msg_t *part, struct msg_frame *mf, char *errbuf,
                          MSG_MAX_FRAMES, &why);
 
     if (n < 0 && errbuf && errlen)
-        snprintf (errbuf, errlen, "packed message: %s",
-                  why ? why : "malformed");
+        errbuf_set (errbuf, errlen, "packed message: %s",
+                    why ? why : "malformed");
     return n;
 }
 
@@ -194,8 +195,8 @@ msg_t *zmqutil_decode_reuse (msg_t **spare, zmq_msg_t *parts, int n,
     }
     if (n > MSG_MAX_FRAMES) {
         if (errbuf && errlen)
-            snprintf (errbuf, errlen, "message has %d frames, max %d", n,
-                      MSG_MAX_FRAMES);
+            errbuf_set (errbuf, errlen, "message has %d frames, max %d", n,
+                        MSG_MAX_FRAMES);
         errno = EPROTO;
         return NULL;
     }
