@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include <jansson.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libutil/fsd.h"
 #include "cmd.h"
 #include "rankarg.h"
@@ -117,11 +118,11 @@ static bgn_t *try_open (char *err, size_t len)
         sys = CMD_SYSTEM_URI;
     if ((h = bgn_open (sys, syserr, sizeof (syserr))))
         return h;
-    snprintf (err, len, "no broker: BGN_URI is not set, and the system "
-              "instance is not reachable (%s%s); run under 'bgn start', or "
-              "give --uri", syserr, strstr (syserr, "Permission denied")
-                                    ? ": the socket is for the broker's user"
-                                    : "");
+    errbuf_set (err, len, "no broker: BGN_URI is not set, and the system "
+                "instance is not reachable (%s%s); run under 'bgn start', or "
+                "give --uri", syserr, strstr (syserr, "Permission denied")
+                                      ? ": the socket is for the broker's user"
+                                      : "");
     return NULL;
 }
 

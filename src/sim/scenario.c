@@ -435,10 +435,10 @@ static double rnd_unit (struct ctx *c)
 static int fail (struct ctx *c, int i, const char *fmt, const char *what)
 {
     char msg[256];
+
     snprintf (msg, sizeof (msg), fmt, what);
-    snprintf (c->errbuf, c->errlen, "[[event]] %d: %s", i + 1, msg);
-    errno = EINVAL;
-    return -1;
+    return errbuf_fail (c->errbuf, c->errlen, EINVAL, "[[event]] %d: %s",
+                        i + 1, msg);
 }
 
 /* The ranks an event names: "ranks" (an idset), or "count" random ranks
