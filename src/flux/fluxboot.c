@@ -649,39 +649,22 @@ static int rpc_wait (struct bgn_broker *b, flux_future_t *f, const char *what,
     return 0;
 }
 
-/* The ranks whose cards this rank reads from the broker's bootstrap:
- * rank 0 every rank's (the others ask it later for a card they lack, as
- * beside the TBON), any other rank what the module's start reads
- * (api->boot_want: its own, rank 0's and its peers'), so that N brokers
- * make about N log N reads of the PMI, not N squared.  NULL: no memory. */
-static char *whois_ranks (struct bgn_broker *b, int *count)
-{
-    char *ranks;
-
-    if (b->rank == 0 || b->boot_want_all) {
-        *count = (int)b->size;
-        if ((ranks = malloc (32)))
-            snprintf (ranks, 32, b->size > 1 ? "0-%u" : "%u",
-                      (unsigned)(b->size - 1));
-        return ranks;
-    }
-    *count = (int)idset_count (b->boot_wants);
-    return idset_encode (b->boot_wants, 0);
-}
-
-/* The cards whois_ranks names, streamed by bootstrap.whois. */
+/* Every rank's card, streamed by bootstrap.whois.  Every rank reads
+ * every card (N squared reads of the PMI in all): after start-up the
+ * broker's bootstrap is closed, and a card asked of rank 0 instead would
+ * go through this broker's Flux side, which is offline until the BGN is
+ * up here: a rank fenced during start-up could then never check the
+ * live records it needs to rejoin (seen at 64 brokers under load). */
 static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
 {
-    char *ranks;
-    flux_future_t *f = NULL;
-    int got = 0, want;
+    char ranks[64];
+    flux_future_t *f;
+    int got = 0, want = (int)b->size;
 
-    if (!(ranks = whois_ranks (b, &want)))
-        goto error;
-    f = flux_rpc_pack (b->h, "bootstrap.whois", FLUX_NODEID_ANY,
-                       FLUX_RPC_STREAMING, "{s:s}", "ranks", ranks);
-    free (ranks);
-    if (!f)
+    snprintf (ranks, sizeof (ranks), b->size > 1 ? "0-%u" : "%u",
+              (unsigned)(b->size - 1));
+    if (!(f = flux_rpc_pack (b->h, "bootstrap.whois", FLUX_NODEID_ANY,
+                             FLUX_RPC_STREAMING, "{s:s}", "ranks", ranks)))
         goto error;
     for (;;) {
         json_t *bc, *card;

@@ -368,13 +368,12 @@ static int api_boot_refresh (bgn_broker_t *b, uint32_t rank, const char *key,
 }
 
 /* Rank 0 keeps every card for the instance's life, in memory: a read
- * there is a lookup (2); elsewhere it is a request to rank 0 (1), as the
- * broker's overlay too (a rank reads only its peers' cards from the
- * broker's bootstrap).  From a [bootstrap] table every broker derives
- * every card (2). */
+ * there is a lookup (2); elsewhere it is a request to rank 0 (1).  As the
+ * broker's overlay every broker holds every card (fluxboot.c's
+ * whois_cards, or derived from a [bootstrap] table). */
 static int api_boot_lasting (bgn_broker_t *b)
 {
-    return b->rank == 0 || b->tab ? 2 : 1;
+    return b->rank == 0 || b->chan ? 2 : 1;
 }
 
 static int api_boot_want (bgn_broker_t *b, uint32_t rank)
