@@ -406,6 +406,43 @@ test_expect_success ROOT_NETNS,MPIEXEC 'the PMI-launched brokers answer each oth
 	done
 '
 
+# Issue 42, a one-way break on an event-tree edge (in the PMI instance,
+# where rank 0 signs its events): host3 hears nothing from its tree
+# parent host2 (nftables in host3's namespace drops what comes from
+# host2's address; what host3 sends still arrives).  Rank 3 used to
+# refuse what came round its parent and deliver nothing while the break
+# stood (issue 42: nothing for 50 s).  Now rank 0's SYNC reaches it by
+# its other neighbours and the events come from them: all 40, once and
+# in order, before the break is mended.
+test_expect_success ROOT_NETNS,MPIEXEC 'a one-way break on an event-tree edge: rank 3 gets every event, once and in order' '
+	u0="ipc://$RD/m0/local" && u3="ipc://$RD/m3/local" &&
+	bgn --uri="$u3" event sub --count=40 --timeout=20s \
+		--ready="$RD/ow.ready" oneway. >ow.events 2>ow.err &
+	sub=$! &&
+	i=0 &&
+	while ! test -e "$RD/ow.ready" && test $i -lt 200; do
+		sleep 0.05; i=$((i + 1))
+	done &&
+	ip netns exec $NS-3 nft -f - <<-EOF &&
+	table inet bgnoneway {
+		chain in { type filter hook input priority 0; ip saddr $(addr 2) drop; }
+	}
+	EOF
+	for i in $(seq 1 40); do
+		bgn --uri="$u0" event pub oneway.x || break
+		sleep 0.1
+	done
+	wait $sub
+	rc=$?
+	bgn --uri="$u3" overlay-status --json >ow3.json
+	ip netns exec $NS-3 nft delete table inet bgnoneway
+	cat ow.err &&
+	test $rc -eq 0 &&
+	sed -n "s/^seq=\([0-9]*\) topic=oneway.x.*/\1/p" ow.events >ow.seqs &&
+	test $(wc -l <ow.seqs) -eq 40 &&
+	sort -n -u ow.seqs | test_cmp ow.seqs -
+'
+
 test_expect_success ROOT_NETNS,MPIEXEC 'stop the mpiexec instance' '
 	pid=$(sed -n "s/^mpi //p" "$RD/pids") &&
 	for r in $(seq 0 $((NNS - 1))); do
