@@ -492,13 +492,23 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     accept_batch (ev, kind, batch, tags, h);
 }
 
-/* Is this SYNC news: another rank 0, or other numbers than the last? */
-static int sync_fresh (const struct evlayer *ev, json_int_t seq,
-                       json_int_t epoch, json_int_t gone, json_int_t base)
+/* How this SYNC compares with the last one taken: 1 newer, 0 the same,
+ * -1 older.  Rank 0's numbers only grow within an epoch, so the order is
+ * (epoch, seq, gone, base): with several paths, an older copy that came
+ * late must not count as news, or two of them would chase each other
+ * round the graph. */
+static int sync_cmp (const struct evlayer *ev, json_int_t seq,
+                     json_int_t epoch, json_int_t gone, json_int_t base)
 {
-    return (uint64_t)epoch != ev->root_epoch || (uint32_t)seq != ev->sync_seq
-           || (uint32_t)gone != ev->root_gone
-           || (uint32_t)base != ev->root_base;
+    uint64_t a[4] = { (uint64_t)epoch, (uint64_t)seq, (uint64_t)gone,
+                      (uint64_t)base };
+    uint64_t b[4] = { ev->root_epoch, ev->sync_seq, ev->root_gone,
+                      ev->root_base };
+
+    for (int i = 0; i < 4; i++)
+        if (a[i] != b[i])
+            return a[i] > b[i] ? 1 : -1;
+    return 0;
 }
 
 /* A SYNC taken: on down the tree and, where rank 0 signs and it is news,
@@ -522,8 +532,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                        json_t *o)
 {
     json_int_t seq, epoch = 0, gone = 0, base = 0;
-    int tree, fresh;
-    int had_gap;
+    int tree, cmp, fresh, had_gap;
 
     if (json_unpack (o, "{s:I s?I s?I s?I}", "seq", &seq, "epoch", &epoch,
                      "gone", &gone, "base", &base) < 0
@@ -533,13 +542,15 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         return;
     }
     /* Checked before it goes on.  From our tree parent as before; where
-     * rank 0 signs, from any neighbour over its own link too: rank 0's
-     * high-water mark takes every path (evl_sync_sideways), and its
-     * signature, not the path, vouches for it. */
+     * rank 0 signs, from any peer too (a neighbour, or relayed round a
+     * link that is down): rank 0's high-water mark takes every path
+     * (evl_sync_sideways), and its signature, not the path, vouches for
+     * it. */
     tree = tree_sender_ok (ev, source, via);
-    fresh = sync_fresh (ev, seq, epoch, gone, base);
+    cmp = sync_cmp (ev, seq, epoch, gone, base);
+    fresh = cmp > 0;
     /* an older rank 0's SYNC (signed, but played again) is refused */
-    if ((!tree && !(ev->verify && via == source))
+    if ((!tree && !ev->verify)
         || (uint64_t)epoch < ev->root_epoch
         || (ev->have_base && (uint32_t)seq > ev->last
             && (uint32_t)seq - ev->last > SEQ_SANE)) {
@@ -551,7 +562,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
     /* an older one of this rank 0, or the same one by another path, says
      * nothing new (by several paths one is often overtaken): dropped
      * before any check */
-    if ((uint64_t)epoch == ev->root_epoch && (uint32_t)seq < ev->sync_seq) {
+    if ((uint64_t)epoch == ev->root_epoch && (cmp < 0 || (cmp == 0 && !tree))) {
         if (ev->verify)
             return;
         ev->rejected++;
@@ -559,8 +570,6 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                           "last", (uint32_t)seq, (uint32_t)seq);
         return;
     }
-    if (!tree && !fresh)
-        return;
     if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base, via))
         return;
     if (ev->verify && json_object_get (o, "sig")) {
