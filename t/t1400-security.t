@@ -434,8 +434,12 @@ test_expect_success PYZMQ 'a live record of rank 2 it never announced is refused
 # Events are rank 0's: the rogue (rank 1, no tree ancestor of rank 3)
 # sends rank 3 a SYNC and a batch whose envelopes name rank 0.  The SYNC
 # made rank 3 declare 2^30 events lost and the batch was delivered in the
-# place of real events.  Both are refused: rank 3 hears the tree only as
-# its nearest live ancestor sent it, over that ancestor's own link.
+# place of real events.  Both are refused: rank 3 takes a SYNC only as
+# its nearest live ancestor sent it, over that ancestor's own link, or
+# from a neighbour over its own link (not one naming rank 0), and rank 0
+# signs here: a tree batch that comes round its parent is taken only
+# on rank 0's signature, which this one lacks (issue 42: events go
+# round a parent that withholds them).
 test_expect_success PYZMQ 'a SYNC and a batch posing as rank 0 are refused' '
 	cat >evsub.sh <<-\EOT &&
 	bgn --rank 3 event sub --timeout=20s --count=3 real >evsub.out &
@@ -448,7 +452,7 @@ test_expect_success PYZMQ 'a SYNC and a batch posing as rank 0 are refused' '
 	EOT
 	probe evforge "evbatch:0:1:3 evsync:0:1073741816:1073741816" \
 		"sh ./evsub.sh" &&
-	grep "bgn-broker\[3\]: .*dropped a tree batch not as our nearest live tree ancestor sent it (seqs 1..3" evforge.err &&
+	grep "bgn-broker\[3\]: .*dropped a batch that rank 0 did not sign (seqs 1..3" evforge.err &&
 	"$PYZMQ" -c "
 import json, sys
 e = json.load(open(\"evforge3.json\"))[\"events\"]

@@ -406,6 +406,70 @@ test_expect_success ROOT_NETNS,MPIEXEC 'the PMI-launched brokers answer each oth
 	done
 '
 
+# Issue 42, a one-way break on an event-tree edge (in the PMI instance,
+# where rank 0 signs its events): host3 hears nothing from its tree
+# parent host2 (nftables in host3's namespace drops what comes from
+# host2's address; what host3 sends still arrives).  Rank 3 used to
+# refuse what came round its parent and deliver nothing while the break
+# stood (issue 42: nothing for 50 s).  Now rank 0's SYNC reaches it by
+# its other neighbours and the events come from them: all 40, once and
+# in order, before the break is mended.
+# nft_deaf K J: namespace K drops what comes from namespace J's address
+# (J still hears K: a one-way break).
+nft_deaf () {
+	ip netns exec $NS-$1 nft -f - <<-EOF
+	table inet bgnoneway {
+		chain in { type filter hook input priority 0; ip saddr $(addr $J) drop; }
+	}
+	EOF
+}
+
+# pmi_where: for each rank R of the PMI instance, dirR (its run
+# directory, m0..m7: the launcher numbers them its own way) and nsR (the
+# namespace its endpoint is in)
+pmi_where () {
+	for k in $(seq 0 $((NNS - 1))); do
+		bgn --uri="ipc://$RD/m$k/local" rpc broker.info >where.json &&
+		r=$("$PYTHON3" -c "import json; print(json.load(open(\"where.json\"))[\"rank\"])") &&
+		bgn --uri="ipc://$RD/m$k/local" overlay-status --json -r $r >where.json &&
+		n=$("$PYTHON3" -c "import json; print(json.load(open(\"where.json\"))[\"endpoint\"].split(\":\")[1].split(\".\")[3])") &&
+		eval "dir$r=m$k ns$r=$((n - 1))" || return 1
+	done
+}
+
+# Issue 42, a one-way break on an event-tree edge (in the PMI instance,
+# where rank 0 signs its events): rank 3's host hears nothing from its
+# tree parent rank 2's host (nftables there drops what comes from rank
+# 2's address; what rank 3 sends still arrives).  Rank 3 used to refuse
+# what came round its parent and deliver nothing while the break stood
+# (issue 42: nothing for 50 s).  Now rank 0's SYNC reaches it by its
+# other neighbours and the events come from them: all 40, once and in
+# order, before the break is mended.
+test_expect_success ROOT_NETNS,MPIEXEC 'a one-way break on an event-tree edge: rank 3 gets every event, once and in order' '
+	pmi_where || return 1
+	bgn --uri="ipc://$RD/$dir3/local" event sub --count=40 --timeout=20s \
+		--ready="$RD/ow.ready" oneway. >ow.events 2>ow.err &
+	sub=$! &&
+	n=0 &&
+	while ! test -e "$RD/ow.ready" && test $n -lt 200; do
+		sleep 0.05; n=$((n + 1))
+	done &&
+	J=$ns2 nft_deaf $ns3 &&
+	for k in $(seq 1 40); do
+		bgn --uri="ipc://$RD/$dir0/local" event pub oneway.x || break
+		sleep 0.1
+	done
+	wait $sub
+	rc=$?
+	bgn --uri="ipc://$RD/$dir3/local" overlay-status --json -r 3 >ow3.json
+	ip netns exec $NS-$ns3 nft delete table inet bgnoneway
+	cat ow.err &&
+	test $rc -eq 0 &&
+	sed -n "s/^seq=\([0-9]*\) topic=oneway.x.*/\1/p" ow.events >ow.seqs &&
+	test $(wc -l <ow.seqs) -eq 40 &&
+	sort -n -u ow.seqs | test_cmp ow.seqs -
+'
+
 test_expect_success ROOT_NETNS,MPIEXEC 'stop the mpiexec instance' '
 	pid=$(sed -n "s/^mpi //p" "$RD/pids") &&
 	for r in $(seq 0 $((NNS - 1))); do

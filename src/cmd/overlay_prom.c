@@ -47,6 +47,14 @@ static const struct broker_metric broker_metrics[] = {
       "Events no peer could repair (reported as lost)." },
     { "bgn_overlay_events_repaired_total", COUNTER, "events.repaired",
       "Events this broker had to repair from a peer." },
+    { "bgn_overlay_events_parent_suspect_total", COUNTER,
+      "events.parent_suspect",
+      "Times this broker found its event-tree parent failing to pass "
+      "events on (where rank 0 signs)." },
+    { "bgn_overlay_events_parent_switches_total", COUNTER,
+      "events.parent_switches",
+      "Times this broker took the event tree from another neighbour than "
+      "a suspect parent (where rank 0 signs)." },
     { "bgn_overlay_messages_delivered_total", COUNTER, "counters.delivered",
       "Messages the overlay delivered to this broker." },
     { "bgn_overlay_messages_forwarded_total", COUNTER, "counters.forwarded",

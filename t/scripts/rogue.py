@@ -69,6 +69,11 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               with the --seed key (valid only for the
                               seed's own rank)
   garbage:N                   N messages with broken envelopes
+  withhold:SECONDS            stay live for a while (answer keepalives,
+                              send our own) and pass nothing on: every
+                              EVENT and EVCTL (and all else) is dropped,
+                              as a tree parent that starves its subtree;
+                              prints how many EVENT and EVCTL it dropped
   silent:SECONDS              say nothing for a while (stay connected)
   wait:SECONDS                read and drop for a while
 
@@ -135,7 +140,7 @@ def decode_env(frame):
         return None
     f = struct.unpack(ENV_FMT, frame)
     return {"kind": KINDS.get(f[2], str(f[2])), "src": f[7], "dst": f[8],
-            "sinc": f[9], "rinc": f[10], "version": f[1]}
+            "sinc": f[9], "rinc": f[10], "version": f[1], "flags": f[5]}
 
 
 def broker_msg(mtype, topic, payload, route, roles=0, aux1=0, aux2=1):
@@ -403,6 +408,36 @@ class Rogue:
                            self.peer_inc), [body.encode()])
         return "sent"
 
+    def keepalive(self, echo, digest):
+        self.send(envelope("KEEPALIVE", self.rank, self.peer, self.inc,
+                           self.peer_inc, ttl=1, flags=echo), [digest])
+
+    def withhold(self, secs):
+        """Live but useless: keepalives answered (with the broker's own
+        view digest, so that our views seem to agree) and sent every
+        0.2 s; everything else read and dropped."""
+        end = time.monotonic() + float(secs)
+        digest, dropped, next_ka = b"\0" * 8, {"EVENT": 0, "EVCTL": 0}, 0.0
+        while True:
+            now = time.monotonic()
+            if now >= end:
+                break
+            if now >= next_ka:
+                self.keepalive(0, digest)
+                next_ka = now + 0.2
+            got = self.recv(min(0.05, end - now))
+            if not got:
+                continue
+            env, body = got
+            if env["kind"] == "KEEPALIVE" and body and len(body[0]) == 8:
+                digest = bytes(body[0])
+                if env["flags"] == 0:
+                    self.keepalive(1, digest)
+            elif env["kind"] in dropped:
+                dropped[env["kind"]] += 1
+        return "dropped %d EVENT %d EVCTL" % (dropped["EVENT"],
+                                              dropped["EVCTL"])
+
     def garbage(self, n):
         for i in range(int(n)):
             self.sock.send_multipart([b"\x11" * (i % 40), b"junk"])
@@ -449,6 +484,8 @@ class Rogue:
             return "as %d" % self.claim
         if name == "garbage":
             return self.garbage(args[0])
+        if name == "withhold":
+            return self.withhold(args[0])
         if name == "silent":
             time.sleep(float(args[0]))
             return "slept"

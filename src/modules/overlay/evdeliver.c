@@ -134,8 +134,8 @@ static void split_tags (struct evlayer *ev, struct frame *tags,
     free (owner);
 }
 
-void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
-                       struct frame *tags)
+static void forward_tree (struct evlayer *ev, struct frame *batch,
+                          json_t *ctl, struct frame *tags)
 {
     uint32_t kids[MAX_CHILDREN];
     struct frame *kid_tags[MAX_CHILDREN];
@@ -153,13 +153,87 @@ void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
     n = evl_effective_children (ev, kids, MAX_CHILDREN);
     if (n >= MAX_CHILDREN) {
         /* the list may be cut short: send untagged, to every one */
-        evl_forward_down (ev, batch, ctl, NULL);
+        forward_tree (ev, batch, ctl, NULL);
         return;
     }
     split_tags (ev, tags, kids, n, kid_tags);
     for (int k = 0; k < n; k++) {
         ev->ops->send (ev->arg, kids[k], EV_TREE, batch, kid_tags[k]);
         frame_decref (&kid_tags[k]);
+    }
+}
+
+static int in_list (const uint32_t *v, int n, uint32_t rank)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] == rank)
+            return 1;
+    return 0;
+}
+
+/* The neighbours that asked us for the tree in a suspect parent's place
+ * (evl_adopt) get each batch too, untagged: the tags are for our
+ * subtree, and rank 0's signature vouches for it to them. */
+static void send_adopted (struct evlayer *ev, struct frame *batch)
+{
+    uint32_t kids[MAX_CHILDREN];
+    int nk = -1;
+
+    for (int i = 0; i < ev->nadopted; i++) {
+        struct adoptee *a = &ev->adopted[i];
+        if (ev->now >= a->until || ev->ops->is_down (ev->arg, a->rank))
+            continue;
+        if (nk < 0)
+            nk = evl_effective_children (ev, kids, MAX_CHILDREN);
+        if (!in_list (kids, nk, a->rank))
+            ev->ops->send (ev->arg, a->rank, EV_TREE, batch, NULL);
+    }
+}
+
+void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
+                       struct frame *tags)
+{
+    if (batch && ev->nadopted > 0)
+        send_adopted (ev, batch);
+    forward_tree (ev, batch, ctl, tags);
+}
+
+int evl_adopt (struct evlayer *ev, uint32_t child)
+{
+    int n = 0;
+
+    /* the expired go first */
+    for (int i = 0; i < ev->nadopted; i++)
+        if (ev->adopted[i].until > ev->now && ev->adopted[i].rank != child)
+            ev->adopted[n++] = ev->adopted[i];
+    ev->nadopted = n;
+    if (n == ADOPT_MAX)
+        return -1;
+    ev->adopted[ev->nadopted++] = (struct adoptee){ child,
+                                                    ev->now + ADOPT_TTL };
+    return 0;
+}
+
+uint32_t evl_tree_parent (struct evlayer *ev)
+{
+    for (int i = 0; i < ev->nanc; i++)
+        if (!ev->ops->is_down (ev->arg, ev->ancestors[i]))
+            return ev->ancestors[i];
+    return UINT32_MAX;
+}
+
+void evl_sync_sideways (struct evlayer *ev, json_t *ctl, uint32_t except)
+{
+    uint32_t nb[MAX_NEIGHBOURS], kids[MAX_CHILDREN];
+    int n = bgn_topo_neighbours (ev->topo, ev->rank, nb, MAX_NEIGHBOURS);
+    int nk = evl_effective_children (ev, kids, MAX_CHILDREN);
+
+    for (int i = 0; i < n; i++) {
+        if (nb[i] == except || nb[i] == 0 || in_list (kids, nk, nb[i])
+            || ev->ops->is_down (ev->arg, nb[i]))
+            continue;
+        ev->syncs_relayed++;
+        ev->ops->control (ev->arg, nb[i], EV_CTL_SYNC, ctl);
     }
 }
 

@@ -43,27 +43,27 @@ void evlayer_config_defaults (struct evlayer_config *cfg)
     cfg->learn_timeout = 10.0;
 }
 
+/* A SYNC repeats what the last one said at most this often (in
+ * sync periods): an idle stream costs every broker a signature check a
+ * second otherwise, for news it has already had. */
+#define SYNC_QUIET_PERIODS 10
+
 /* ---- who may send us tree traffic ----------------------------------- */
 
-/* Who may send us tree traffic (batches, SYNCs): the nearest ancestor
- * that is not fenced, since the tree re-forms around fenced ones.  Its
- * word is taken only as it sent it: when it is a graph neighbour its
- * frames come over its own link, so a frame naming it (or any other
- * ancestor, rank 0 included) as source that another peer passes us is
- * refused -- no peer can speak as rank 0 or as our parent.  A farther
- * ancestor (our parent is fenced) reaches us through the overlay, relayed
- * by whoever routes it; that relay is believed (nothing signs the frames
- * yet: doc/overlay-protocol.md, section 2.4). */
+/* Who may send us tree traffic (batches, SYNCs) unsigned: the nearest
+ * ancestor that is not fenced, since the tree re-forms around fenced
+ * ones.  Its word is taken only as it sent it: when it is a graph
+ * neighbour its frames come over its own link, so a frame naming it (or
+ * any other ancestor, rank 0 included) as source that another peer
+ * passes us is refused -- no peer can speak as rank 0 or as our parent.
+ * A farther ancestor (our parent is fenced) reaches us through the
+ * overlay, relayed by whoever routes it.  Where rank 0 signs, its
+ * signature vouches for what any peer passes on (evlayer_recv_batch,
+ * recv_sync). */
 static int tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via)
 {
-    uint32_t expect = UINT32_MAX;
+    uint32_t expect = evl_tree_parent (ev);
 
-    for (int i = 0; i < ev->nanc; i++) {
-        if (!ev->ops->is_down || !ev->ops->is_down (ev->arg, ev->ancestors[i])) {
-            expect = ev->ancestors[i];
-            break;
-        }
-    }
     if (expect == UINT32_MAX || source != expect)
         return 0;
     if (bgn_topo_linked (ev->topo, ev->rank, expect))
@@ -105,6 +105,8 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
     ev->last_flush = -INFINITY;
     ev->start_floor = UINT32_MAX;
     ev->start_hint = UINT32_MAX;
+    ev->par.rank = ev->par.suspect = ev->par.substitute = UINT32_MAX;
+    ev->sync_passed = -INFINITY;
     ev->start_tokens = START_BURST;
     if (rank == 0) {
         ev->have_base = 1;
@@ -340,8 +342,10 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
     /* Forward on first sight, however it came: our subtree depends on us
      * even when we got it by repair. */
     evl_forward_down (ev, batch, NULL, tags);
-    if (kind == EV_REPAIR)
+    if (kind == EV_REPAIR) {
         ev->repaired += h->count;
+        ev->rep.filled += h->count;
+    }
     /* Held for repairs: our own copy of a received batch, never the
      * transport's buffer (frame_keep).  Without memory it is not taken:
      * the gap it leaves is repaired like any other. */
@@ -432,7 +436,13 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     evl_now (ev);
     if (ev->rank == 0)
         return;     /* rank 0 makes batches; it never needs them back */
-    if (kind == EV_TREE ? !tree_sender_ok (ev, source, via)
+    /* a tree batch from another sender than our parent is taken where
+     * rank 0 signs, on its signature: a parent that withholds the tree,
+     * or cannot reach us, is gone round by whoever has it (a rank 0
+     * sending round a fenced parent, a neighbour we asked to) */
+    int side = kind == EV_TREE && ev->verify
+               && !tree_sender_ok (ev, source, via);
+    if (kind == EV_TREE ? !side && !tree_sender_ok (ev, source, via)
                         : (via != source
                            || !evrepair_asked_for (ev, source, h->first, h->last))) {
         ev->rejected++;
@@ -443,6 +453,9 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
                       h->first, h->last);
         return;
     }
+    if (kind == EV_TREE && !side && h->last > ev->par.seen
+        && h->last - ev->last <= SEQ_SANE)
+        ev->par.seen = h->last;     /* our parent still sends (evrepair.c) */
     if (ev->have_base && h->last - ev->last > SEQ_SANE
         && h->last > ev->last) {
         ev->rejected++;
@@ -458,6 +471,8 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
         ev->duplicates++;
         return;
     }
+    if (side)
+        ev->side_batches++;
     if (kind != EV_TREE)
         tags = NULL;        /* a repair is checked by its signature */
     /* Our tag from rank 0, where it came with one: no signature check
@@ -477,10 +492,47 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     accept_batch (ev, kind, batch, tags, h);
 }
 
+/* How this SYNC compares with the last one taken: 1 newer, 0 the same,
+ * -1 older.  Rank 0's numbers only grow within an epoch, so the order is
+ * (epoch, seq, gone, base): with several paths, an older copy that came
+ * late must not count as news, or two of them would chase each other
+ * round the graph. */
+static int sync_cmp (const struct evlayer *ev, json_int_t seq,
+                     json_int_t epoch, json_int_t gone, json_int_t base)
+{
+    uint64_t a[4] = { (uint64_t)epoch, (uint64_t)seq, (uint64_t)gone,
+                      (uint64_t)base };
+    uint64_t b[4] = { ev->root_epoch, ev->sync_seq, ev->root_gone,
+                      ev->root_base };
+
+    for (int i = 0; i < 4; i++)
+        if (a[i] != b[i])
+            return a[i] > b[i] ? 1 : -1;
+    return 0;
+}
+
+/* A SYNC taken: on down the tree and, where rank 0 signs and it is news,
+ * to the other neighbours.  The same SYNC again (rank 0 repeats it when
+ * quiet) goes down the tree at most every few sync periods: it now comes
+ * by several paths, and each copy sent on would multiply below. */
+static void sync_pass_on (struct evlayer *ev, json_t *o, int fresh,
+                          uint32_t via)
+{
+    double every = ev->cfg.sync_period * SYNC_QUIET_PERIODS / 2;
+
+    if (fresh || ev->now - ev->sync_passed >= every) {
+        ev->sync_passed = ev->now;
+        evl_forward_down (ev, NULL, o, NULL);
+    }
+    if (fresh && ev->verify)
+        evl_sync_sideways (ev, o, via);
+}
+
 static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
                        json_t *o)
 {
     json_int_t seq, epoch = 0, gone = 0, base = 0;
+    int tree, cmp, fresh, had_gap;
 
     if (json_unpack (o, "{s:I s?I s?I s?I}", "seq", &seq, "epoch", &epoch,
                      "gone", &gone, "base", &base) < 0
@@ -489,17 +541,33 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         ev->rejected++;
         return;
     }
-    /* Checked before it goes on down the tree. */
-    /* an older rank 0's SYNC (signed, but played again) or an older one
-     * of this rank 0 says nothing new: refused */
-    if (!tree_sender_ok (ev, source, via)
+    /* Checked before it goes on.  From our tree parent as before; where
+     * rank 0 signs, from any peer too (a neighbour, or relayed round a
+     * link that is down): rank 0's high-water mark takes every path
+     * (evl_sync_sideways), and its signature, not the path, vouches for
+     * it. */
+    tree = tree_sender_ok (ev, source, via);
+    cmp = sync_cmp (ev, seq, epoch, gone, base);
+    fresh = cmp > 0;
+    /* an older rank 0's SYNC (signed, but played again) is refused */
+    if ((!tree && !ev->verify)
         || (uint64_t)epoch < ev->root_epoch
-        || ((uint64_t)epoch == ev->root_epoch && (uint32_t)seq < ev->sync_seq)
         || (ev->have_base && (uint32_t)seq > ev->last
             && (uint32_t)seq - ev->last > SEQ_SANE)) {
         ev->rejected++;
         evl_warn_counted (ev, ev->rejected, "dropped a sync that is not rank 0's",
                       (uint32_t)seq, (uint32_t)seq);
+        return;
+    }
+    /* an older one of this rank 0, or the same one by another path, says
+     * nothing new (by several paths one is often overtaken): dropped
+     * before any check */
+    if ((uint64_t)epoch == ev->root_epoch && (cmp < 0 || (cmp == 0 && !tree))) {
+        if (ev->verify)
+            return;
+        ev->rejected++;
+        evl_warn_counted (ev, ev->rejected, "dropped a sync older than the "
+                          "last", (uint32_t)seq, (uint32_t)seq);
         return;
     }
     if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base, via))
@@ -508,7 +576,9 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
         ev->sync_proof = json_deep_copy (o);
     }
-    evl_forward_down (ev, NULL, o, NULL);
+    if (!tree)
+        ev->side_syncs++;
+    sync_pass_on (ev, o, fresh, via);
     if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
         ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
                       "sequence goes on after %u", (unsigned)base);
@@ -521,6 +591,7 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         ev->last = ev->high = (uint32_t)seq;
         return;
     }
+    had_gap = evrepair_have_gap (ev);
     if ((uint32_t)seq > ev->high)
         ev->high = (uint32_t)seq;
     if (!ev->have_base) {
@@ -533,14 +604,20 @@ static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
         start_ask (ev);
         return;
     }
-    if ((uint32_t)seq > ev->high)
-        ev->high = (uint32_t)seq;
     /* Rank 0 dropped what we miss from its buffer: lost, at once, in one
      * notice (not for what an earlier rank 0 numbered: it cannot know). */
     if (ev->root_gone > ev->last && ev->last >= ev->root_base) {
         uint32_t end = evl_gap_end (ev);
         evl_declare_lost (ev, ev->last + 1, ev->root_gone < end ? ev->root_gone
                                                             : end);
+    }
+    /* A gap only another path told of: the tree most often brings it a
+     * moment later (a SYNC is small and overtakes batches); repaired if
+     * it does not */
+    if (!tree && !had_gap && evrepair_have_gap (ev) && !ev->rep.active) {
+        ev->rep.hold_until = ev->now + SIDE_GRACE;
+        evl_arm (ev, ev->armed < ev->rep.hold_until ? ev->armed
+                                                    : ev->rep.hold_until);
     }
     evrepair_kick (ev);
 }
@@ -575,6 +652,27 @@ static void recv_seq_report (struct evlayer *ev, uint32_t source,
         seq = proven;
     }
     evroot_learn_report (ev, source, seq);
+}
+
+/* A neighbour whose tree parent fails it asks us for the tree: sent
+ * for ADOPT_TTL, to ADOPT_MAX at most; only where rank 0 signs (it
+ * takes our batches on rank 0's signature) and over its own link. */
+static void adopt_answer (struct evlayer *ev, uint32_t source, uint32_t via)
+{
+    if (via != source || source == ev->rank
+        || !bgn_topo_linked (ev->topo, ev->rank, source)
+        || !(ev->verify || ev->can_sign)) {
+        ev->rejected++;
+        return;
+    }
+    if (evl_adopt (ev, source) < 0) {
+        ev->adopt_refused++;
+        evl_warn_counted (ev, ev->adopt_refused, "a neighbour asked for the "
+                          "tree in its parent's place; too many do already",
+                          source, source);
+        return;
+    }
+    ev->adoptions++;
 }
 
 void evlayer_recv_control (struct evlayer *ev, uint32_t source,
@@ -623,6 +721,9 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
         if (ev->rank != 0)
             recv_start (ev, via, o);
         break;
+    case EV_CTL_ADOPT:
+        adopt_answer (ev, source, via);
+        break;
     default:
         ev->rejected++;
         break;
@@ -630,11 +731,6 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
 }
 
 /* ---- timers and hellos ------------------------------------------------- */
-
-/* A SYNC repeats what the last one said at most this often (in
- * sync periods): an idle stream costs every broker a signature check a
- * second otherwise, for news it has already had. */
-#define SYNC_QUIET_PERIODS 10
 
 static int sync_due (const struct evlayer *ev, double now)
 {
@@ -659,8 +755,12 @@ static void send_sync (struct evlayer *ev)
                            (json_int_t)ev->root_base);
     if (o && evl_sync_sign (ev, o, (json_int_t)ev->sent_seq,
                             (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
-                            (json_int_t)ev->root_base) == 0)
+                            (json_int_t)ev->root_base) == 0) {
         evl_forward_down (ev, NULL, o, NULL);
+        /* signed: to the neighbours off the tree too (evl_sync_sideways) */
+        if (ev->can_sign)
+            evl_sync_sideways (ev, o, UINT32_MAX);
+    }
     json_decref (o);
 }
 
@@ -680,6 +780,7 @@ void evlayer_tick (struct evlayer *ev, double now)
         start_ask (ev);
         start_fallback (ev);
     }
+    evrepair_parent_tick (ev);
     if (ev->rep.active && now >= ev->rep.deadline)
         evrepair_step (ev, 0, 0, 0);      /* no answer: the next peer */
     else if (!ev->rep.active)
@@ -692,10 +793,15 @@ void evlayer_flush (struct evlayer *ev, double now)
         evroot_flush (ev, now);
         return;
     }
-    /* the end of a read: the tree batches that wait */
+    /* the end of a read: the tree batches that wait; or the end of the
+     * wait for a gap only another path told of */
     ev->now = now;
     ev->armed = INFINITY;
     evl_settle (ev);
+    if (!ev->rep.active)
+        evrepair_kick (ev);
+    if (!ev->rep.active && ev->rep.hold_until > now && evrepair_have_gap (ev))
+        evl_arm (ev, ev->rep.hold_until);
 }
 
 void evlayer_set_keys (struct evlayer *ev, const unsigned char *sk,
@@ -746,6 +852,31 @@ uint32_t evlayer_last (const struct evlayer *ev)
     return ev->last;
 }
 
+/* Where rank 0 signs: the paths round one parent or edge. */
+static void stats_paths (const struct evlayer *ev, json_t *o)
+{
+    uint32_t sus = ev->par.suspect, sub = ev->par.substitute;
+    struct { const char *key; uint64_t v; } f[] = {
+        { "parent_failures", ev->parent_failures },
+        { "parent_suspect", ev->parent_suspects },
+        { "parent_switches", ev->parent_switches },
+        { "side_syncs", ev->side_syncs },
+        { "syncs_relayed", ev->syncs_relayed },
+        { "side_batches", ev->side_batches },
+        { "adoptions", ev->adoptions },
+        { "adopt_refused", ev->adopt_refused },
+    };
+
+    for (size_t i = 0; i < sizeof (f) / sizeof (f[0]); i++)
+        json_object_set_new (o, f[i].key, json_integer ((json_int_t)f[i].v));
+    json_object_set_new (o, "suspect_parent",
+                         json_integer (evrepair_suspect (ev, sus)
+                                       ? (json_int_t)sus : -1));
+    json_object_set_new (o, "substitute",
+                         json_integer (sub != UINT32_MAX ? (json_int_t)sub
+                                                         : -1));
+}
+
 json_t *evlayer_stats (const struct evlayer *ev)
 {
     json_t *o = json_pack ("{s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I s:I"
@@ -790,6 +921,8 @@ json_t *evlayer_stats (const struct evlayer *ev)
         json_object_set_new (o, "tags_mismatched",
                              json_integer ((json_int_t)ev->tag_bad));
     }
+    if (o && (ev->verify || ev->can_sign))
+        stats_paths (ev, o);
     if (o && ev->rank == 0) {
         json_t *r = json_pack ("{s:I s:I s:I s:I s:I s:I s:b s:I}",
                                "published", (json_int_t)ev->published,

@@ -96,6 +96,9 @@ enum {
     EV_CTL_START = 7,       /* {"n", "seq", "epoch", "gone", "base",
                                "sig"}: rank 0's answer, signed for the
                                asking rank and its nonce */
+    EV_CTL_ADOPT = 8,       /* {}: a neighbour whose tree parent is
+                               suspect asks us for the tree batches, for
+                               ADOPT_TTL (asked again while it needs) */
 };
 
 struct evlayer_ops {

@@ -50,6 +50,21 @@
 #define START_RATE 200.0          /* rank 0 signs at most this many START
                                      answers a second ... */
 #define START_BURST 256.0         /* ... and this many at once (a start) */
+#define SIDE_GRACE 0.3            /* s a gap that only a SYNC from another
+                                     path told of waits for the tree
+                                     before it is repaired */
+#define PARENT_FAILS 3            /* a tree parent that failed this often ...
+                                     */
+#define PARENT_WINDOW 30.0        /* ... within this many s is suspect ... */
+#define PARENT_HOLD 30.0          /* ... until this long after its last
+                                     failure */
+#define MAX_NEIGHBOURS 256
+#define ADOPT_REFRESH 1.0         /* s between a broker's asks to the
+                                     neighbour it takes the tree from in a
+                                     suspect parent's place ... */
+#define ADOPT_TTL 4.0             /* ... which sends for this long after
+                                     the last ask */
+#define ADOPT_MAX 16              /* neighbours one broker sends for */
 
 struct held {
     uint32_t first, last;
@@ -83,6 +98,12 @@ struct outbatch {
 
 struct ask {
     uint32_t peer, from, to;
+};
+
+/* A neighbour that takes the tree from us in a suspect parent's place. */
+struct adoptee {
+    uint32_t rank;
+    double until;
 };
 
 /* A tree batch that passed the cheap checks, its signature not yet
@@ -135,6 +156,7 @@ struct evlayer {
     /* what rank 0's syncs said */
     uint64_t root_epoch;
     uint32_t root_base, root_gone, sync_seq;
+    double sync_passed;         /* a SYNC last went down the tree from us */
 
     /* rank 0 */
     int can_publish, learning;
@@ -169,7 +191,27 @@ struct evlayer {
         double next_round;
         double lacked_since;    /* end of the first round in which every
                                    peer asked lacked the gap (0: none) */
+        double hold_until;      /* a gap only a side SYNC told of waits
+                                   for the tree until then */
+        uint64_t filled;        /* events repaired since the ask went out */
+        int blamed;             /* the tree parent was blamed this round */
     } rep;
+    /* our tree parent (the nearest live ancestor), when it keeps failing
+     * to pass events on (evrepair.c): gaps other peers filled, asks it
+     * left unanswered */
+    struct {
+        uint32_t rank;          /* whom the failures below are of */
+        int fails;              /* within the window */
+        double window_start, last_fail;
+        uint32_t suspect;       /* the suspected parent, UINT32_MAX none */
+        uint32_t seen;          /* the highest seq it sent us by the tree */
+        uint32_t substitute;    /* whom we take the tree from instead */
+        double asked;           /* when we last asked it (ADOPT) */
+    } par;
+    struct adoptee adopted[ADOPT_MAX];  /* those we send the tree to in
+                                           their suspect parent's place */
+    int nadopted;
+    uint64_t adoptions, adopt_refused;
     uint32_t next_id;
     struct ask recent[RECENT_ASKS];
     int nrecent;
@@ -213,6 +255,11 @@ struct evlayer {
     uint64_t tag_ok, tag_bad;   /* others: batches taken on their tag; tags
                                    that did not match (the signature
                                    decided) */
+    uint64_t parent_failures, parent_suspects, parent_switches;
+    uint64_t syncs_relayed;     /* SYNCs sent to neighbours off the tree */
+    uint64_t side_syncs;        /* new SYNCs first heard off the tree */
+    uint64_t side_batches;      /* signed tree batches taken from another
+                                   sender than the tree parent */
     uint64_t delivered, batches, duplicates, repaired, lost, lost_ranges,
         repair_requests, repairs_served, stale_answers, rejected,
         early_drops, nomem_drops, evictions, published, refused_full,
@@ -261,6 +308,17 @@ uint32_t evl_gap_end (const struct evlayer *ev);
  * (a checked tags frame, or NULL) for its own subtree. */
 void evl_forward_down (struct evlayer *ev, struct frame *batch, json_t *ctl,
                        struct frame *tags);
+/* A new SYNC (rank 0's, checked) to every live graph neighbour that
+ * does not get it down the tree from us, but 'except' (where it came
+ * from): rank 0's word on its high-water mark takes every path, so that
+ * no one parent or edge can hide it. */
+void evl_sync_sideways (struct evlayer *ev, json_t *ctl, uint32_t except);
+/* Send the tree to neighbour 'child' too, for ADOPT_TTL (again: from
+ * now); -1 if ADOPT_MAX others are adopted already. */
+int evl_adopt (struct evlayer *ev, uint32_t child);
+/* Our tree parent now: the nearest ancestor that is not fenced
+ * (UINT32_MAX: none, rank 0). */
+uint32_t evl_tree_parent (struct evlayer *ev);
 /* The ranks a batch from us goes to now. */
 int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
 /* Hand h's events past 'last' to the subscribers; advance 'last'. */
@@ -345,6 +403,12 @@ void evrepair_serve (struct evlayer *ev, uint32_t peer, json_t *o);
 /* The end of an answer to one of our asks. */
 void evrepair_recv_end (struct evlayer *ev, uint32_t source, uint32_t via,
                         json_t *o);
+/* Is 'rank' the tree parent we suspect of withholding events? */
+int evrepair_suspect (const struct evlayer *ev, uint32_t rank);
+/* Timers: while our tree parent is suspect, take the tree from another
+ * neighbour (asked every ADOPT_REFRESH); a suspect parent that still
+ * sends us nothing stays suspect. */
+void evrepair_parent_tick (struct evlayer *ev);
 /* Did we ask peer for a range that first..last is inside? */
 int evrepair_asked_for (const struct evlayer *ev, uint32_t peer,
                         uint32_t first, uint32_t last);

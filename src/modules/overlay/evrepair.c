@@ -11,8 +11,17 @@
  * word, while it runs: what it published meanwhile every peer dropped,
  * and the news that it rejoined can come after its SYNC naming those
  * seqs.  Its buffer still has them; the grace lets it come back.
+ *
+ * The tree parent is asked first, being the one that should have passed
+ * the events on; one that keeps failing (another peer had what it did
+ * not pass on, or it left our ask unanswered) PARENT_FAILS times within
+ * PARENT_WINDOW is suspect (counted, logged) and asked no more while it
+ * goes on failing, and another neighbour is asked to send us the tree in
+ * its place (ADOPT): a parent that withholds events, or that we cannot
+ * hear, then costs its subtree no wait.
  */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +43,7 @@ static void ask (struct evlayer *ev, uint32_t peer)
     ev->rep.peer = peer;
     ev->rep.id = ++ev->next_id;
     ev->rep.mark = ev->last;
+    ev->rep.filled = 0;
     ev->rep.deadline = ev->now + REPAIR_TIMEOUT;
     if (peer == 0)
         ev->rep.asked_root = 1;
@@ -43,6 +53,114 @@ static void ask (struct evlayer *ev, uint32_t peer)
         return;
     ev->repair_requests++;
     ev->ops->control (ev->arg, peer, EV_CTL_REPAIR_REQ, o);
+    json_decref (o);
+}
+
+int evrepair_suspect (const struct evlayer *ev, uint32_t rank)
+{
+    return rank != UINT32_MAX && ev->par.suspect == rank
+           && ev->now - ev->par.last_fail < PARENT_HOLD;
+}
+
+/* Our tree parent failed us once this round ('why'). */
+static void blame_parent (struct evlayer *ev, const char *why)
+{
+    uint32_t parent = evl_tree_parent (ev);
+
+    if (parent == UINT32_MAX || ev->rep.blamed)
+        return;
+    ev->rep.blamed = 1;
+    ev->parent_failures++;
+    if (ev->par.rank != parent
+        || ev->now - ev->par.window_start > PARENT_WINDOW) {
+        ev->par.rank = parent;
+        ev->par.fails = 0;
+        ev->par.window_start = ev->now;
+    }
+    ev->par.fails++;
+    ev->par.last_fail = ev->now;
+    if (ev->par.fails < PARENT_FAILS || evrepair_suspect (ev, parent))
+        return;
+    ev->par.suspect = parent;
+    ev->parent_suspects++;
+    ev->ops->log (ev->arg, LOG_WARNING, "events: tree parent %u failed %d "
+                  "times within %.0f s (last: %s): suspect, events are "
+                  "fetched round it", (unsigned)parent, ev->par.fails,
+                  PARENT_WINDOW, why);
+}
+
+/* Is 'anc' rank r itself or one of r's ancestors in rank 0's tree? */
+static int under (struct evlayer *ev, uint32_t r, uint32_t anc)
+{
+    for (int depth = 0; depth <= MAX_ANCESTORS; depth++) {
+        int p;
+        if (r == anc)
+            return 1;
+        if (r == 0 || (p = bgn_topo_bcast_parent (ev->topo, 0, r)) < 0)
+            return 0;
+        r = (uint32_t)p;
+    }
+    return 0;
+}
+
+/* The neighbour to take the tree from in a suspect parent's place: live
+ * and in neither our subtree (it has the tree through us) nor the
+ * parent's (through the parent); the nearest to rank 0 first. */
+static uint32_t pick_substitute (struct evlayer *ev, uint32_t parent)
+{
+    uint32_t nb[MAX_NEIGHBOURS], best = UINT32_MAX;
+    int n = bgn_topo_neighbours (ev->topo, ev->rank, nb, MAX_NEIGHBOURS);
+    int best_depth = INT_MAX;
+
+    for (int i = 0; i < n; i++) {
+        uint32_t r = nb[i];
+        int depth = 0;
+        if (r == parent || ev->ops->is_down (ev->arg, r)
+            || under (ev, r, ev->rank) || (parent != 0 && under (ev, r, parent)))
+            continue;
+        for (uint32_t a = r; a != 0 && depth <= MAX_ANCESTORS; depth++) {
+            int p = bgn_topo_bcast_parent (ev->topo, 0, a);
+            if (p < 0)
+                break;
+            a = (uint32_t)p;
+        }
+        if (depth < best_depth) {
+            best_depth = depth;
+            best = r;
+        }
+    }
+    return best;
+}
+
+void evrepair_parent_tick (struct evlayer *ev)
+{
+    uint32_t parent = evl_tree_parent (ev);
+    json_t *o;
+
+    if (!ev->verify || !evrepair_suspect (ev, parent)) {
+        ev->par.substitute = UINT32_MAX;
+        return;
+    }
+    /* it still sends us nothing of what we have: still failing */
+    if (ev->par.seen < ev->last
+        && ev->now - ev->par.last_fail >= PARENT_HOLD / 2)
+        ev->par.last_fail = ev->now;
+    if (ev->par.substitute == UINT32_MAX
+        || ev->ops->is_down (ev->arg, ev->par.substitute)) {
+        uint32_t sub = pick_substitute (ev, parent);
+        if (sub == UINT32_MAX)
+            return;
+        ev->par.substitute = sub;
+        ev->par.asked = -INFINITY;
+        ev->parent_switches++;
+        ev->ops->log (ev->arg, LOG_WARNING, "events: taking the tree from "
+                      "%u in suspect parent %u's place", (unsigned)sub,
+                      (unsigned)parent);
+    }
+    if (ev->now - ev->par.asked < ADOPT_REFRESH || !(o = json_object ()))
+        return;
+    ev->par.asked = ev->now;
+    ev->ops->control (ev->arg, ev->par.substitute, EV_CTL_ADOPT, o);
     json_decref (o);
 }
 
@@ -88,7 +206,8 @@ static void ask_next (struct evlayer *ev)
         peer = ev->ops->repair_peer (ev->arg, ev->rep.cand++);
         if (peer == UINT32_MAX)
             break;
-        if (peer == ev->rank || (peer == 0 && ev->rep.asked_root))
+        if (peer == ev->rank || (peer == 0 && ev->rep.asked_root)
+            || evrepair_suspect (ev, peer))
             continue;
         ask (ev, peer);
         ev->rep.asked++;
@@ -110,9 +229,11 @@ void evrepair_kick (struct evlayer *ev)
         ev->rep.lacked_since = 0;
         return;
     }
-    if (ev->rep.active || ev->now < ev->rep.next_round)
+    if (ev->rep.active || ev->now < ev->rep.next_round
+        || ev->now < ev->rep.hold_until)
         return;
     ev->rep.active = 1;
+    ev->rep.blamed = 0;
     ev->rep.cand = 0;
     ev->rep.asked_root = 0;
     ev->rep.asked = ev->rep.naks = 0;
@@ -130,10 +251,14 @@ void evrepair_step (struct evlayer *ev, int answered, uint32_t lack_to,
         return;
     }
     if (ev->last > ev->rep.mark) {
+        if (ev->rep.filled > 0 && ev->rep.peer != evl_tree_parent (ev))
+            blame_parent (ev, "another peer had events it did not pass on");
         ev->rep.lacked_since = 0;   /* someone had them after all */
         ask (ev, ev->rep.peer);     /* it helps: ask it for the rest */
         return;
     }
+    if (!answered && ev->rep.peer == evl_tree_parent (ev))
+        blame_parent (ev, "it did not answer an ask for them");
     if (answered && lack_to > ev->last) {
         uint32_t end = evl_gap_end (ev);
         if (auth) {

@@ -57,6 +57,8 @@ struct sim {
     struct node node[N];
     int down[N];          /* fenced: others route around it */
     int cut[N];           /* alive but its messages vanish */
+    int deaf_to[N];       /* 1 + the rank whose messages to this one
+                             vanish (a one-way break), or 0 */
     int congested;        /* every way from rank 0 is congested */
     struct qmsg q[MAXQ];
     int qhead, qtail;
@@ -315,6 +317,7 @@ static void drain_queue (struct sim *s)
     while (s->qhead < s->qtail) {
         struct qmsg m = s->q[s->qhead++];
         int lose = s->down[m.to] || s->cut[m.to] || s->cut[m.from]
+                   || s->deaf_to[m.to] == (int)m.from + 1
                    || (s->drop_ctl && m.kind == 100 + s->drop_ctl)
                    || (m.kind == EV_TREE && s->drop_tree > 0
                        && (double)rand () / RAND_MAX < s->drop_tree);
@@ -1024,15 +1027,15 @@ static void test_join (void)
     publish (s, 3);
     for (int t = 0; t < 3; t++)
         sim_tick (s, 1.0);
-    ok (s->node[5].ngot == 0 && stat (s->ev[5], "last_seq") == 8,
+    ok (complete (&s->node[5], 9, 11) && s->node[5].lost_calls == 0,
         "restarted again, its parent silent and saying 4,294,967,000: it "
-        "starts at rank 0's 8");
+        "starts at rank 0's 8, and 9..11 come round the parent (rank 0's "
+        "SYNC by other neighbours, the events repaired from them)");
     s->cut[parent5] = 0;
     for (int t = 0; t < 11; t++)     /* a quiet stream's SYNC: 10 periods */
         sim_tick (s, 1.0);
     ok (complete (&s->node[5], 9, 11) && s->node[5].lost_calls == 0,
-        "once the parent speaks again, 9..11 arrive (rank 0's next SYNC "
-        "shows the gap, the repair fills it)");
+        "once the parent speaks again, nothing comes twice");
 
     /* rank 0 never answers: the lowest signed batch that came decides */
     s->drop_ctl = EV_CTL_START_QUERY;
@@ -1494,6 +1497,79 @@ static void test_errors (void)
     sim_destroy (s);
 }
 
+/* Issue 42: a tree parent that stays live but that its child cannot
+ * hear (a one-way break, or a parent that withholds the tree): rank 0's
+ * signed SYNC reaches the child by its other neighbours, the child
+ * fetches what it lacks from them, and the parent is suspect. */
+static void test_parent_fails (void)
+{
+    struct sim *s = sim_create (256);
+    unsigned char pk[crypto_sign_PUBLICKEYBYTES], sk[crypto_sign_SECRETKEYBYTES];
+    int parent5 = bgn_topo_bcast_parent (s->topo, 0, 5);
+    int reqs = 0, sub;
+    json_int_t repaired;
+
+    crypto_sign_keypair (pk, sk);
+    evlayer_set_keys (s->ev[0], sk, NULL);
+    for (int i = 1; i < N; i++)
+        evlayer_set_keys (s->ev[i], NULL, pk);
+    publish (s, 3);
+    for (int i = 0; i < 4; i++)
+        sim_tick (s, 0.5);
+    for (int i = 1; i < N; i++)
+        reqs += (int)stat (s->ev[i], "repair_requests");
+    ok (all_complete (s, 1, 3) && reqs == 0
+        && stat (s->ev[5], "side_syncs") >= 0
+        && s->node[0].ctl_sent[EV_CTL_SYNC] > 3,
+        "healthy: rank 0's SYNC goes to its neighbours off the tree too, and "
+        "the other paths cause no repair");
+    s->deaf_to[5] = parent5 + 1;
+    for (int round = 0; round < 4; round++) {
+        publish (s, 2);
+        for (int i = 0; i < 6; i++)
+            sim_tick (s, 0.25);
+    }
+    ok (complete (&s->node[5], 1, 11) && s->node[5].in_order
+        && s->node[5].lost_calls == 0,
+        "rank 5 cannot hear its parent: it still delivers 1..11, once and "
+        "in order, nothing declared lost");
+    ok (stat (s->ev[5], "side_syncs") >= 1 && stat (s->ev[5], "repaired") >= 3,
+        "... rank 0's SYNC came by another path, the first events by "
+        "repairs");
+    sub = (int)stat (s->ev[5], "substitute");
+    ok (stat (s->ev[5], "parent_suspect") == 1
+        && stat (s->ev[5], "suspect_parent") == parent5
+        && stat (s->ev[5], "parent_failures") >= 3
+        && stat (s->ev[5], "parent_switches") == 1 && sub > 0
+        && sub != parent5 && stat (s->ev[sub], "adoptions") >= 1,
+        "... its parent is suspect, once, and another neighbour sends it "
+        "the tree instead");
+    repaired = stat (s->ev[5], "repaired");
+    publish (s, 3);
+    ok (complete (&s->node[5], 1, 14) && s->node[5].in_order
+        && stat (s->ev[5], "repaired") == repaired
+        && stat (s->ev[5], "side_batches") >= 1,
+        "the next events come from it at once, no repair needed");
+    for (int i = 0; i < 80; i++)
+        sim_tick (s, 0.5);
+    ok (stat (s->ev[5], "suspect_parent") == parent5
+        && stat (s->ev[5], "parent_switches") == 1,
+        "40 s on, the parent still sends nothing: still suspect, the same "
+        "substitute");
+    s->deaf_to[5] = 0;
+    publish (s, 1);
+    for (int i = 0; i < 80; i++)
+        sim_tick (s, 0.5);
+    ok (stat (s->ev[5], "suspect_parent") == -1
+        && stat (s->ev[5], "substitute") == -1,
+        "heard again and sending, it is suspect no more after a while");
+    publish (s, 2);
+    sim_tick (s, 0.5);
+    ok (all_complete (s, 1, 17), "every rank has 1..17, once and in order");
+    sim_run (s);
+    sim_destroy (s);
+}
+
 int main (void)
 {
     test_basic ();
@@ -1502,6 +1578,7 @@ int main (void)
     test_loss ();
     test_trust ();
     test_signed ();
+    test_parent_fails ();
     test_chained ();
     test_tagged ();
     test_seq_proof ();
