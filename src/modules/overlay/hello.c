@@ -331,6 +331,7 @@ static void rejoin_now (struct overlay *ov, const char *why)
     if (floor >= ov->incarnation)
         ov->incarnation = floor;
     ov->incarnation++;
+    fence_new_life (ov);
     ov->hello.rejoined_at = now;
     fence_announce_self (ov);
     ovl_log (ov, LOG_WARNING, "this broker was fenced (%s): rejoining as "

@@ -10,6 +10,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
+#include "src/modules/overlay/suspect.h"
 #include "fakeio.h"
 
 static bool delivered_topic (struct fake *f, const char *topic)
@@ -318,9 +319,11 @@ static void check_refusal_bound (void)
         "and the rank's signed rejoin record, as far ahead, is taken: it "
         "is not kept out");
     fake_fence1 (r0, 1, ENV_REPORT, 3, rec.inc, true);
+    fake_advance (r0, r0->ov->cfg.keepalive_interval);
     ok (fence_is_fenced (r0->ov, 3),
         "and when it dies, a fence of that incarnation (the one it "
-        "announced) is taken: it is not live for ever either");
+        "announced) is taken once nobody refutes it: it is not live for "
+        "ever either");
     fake_fence1 (r0, 1, ENV_REPORT, 7, ahead, true);
     ok (!fence_is_fenced (r0->ov, 7),
         "a fence that far ahead, on a peer's word, is refused");
@@ -587,6 +590,124 @@ static void check_key_unanswered (void)
     fake_destroy (&f);
 }
 
+
+/* Rank r's own signed live record at inc, from peer 'from'. */
+static void signed_live (struct fake *f, uint32_t from, uint32_t r,
+                         uint64_t inc)
+{
+    struct fence_record rec = { .rank = r, .inc = inc, .fenced = false,
+                                .reason = "up" };
+    uint8_t sig[64];
+
+    fake_livesig (f, r, inc, sig);
+    rec.sig = sig;
+    fake_fence (f, from, ENV_REPORT, 0, &rec, 1);
+}
+
+/* Issue 42, item 4: a fence on a peer's word of the incarnation a rank
+ * lives with is a suspicion, sent on but not acted on; the rank refutes
+ * it with its signed record one up; a peer three of whose fences are
+ * refuted loses the power to fence; a suspicion nobody refutes is
+ * believed after half a keepalive interval. */
+static void check_suspicion (void)
+{
+    struct fake *f = up_keyed (0, 16);
+    double grace = f->ov->cfg.keepalive_interval / 2;
+
+    signed_live (f, 1, 5, 1005);
+    ok (!fence_is_fenced (f->ov, 5) && fence_lookup (f->ov, 5)->inc == 1005,
+        "rank 5 (no neighbour of rank 0) is live as 1005");
+    fake_fence1 (f, 2, ENV_VIEW, 5, 1005, true);
+    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.suspected == 1
+        && suspect_lookup (f->ov, 5),
+        "a fence of it from rank 2 is a suspicion: routing unchanged");
+    fake_advance (f, 0.02);
+    struct sent *b = fake_last (f, ENV_BATCH, 4);
+    ok (b && fake_has_record (b, 5, 1005, true),
+        "it goes on as a fence, for rank 5 to hear");
+    signed_live (f, 1, 5, 1006);
+    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.refuted == 1
+        && !suspect_lookup (f->ov, 5),
+        "rank 5's signed record one up refutes it");
+    fake_advance (f, grace * 2);
+    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.confirmed == 0,
+        "and it is not believed later");
+    fake_fence1 (f, 2, ENV_VIEW, 5, 1006, true);
+    signed_live (f, 1, 5, 1007);
+    ok (!suspect_powerless (f->ov, 2) && f->ov->fence.power_lost == 0,
+        "two refuted: rank 2 still may fence");
+    fake_fence1 (f, 2, ENV_VIEW, 5, 1007, true);
+    signed_live (f, 1, 5, 1008);
+    ok (suspect_powerless (f->ov, 2) && f->ov->fence.power_lost == 1
+        && fake_logged (f, "peer 2 brought 3 fences their ranks refuted"),
+        "three refuted: rank 2 loses the power to fence, logged");
+    fake_fence1 (f, 2, ENV_VIEW, 5, 1008, true);
+    fake_fence1 (f, 2, ENV_VIEW, 9, 1009, true);
+    ok (!suspect_lookup (f->ov, 5) && !fence_lookup (f->ov, 9)
+        && f->ov->fence.fences_ignored == 2,
+        "its fences are ignored, counted, whoever they name");
+    fake_fence1 (f, 1, ENV_REPORT, 5, 1008, true);
+    fake_advance (f, grace / 2);
+    ok (!fence_is_fenced (f->ov, 5),
+        "another peer's fence waits for a refutation");
+    fake_advance (f, grace);
+    ok (fence_is_fenced (f->ov, 5) && f->ov->fence.confirmed == 1,
+        "nobody refutes it: believed after half a keepalive interval");
+    fake_advance (f, 10.5);
+    ok (!suspect_powerless (f->ov, 2), "the back-off ends after 10 s");
+    fake_destroy (&f);
+}
+
+/* A neighbour we keep hearing is alive to us, whatever a peer says. */
+static void check_witness (void)
+{
+    struct fake *f = up_keyed (0, 16);
+
+    signed_live (f, 1, 4, 1004);
+    fake_fence1 (f, 2, ENV_VIEW, 4, 1004, true);
+    fake_advance_alive (f, f->ov->cfg.keepalive_interval * 2);
+    ok (!fence_is_fenced (f->ov, 4) && !suspect_lookup (f->ov, 4)
+        && f->ov->fence.confirmed == 0,
+        "a fence of neighbour 4, which we hear, is never believed here");
+    fake_destroy (&f);
+}
+
+/* The accused refutes: one incarnation up, signed, links kept; what its
+ * peers send to the incarnation it refuted from is still taken, and a
+ * peer's traffic at its own refuted incarnation is its word. */
+static void check_refute (void)
+{
+    struct fake *f = up_keyed (5, 16);
+    uint64_t inc = f->ov->incarnation;
+    int ups = f->ov->peers->up;
+
+    fake_fence1 (f, 4, ENV_VIEW, 5, inc, true);
+    ok (f->ov->incarnation == inc + 1 && f->ov->fence.refutations == 1
+        && f->ov->peers->up == ups && f->ov->hello.rejoined_at == 0,
+        "a fence of this broker's incarnation is refuted: one up, no "
+        "rejoin, every link still up");
+    fake_advance (f, 0.02);
+    struct sent *r = fake_last (f, ENV_REPORT, UINT32_MAX);
+    ok (r && fake_record_signed (r, 5, inc + 1) == 1,
+        "its live record one up goes out signed");
+    struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
+                           .dest = 5, .receiver_inc = inc };
+    uint64_t stale = f->ov->c.stale_drops;
+    fake_inject (f, 4, &ka, NULL, NULL, 0, NULL);
+    ok (f->ov->c.stale_drops == stale,
+        "a message to the incarnation it refuted from is not stale");
+    struct peer *p4 = fake_peer (f, 4);
+    uint64_t p4inc = p4->incarnation;
+    struct envelope ka2 = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
+                            .dest = 5, .sender_inc = p4inc + 1 };
+    fake_inject (f, 4, &ka2, NULL, NULL, 0, NULL);
+    ok (f->ov->c.stale_drops == stale && p4->incarnation == p4inc + 1
+        && fence_lookup (f->ov, 4) && fence_lookup (f->ov, 4)->inc == p4inc + 1,
+        "a neighbour talking one incarnation up over its link refuted: "
+        "its word, taken");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     plan (NO_PLAN);
@@ -606,5 +727,8 @@ int main (void)
     check_hello_livesig ();
     check_key_unanswered ();
     check_refusal_bound ();
+    check_suspicion ();
+    check_witness ();
+    check_refute ();
     done_testing ();
 }

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-3.0-or-later */
+/* suspect.h: a fence on another broker's word is a suspicion first.
+ *
+ * Any admitted peer can send a fence record, and a rank fenced at the
+ * incarnation it lives with used to rejoin at once, everywhere: a bad
+ * node could make a healthy rank flap, and a lossy host evicted healthy
+ * neighbours on its own word (issue 42).  As SWIM does, such a record is
+ * now a suspicion: routing does not change, the record spreads on as
+ * before (so the accused hears of it), and the accused refutes it with
+ * its own signed live record one incarnation up, keeping its links.  A
+ * suspicion nobody refutes within half a keepalive interval is believed
+ * (a dead rank refutes nothing), so a crash found by a neighbour after
+ * the peer timeout is known everywhere within peer_timeout +
+ * keepalive_interval.  A neighbour of the accused that heard it within
+ * two keepalive intervals never believes it: its ears are better word.
+ *
+ * Suspicions apply only to ranks with a signing key known (they alone
+ * can refute), to records that would fence the live incarnation held
+ * here or one ahead of it, and never to what this broker found itself.
+ *
+ * A peer whose suspicions are refuted SUSPECT_REFUTED times within
+ * SUSPECT_WINDOW loses the power to fence here: its fence records are
+ * dropped, counted and logged once, for a back-off of 10 s doubling up
+ * to 5 min (struct fencepower, peer.h).  A relay of another's false
+ * fences is charged too; it keeps its links, only its fences wait.
+ */
+#ifndef BGN_OVERLAY_SUSPECT_H
+#define BGN_OVERLAY_SUSPECT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct overlay;
+
+#define SUSPECT_REFUTED 3
+#define SUSPECT_WINDOW 60.0     /* s */
+#define SUSPECT_BAN_MIN 10.0    /* s */
+#define SUSPECT_BAN_MAX 300.0   /* s */
+
+/* One suspicion: rank fenced at inc on peer via's word, since 'since'. */
+struct fence_suspect {
+    uint64_t inc;
+    double since;
+    uint32_t via;
+    uint8_t reason;          /* fence_reason() index */
+};
+
+int suspect_init (struct overlay *ov);
+void suspect_fini (struct overlay *ov);
+
+/* A fence record of rank at inc from peer 'via' (not found here): true
+ * if it is held as a suspicion, or dropped (via lost the power to
+ * fence), and must not be applied now; false to apply it as before. */
+bool suspect_hold (struct overlay *ov, uint32_t rank, uint64_t inc,
+                   uint8_t reason, uint32_t via);
+
+/* rank's record changed to inc (fenced or live): a suspicion it settles
+ * is forgotten; one a newer live record settles was refuted, and the
+ * peer that brought it is charged. */
+void suspect_settle (struct overlay *ov, uint32_t rank, uint64_t inc,
+                     bool fenced);
+
+/* The suspicion held of rank, or NULL (for the records sent on). */
+const struct fence_suspect *suspect_lookup (struct overlay *ov,
+                                            uint32_t rank);
+
+/* Has peer 'rank' lost the power to fence here? */
+bool suspect_powerless (struct overlay *ov, uint32_t rank);
+
+#endif
