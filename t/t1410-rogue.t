@@ -221,7 +221,19 @@ test_expect_success PYZMQ 'a rogue that fences rank 0 again and again: no rejoin
 	test "$got3" -ge 99 && test "$got7" -ge 99 &&
 	rejoins=$(grep -c "bgn-broker\[0\]:.*this broker was fenced" flap.err) ;
 	echo "rank 0 rejoined $rejoins times" &&
-	test $rejoins -le 1
+	test $rejoins -le 1 &&
+	grep "bgn-broker\[3\]: warning: peer 2 brought 3 fences their ranks refuted" flap.err &&
+	"$PYZMQ" -c "
+import json, sys
+s3, s0 = json.load(open(\"flap3.json\")), json.load(open(\"flap0.json\"))
+c3, c0 = s3[\"counters\"], s0[\"counters\"]
+p2 = [p for p in s3[\"peers\"] if p[\"rank\"] == 2][0]
+print(\"rank 3:\", dict((k, c3.get(k, 0)) for k in (\"fences_suspected\",
+      \"fences_refuted\", \"fences_confirmed\", \"fences_ignored\",
+      \"fence_power_lost\")), \"peer 2 refuted:\", p2[\"fences_refuted\"])
+print(\"rank 0: refutations\", c0.get(\"refutations\", 0))
+sys.exit(0 if c3[\"fence_power_lost\"] >= 1 and p2[\"fences_refuted\"] >= 3
+	 and c3[\"fences_ignored\"] >= 1 and c0[\"refutations\"] >= 1 else 1)"
 '
 
 test_done

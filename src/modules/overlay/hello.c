@@ -182,6 +182,13 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
                              (unsigned)p->rank, (long long)fenced_inc,
                              (unsigned long long)ov->incarnation);
         }
+        /* our present incarnation, fenced on that peer's word or its
+         * own finding: refuted, and said again to it, the other links
+         * kept (suspect.h) */
+        if ((uint64_t)fenced_inc == ov->incarnation && fence_refute (ov) == 0) {
+            hello_send (ov, p);
+            return;
+        }
         if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->hello.rejoin_floor)
             ov->hello.rejoin_floor = (uint64_t)fenced_inc;
         hello_rejoin (ov, "a peer refused our fenced incarnation");

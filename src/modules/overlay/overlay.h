@@ -112,6 +112,8 @@ struct ovl_counters {
     uint64_t delivered;
     uint64_t auth_failures;
     uint64_t redials;
+    uint64_t self_doubts;    /* times many peers fell silent at once:
+                                this broker doubted itself (live.c) */
     uint64_t never_joined;
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
     uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
@@ -143,6 +145,7 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
+    bool self_doubt;            /* many peers silent at once (live.c) */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */

@@ -464,8 +464,15 @@ static void check_partition (void)
     ok (f->ov->peers->up == 3 && f->ov->health.formed,
         "rank 3 of 4 has its 3 peers up: the overlay formed");
     fake_advance (f, 5.6);
+    ok (f->ov->peers->up == 3 && !fence_is_fenced (f->ov, 0)
+        && f->ov->c.self_doubts == 1 && fake_logged (f, "3 of 3 live peers "
+                                                     "silent at once"),
+        "all three silent at once: it doubts itself first and fences none "
+        "at the peer timeout (logged, counted)");
+    fake_advance (f, 5.0);
     ok (f->ov->peers->up == 0 && fence_is_fenced (f->ov, 0),
-        "silent past the peer timeout, all three are lost and fenced");
+        "silent past twice the peer timeout, all three are lost and "
+        "fenced");
     ok (f->stopped == 0, "it does not exit at once");
     fake_advance (f, 2.1);
     ok (f->stopped == 3 + 1 && fake_logged (f, "partitioned"),
@@ -536,7 +543,7 @@ static void check_partition_ending (void)
 
     f = up (3, 4);
     overlay_ending (f->ov);
-    fake_advance (f, 5.6 + 2.1);
+    fake_advance (f, 10.6 + 2.1);
     ok (f->ov->peers->up == 0 && f->stopped == 0
         && !fake_logged (f, "partitioned"),
         "rank 3 of 4, instance ending: every peer gone, it does not exit 3");
