@@ -461,7 +461,7 @@ static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
     ov->fence.false_claims++;
     ovl_log_limited (ov, LOG_WARNING, "a peer says this broker is %s as "
                      "incarnation %llu, which it never had (it is %llu): "
-                     "rejoining above it", fenced ? "fenced" : "live",
+                     "going above it", fenced ? "fenced" : "live",
                      (unsigned long long)inc,
                      (unsigned long long)ov->incarnation);
     if (inc > ov->fence.claimed)
@@ -557,7 +557,12 @@ static bool held_as_suspicion (struct overlay *ov, uint32_t rank,
                                 .reason = reason };
     struct frame *f;
 
-    if (!suspect_hold (ov, rank, inc, intern (ov, reason), ov->fence.via))
+    /* only a neighbour of the accused could have found it (suspect.h) */
+    bool charge = ov->fence.via_kind != ENV_BATCH && ov->fence.via < ov->size
+                  && bgn_topo_linked (ov->topo, ov->fence.via, rank);
+
+    if (!suspect_hold (ov, rank, inc, intern (ov, reason), ov->fence.via,
+                       charge))
         return false;
     if (!(s = suspect_lookup (ov, rank)) || s->inc == had)
         return true;
@@ -715,14 +720,6 @@ bool fence_own_inc (struct overlay *ov, uint64_t inc)
 {
     return inc == ov->incarnation
            || (inc >= ov->fence.life && inc < ov->incarnation);
-}
-
-uint64_t fence_peer_inc (struct overlay *ov, const struct peer *p)
-{
-    const struct fence_entry *f = fence_lookup (ov, p->rank);
-
-    return f && !f->fenced && f->inc > p->incarnation ? f->inc
-                                                      : p->incarnation;
 }
 
 /* ---- sending records ----------------------------------------------------- */
@@ -938,6 +935,7 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
     int rc;
 
     ov->fence.via = p ? p->rank : UINT32_MAX;
+    ov->fence.via_kind = env->kind;
     rc = n < 1 ? -1 : fencemsg_decode (frame_data (body[0]),
                                         frame_size (body[0]), &root,
                                         apply_one, &c);

@@ -65,6 +65,7 @@ struct fence_state {            /* fence.c */
     uint64_t false_claims;      /* records of us at an incarnation we never had */
     uint32_t via;               /* the peer whose records are being applied
                                    (fence_recv), or UINT32_MAX */
+    int via_kind;               /* ... and the kind they came in */
     uint64_t livesig_refused;   /* live records dropped unchecked: their
                                    link in a back-off (sigbudget.h) */
     uint64_t livesig_backoffs;
@@ -300,10 +301,6 @@ void fence_new_life (struct overlay *ov);
 /* Is inc this broker's own, in its present life (its incarnation now,
  * or one it refuted from since it last started or rejoined)? */
 bool fence_own_inc (struct overlay *ov, uint64_t inc);
-
-/* The incarnation to fence neighbour p at: the one it said hello with,
- * or the newer one it refuted up to. */
-uint64_t fence_peer_inc (struct overlay *ov, const struct peer *p);
 
 /* Check for a partition two keepalive intervals from now. */
 void fence_schedule_partition_check (struct overlay *ov);

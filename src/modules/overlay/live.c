@@ -33,7 +33,7 @@ void live_peer_lost (struct overlay *ov, struct peer *p, const char *why)
     ovl_log (ov, p->leaving ? LOG_INFO : LOG_WARNING, "peer %u lost: %s",
              (unsigned)p->rank, why);
     live_set_state (ov, p, PEER_DOWN);
-    fence_apply (ov, p->rank, fence_peer_inc (ov, p), true, why, FROM_HERE);
+    fence_apply (ov, p->rank, p->incarnation, true, why, FROM_HERE);
 }
 
 void live_check_unreachable (struct overlay *ov)

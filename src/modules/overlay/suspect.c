@@ -65,7 +65,7 @@ static void arm (struct overlay *ov, double at)
 }
 
 bool suspect_hold (struct overlay *ov, uint32_t rank, uint64_t inc,
-                   uint8_t reason, uint32_t via)
+                   uint8_t reason, uint32_t via, bool charge)
 {
     const struct fence_entry *f = fence_lookup (ov, rank);
     struct peer *from = via == UINT32_MAX ? NULL
@@ -86,7 +86,7 @@ bool suspect_hold (struct overlay *ov, uint32_t rank, uint64_t inc,
     if (!s && !(s = idmap_put (ov->fence.suspects, rank, NULL)))
         return false;             /* no memory: believed, as before */
     *s = (struct fence_suspect){ .inc = inc, .since = now, .via = via,
-                                 .reason = reason };
+                                 .reason = reason, .charge = charge };
     ov->fence.suspected++;
     ovl_log (ov, LOG_DEBUG, "rank %u suspected on rank %u's word "
              "(incarnation %llu)", (unsigned)rank, (unsigned)via,
@@ -130,15 +130,18 @@ void suspect_settle (struct overlay *ov, uint32_t rank, uint64_t inc,
                                   ? idmap_get (ov->fence.suspects, rank)
                                   : NULL;
     uint32_t via;
+    bool charged;
 
     if (!s || (fenced && inc < s->inc) || (!fenced && inc <= s->inc))
         return;
     via = s->via;
+    charged = s->charge;
     idmap_delete (ov->fence.suspects, rank);
     if (fenced)
         return;                   /* believed otherwise: found here, say */
     ov->fence.refuted++;
-    charge (ov, via, ovl_now (ov));
+    if (charged)
+        charge (ov, via, ovl_now (ov));
 }
 
 /* A neighbour we heard within two keepalive intervals (one end of a

@@ -21,8 +21,12 @@
  * A peer whose suspicions are refuted SUSPECT_REFUTED times within
  * SUSPECT_WINDOW loses the power to fence here: its fence records are
  * dropped, counted and logged once, for a back-off of 10 s doubling up
- * to 5 min (struct fencepower, peer.h).  A relay of another's false
- * fences is charged too; it keeps its links, only its fences wait.
+ * to 5 min (struct fencepower, peer.h).  Only a peer that could have
+ * found the loss itself is charged: a neighbour of the accused, in its
+ * own view or report (a root's batch is everyone's, and charging it
+ * would silence every tree parent).  A relay that is also the accused's
+ * neighbour is charged for another's false fence too; it keeps its
+ * links, only its fences wait.
  */
 #ifndef BGN_OVERLAY_SUSPECT_H
 #define BGN_OVERLAY_SUSPECT_H
@@ -43,6 +47,7 @@ struct fence_suspect {
     double since;
     uint32_t via;
     uint8_t reason;          /* fence_reason() index */
+    bool charge;             /* refuted, it is charged to via */
 };
 
 int suspect_init (struct overlay *ov);
@@ -50,9 +55,10 @@ void suspect_fini (struct overlay *ov);
 
 /* A fence record of rank at inc from peer 'via' (not found here): true
  * if it is held as a suspicion, or dropped (via lost the power to
- * fence), and must not be applied now; false to apply it as before. */
+ * fence), and must not be applied now; false to apply it as before.
+ * 'charge': if refuted, it counts against via (fence.c says when). */
 bool suspect_hold (struct overlay *ov, uint32_t rank, uint64_t inc,
-                   uint8_t reason, uint32_t via);
+                   uint8_t reason, uint32_t via, bool charge);
 
 /* rank's record changed to inc (fenced or live): a suspicion it settles
  * is forgotten; one a newer live record settles was refuted, and the

@@ -621,47 +621,66 @@ static void check_suspicion (void)
     struct fake *f = up_keyed (0, 16);
     double grace = f->ov->cfg.keepalive_interval / 2;
 
-    signed_live (f, 1, 5, 1005);
-    ok (!fence_is_fenced (f->ov, 5) && fence_lookup (f->ov, 5)->inc == 1005,
-        "rank 5 (no neighbour of rank 0) is live as 1005");
-    fake_fence1 (f, 2, ENV_VIEW, 5, 1005, true);
-    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.suspected == 1
-        && suspect_lookup (f->ov, 5),
+    signed_live (f, 1, 6, 1005);
+    ok (!fence_is_fenced (f->ov, 6) && fence_lookup (f->ov, 6)->inc == 1005,
+        "rank 6 (no neighbour of rank 0, one of rank 2) is live as 1005");
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1005, true);
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->fence.suspected == 1
+        && suspect_lookup (f->ov, 6),
         "a fence of it from rank 2 is a suspicion: routing unchanged");
     fake_advance (f, 0.02);
     struct sent *b = fake_last (f, ENV_BATCH, 4);
-    ok (b && fake_has_record (b, 5, 1005, true),
-        "it goes on as a fence, for rank 5 to hear");
-    signed_live (f, 1, 5, 1006);
-    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.refuted == 1
-        && !suspect_lookup (f->ov, 5),
-        "rank 5's signed record one up refutes it");
+    ok (b && fake_has_record (b, 6, 1005, true),
+        "it goes on as a fence, for rank 6 to hear");
+    signed_live (f, 1, 6, 1006);
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->fence.refuted == 1
+        && !suspect_lookup (f->ov, 6),
+        "rank 6's signed record one up refutes it");
     fake_advance (f, grace * 2);
-    ok (!fence_is_fenced (f->ov, 5) && f->ov->fence.confirmed == 0,
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->fence.confirmed == 0,
         "and it is not believed later");
-    fake_fence1 (f, 2, ENV_VIEW, 5, 1006, true);
-    signed_live (f, 1, 5, 1007);
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1006, true);
+    signed_live (f, 1, 6, 1007);
     ok (!suspect_powerless (f->ov, 2) && f->ov->fence.power_lost == 0,
         "two refuted: rank 2 still may fence");
-    fake_fence1 (f, 2, ENV_VIEW, 5, 1007, true);
-    signed_live (f, 1, 5, 1008);
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1007, true);
+    signed_live (f, 1, 6, 1008);
     ok (suspect_powerless (f->ov, 2) && f->ov->fence.power_lost == 1
         && fake_logged (f, "peer 2 brought 3 fences their ranks refuted"),
         "three refuted: rank 2 loses the power to fence, logged");
-    fake_fence1 (f, 2, ENV_VIEW, 5, 1008, true);
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1008, true);
     fake_fence1 (f, 2, ENV_VIEW, 9, 1009, true);
-    ok (!suspect_lookup (f->ov, 5) && !fence_lookup (f->ov, 9)
+    ok (!suspect_lookup (f->ov, 6) && !fence_lookup (f->ov, 9)
         && f->ov->fence.fences_ignored == 2,
         "its fences are ignored, counted, whoever they name");
-    fake_fence1 (f, 1, ENV_REPORT, 5, 1008, true);
+    fake_fence1 (f, 1, ENV_REPORT, 6, 1008, true);
     fake_advance (f, grace / 2);
-    ok (!fence_is_fenced (f->ov, 5),
+    ok (!fence_is_fenced (f->ov, 6),
         "another peer's fence waits for a refutation");
     fake_advance (f, grace);
-    ok (fence_is_fenced (f->ov, 5) && f->ov->fence.confirmed == 1,
+    ok (fence_is_fenced (f->ov, 6) && f->ov->fence.confirmed == 1,
         "nobody refutes it: believed after half a keepalive interval");
-    fake_advance (f, 10.5);
+    fake_advance_alive (f, 10.5);
     ok (!suspect_powerless (f->ov, 2), "the back-off ends after 10 s");
+    /* rank 5 is no neighbour of rank 2: rank 2 cannot have found it,
+     * it only passed it on; nor is a root's batch its sender's word */
+    uint64_t lost = f->ov->fence.power_lost;
+    for (uint64_t i = 0; i < 3; i++) {
+        signed_live (f, 1, 5, 2005 + 2 * i);
+        fake_fence1 (f, 2, ENV_VIEW, 5, 2005 + 2 * i, true);
+        signed_live (f, 1, 5, 2006 + 2 * i);
+    }
+    for (uint64_t i = 0; i < 3; i++) {
+        struct fence_record rec = { .rank = 6, .inc = 1009 + 2 * i,
+                                    .fenced = true, .reason = "batch" };
+        signed_live (f, 1, 6, 1009 + 2 * i);
+        fake_fence (f, 2, ENV_BATCH, 0, &rec, 1);
+        signed_live (f, 1, 6, 1010 + 2 * i);
+    }
+    ok (f->ov->fence.power_lost == lost && !suspect_powerless (f->ov, 2)
+        && f->ov->fence.refuted == 9,
+        "refuted fences it only relayed (of a non-neighbour, or in a "
+        "root's batch) cost it nothing");
     fake_destroy (&f);
 }
 
