@@ -557,9 +557,13 @@ static bool held_as_suspicion (struct overlay *ov, uint32_t rank,
                                 .reason = reason };
     struct frame *f;
 
-    /* only a neighbour of the accused could have found it (suspect.h) */
-    bool charge = ov->fence.via_kind != ENV_BATCH && ov->fence.via < ov->size
-                  && bgn_topo_linked (ov->topo, ov->fence.via, rank);
+    /* its sender's own word: a view (what it believes), or a report of
+     * a neighbour of the accused, which could have found it (suspect.h) */
+    bool charge = ov->fence.via < ov->size
+                  && (ov->fence.via_kind == ENV_VIEW
+                      || (ov->fence.via_kind == ENV_REPORT
+                          && bgn_topo_linked (ov->topo, ov->fence.via,
+                                              rank)));
 
     if (!suspect_hold (ov, rank, inc, intern (ov, reason), ov->fence.via,
                        charge))
@@ -681,8 +685,7 @@ int fence_refute (struct overlay *ov)
     uint64_t from = ov->incarnation;
     uint64_t floor = ov->fence.claimed > from ? ov->fence.claimed : from;
 
-    /* only a signed record lifts a fence elsewhere; and one already
-     * refuted, its record on its way, needs no second refutation */
+    /* only a signed record lifts a fence elsewhere */
     if (!ovsign_can_sign (ov))
         return -1;
     ov->incarnation = floor + 1;

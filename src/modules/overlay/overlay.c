@@ -493,8 +493,9 @@ static void recv_view (struct overlay *ov, struct peer *p,
         return;
     }
     flags = fence_recv (ov, p, env, body, n);
-    /* a suspicion of us is refuted, links kept (suspect.h); only a
-     * broker that cannot sign rejoins */
+    /* a suspicion of us is refuted, links kept (suspect.h), and a
+     * report's sender answered straight back; only a broker that cannot
+     * sign rejoins */
     if ((flags & FENCE_SELF) && fence_refute (ov) < 0)
         hello_rejoin (ov, "a peer says this incarnation is fenced");
     else if ((flags & (FENCE_SELF | FENCE_SELF_OLD))

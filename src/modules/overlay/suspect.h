@@ -21,12 +21,13 @@
  * A peer whose suspicions are refuted SUSPECT_REFUTED times within
  * SUSPECT_WINDOW loses the power to fence here: its fence records are
  * dropped, counted and logged once, for a back-off of 10 s doubling up
- * to 5 min (struct fencepower, peer.h).  Only a peer that could have
- * found the loss itself is charged: a neighbour of the accused, in its
- * own view or report (a root's batch is everyone's, and charging it
- * would silence every tree parent).  A relay that is also the accused's
- * neighbour is charged for another's false fence too; it keeps its
- * links, only its fences wait.
+ * to 5 min (struct fencepower, peer.h).  Only what is its sender's own
+ * word is charged: a view (what it believes: views carry no
+ * suspicions), or a report from a neighbour of the accused, which could
+ * have found the loss itself; not a report it only passed on, nor a
+ * root's batch (everyone's word: charging it would silence every tree
+ * parent).  A relay that is also the accused's neighbour is charged for
+ * another's false fence too; it keeps its links, only its fences wait.
  */
 #ifndef BGN_OVERLAY_SUSPECT_H
 #define BGN_OVERLAY_SUSPECT_H

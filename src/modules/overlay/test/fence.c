@@ -667,7 +667,7 @@ static void check_suspicion (void)
     uint64_t lost = f->ov->fence.power_lost;
     for (uint64_t i = 0; i < 3; i++) {
         signed_live (f, 1, 5, 2005 + 2 * i);
-        fake_fence1 (f, 2, ENV_VIEW, 5, 2005 + 2 * i, true);
+        fake_fence1 (f, 2, ENV_REPORT, 5, 2005 + 2 * i, true);
         signed_live (f, 1, 5, 2006 + 2 * i);
     }
     for (uint64_t i = 0; i < 3; i++) {
@@ -679,7 +679,7 @@ static void check_suspicion (void)
     }
     ok (f->ov->fence.power_lost == lost && !suspect_powerless (f->ov, 2)
         && f->ov->fence.refuted == 9,
-        "refuted fences it only relayed (of a non-neighbour, or in a "
+        "refuted fences it only relayed (a report of a non-neighbour, a "
         "root's batch) cost it nothing");
     fake_destroy (&f);
 }
