@@ -759,7 +759,7 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
                                          .reason = e ? fence_reason (ov, e)
                                                      : "" };
         /* a suspicion goes on as the fence it is, for its rank to hear */
-        if (suspicions && s && e && !e->fenced && s->inc >= e->inc)
+        if (suspicions && s && (!e || (!e->fenced && s->inc >= e->inc)))
             recs[i] = (struct fence_record){ .rank = ranks[i], .inc = s->inc,
                                              .fenced = true,
                                              .reason = s->reason

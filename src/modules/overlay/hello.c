@@ -14,6 +14,7 @@
 #include "overlay.h"
 #include "ovlog.h"
 #include "route.h"
+#include "suspect.h"
 
 #define HELLO_RETRY 2.0          /* first retry, seconds; then doubling */
 #define HELLO_RETRY_MAX 60.0
@@ -273,9 +274,10 @@ static void admit (struct overlay *ov, struct peer *p,
     if (p->hello_view != fence_digest (ov))
         fence_send_view (ov, p);
     evlayer_seq_hint (ov->events, p->rank, p->hello_seq);
-    /* alive as this incarnation: lift any fence of an older one everywhere
-     * (a rank nobody ever fenced has no record, and gets none) */
-    if (fence_lookup (ov, p->rank)) {
+    /* alive as this incarnation: lift any fence (or suspicion) of an
+     * older one everywhere (a rank nobody ever fenced has no record, and
+     * gets none) */
+    if (fence_lookup (ov, p->rank) || suspect_lookup (ov, p->rank)) {
         flags = fence_apply (ov, p->rank, inc, false, "rejoined", FROM_HERE);
         if (flags & FENCE_ROOT_NEW)
             health_root_news (ov);

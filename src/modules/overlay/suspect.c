@@ -77,9 +77,10 @@ bool suspect_hold (struct overlay *ov, uint32_t rank, uint64_t inc,
         ov->fence.fences_ignored++;
         return true;
     }
-    /* only a fence of the live incarnation held here or one ahead, of a
-     * rank that can refute it; anything else is believed as before */
-    if (!f || f->fenced || inc < f->inc || !ovsign_rank_has_key (ov, rank))
+    /* only a fence of the live incarnation held here or one ahead (or of
+     * a rank never fenced, which has no record here), of a rank that can
+     * refute it; anything else is believed as before */
+    if ((f && (f->fenced || inc < f->inc)) || !ovsign_rank_has_key (ov, rank))
         return false;
     if ((s = idmap_get (ov->fence.suspects, rank)) && s->inc >= inc)
         return true;

@@ -16,7 +16,8 @@
  *
  * Suspicions apply only to ranks with a signing key known (they alone
  * can refute), to records that would fence the live incarnation held
- * here or one ahead of it, and never to what this broker found itself.
+ * here or one ahead of it, or a rank never fenced (no record here), and
+ * never to what this broker found itself.
  *
  * A peer whose suspicions are refuted SUSPECT_REFUTED times within
  * SUSPECT_WINDOW loses the power to fence here: its fence records are

@@ -139,7 +139,9 @@ static void check_attested (void)
     uint8_t sig[64];
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
-    ok (fence_is_fenced (f->ov, 5), "a fence on a peer's word is believed");
+    fake_advance (f, f->ov->cfg.keepalive_interval);
+    ok (fence_is_fenced (f->ov, 5), "a fence on a peer's word is believed "
+        "once nobody refutes it");
     fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
     ok (fence_is_fenced (f->ov, 5) && f->ov->sign.unattested == 1
         && fake_logged (f, "not signed by it, nor heard from it"),
@@ -182,6 +184,7 @@ static void check_livesig_budget (void)
     int logs;
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    fake_advance (f, f->ov->cfg.keepalive_interval);   /* believed */
     fake_livesig (f, 6, 3005, sig);     /* well-formed, not rank 5's */
     rec.sig = sig;
     for (int i = 0; i < 20; i++) {
@@ -578,6 +581,7 @@ static void check_key_unanswered (void)
     uint64_t bad;
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    fake_advance (f, f->ov->cfg.keepalive_interval);   /* believed */
     f->key_unanswered[5] = true;
     fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
     ok (fence_is_fenced (f->ov, 5),
@@ -689,12 +693,21 @@ static void check_witness (void)
 {
     struct fake *f = up_keyed (0, 16);
 
+    fake_fence1 (f, 1, ENV_REPORT, 10, 1010, true);
+    ok (!fence_is_fenced (f->ov, 10) && suspect_lookup (f->ov, 10),
+        "a rank never fenced (no record here) is suspected too, not fenced");
+    fake_advance (f, 0.02);
+    struct sent *b = fake_last (f, ENV_BATCH, UINT32_MAX);
+    ok (b && fake_has_record (b, 10, 1010, true),
+        "and the suspicion goes on as a fence");
+
     signed_live (f, 1, 4, 1004);
     fake_fence1 (f, 2, ENV_VIEW, 4, 1004, true);
     fake_advance_alive (f, f->ov->cfg.keepalive_interval * 2);
     ok (!fence_is_fenced (f->ov, 4) && !suspect_lookup (f->ov, 4)
-        && f->ov->fence.confirmed == 0,
-        "a fence of neighbour 4, which we hear, is never believed here");
+        && fence_is_fenced (f->ov, 10) && f->ov->fence.confirmed == 1,
+        "a fence of neighbour 4, which we hear, is never believed here "
+        "(10's, which nobody refuted, is)");
     fake_destroy (&f);
 }
 
