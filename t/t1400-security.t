@@ -413,12 +413,13 @@ test_expect_success PYZMQ 'fences, live records and refusals at 2^53-1 evict nob
 '
 
 # A fence of rank 0 at an incarnation it never had but that is within
-# the clock bound: rank 0 rejoins just above it, and everyone takes it.
-test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it rejoins above it' '
+# the clock bound: rank 0 refutes it just above it (issue 42: no
+# rejoin), and everyone takes it.
+test_expect_success PYZMQ 'a fence of rank 0 at an incarnation it never had: it goes above it' '
 	ahead=$(($(date +%s) + 300))000000 &&
 	probe claim0 "fence:0:$ahead" "sleep 2" &&
 	expect_line "bgn-broker\[0\]: .*incarnation $ahead, which it never had" claim0.err &&
-	expect_line "bgn-broker\[0\]: .*rejoining as incarnation $((ahead + 1))" claim0.err
+	expect_line "bgn-broker\[0\]: .*refuted as incarnation $((ahead + 1))" claim0.err
 '
 
 # A live record of rank 2 at an incarnation it never announced is not

@@ -241,7 +241,8 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
     json_array_foreach (peers, i, v) {
         int prank = 0, sub = 0, conn = 0;
         const char *pstate = "?", *phost = "";
-        json_t *problem = NULL;
+        json_t *problem = NULL, *powerless = NULL;
+        json_int_t refuted = 0;
         json_int_t txm = 0, rxm = 0, txb = 0, rxb = 0, rer = 0, ttl = 0;
         json_int_t backlog = 0, bdrops = 0;
         double heard = -1, since = -1, rtt = -1;
@@ -249,14 +250,15 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
         char rtts[16], heards[16], txs[16], rxs[16], sinces[16];
 
         json_unpack (v, "{s:i s:s s?s s?I s?I s?I s?I s?I s?I s?F s?F s?o "
-                     "s?b s?b s?I s?I s?o}",
+                     "s?b s?b s?I s?I s?o s?I s?o}",
                      "rank", &prank, "state", &pstate, "hostname", &phost,
                      "tx_msgs", &txm, "rx_msgs", &rxm, "tx_bytes", &txb,
                      "rx_bytes", &rxb, "reroutes", &rer, "ttl_drops", &ttl,
                      "last_heard", &heard, "state_since", &since,
                      "rtt_us", &rttj, "substitute", &sub, "connector", &conn,
                      "backlog", &backlog, "backlog_drops", &bdrops,
-                     "problem", &problem);
+                     "problem", &problem, "fences_refuted", &refuted,
+                     "fence_power_back_in", &powerless);
         if (!strcmp (pstate, "down") && in_int_array (down, prank))
             pstate = "fenced";
         if (down_only && !strcmp (pstate, "up"))
@@ -294,6 +296,10 @@ static void print_peers (json_t *o, int down_only, int verbose, int color)
         printf ("\n");
         if (json_is_string (problem) && strcmp (pstate, "up") != 0)
             printf ("        %s\n", json_string_value (problem));
+        if (json_is_number (powerless))
+            printf ("        %lld of its fences refuted: they are ignored "
+                    "for %.0fs more\n", (long long)refuted,
+                    json_number_value (powerless));
     }
     if (down_only && shown == 0)
         printf ("rank %d (%s): all %zu peers up\n", rank, host,

@@ -65,6 +65,14 @@ Steps (each prints one line saying what came back, "-" for nothing):
                               SKEW seconds off the clock (default 0)
   again                       send the last request again, byte for byte
                               (a captured request played again)
+  flap:RANK:SECS:MIN:MAX      fence RANK at the incarnation it last
+                              heard for it (from the fence records the
+                              broker sends it: batches, views) every
+                              MIN-MAX seconds (random) for SECS seconds,
+                              answering keepalives meanwhile, with a
+                              digest that makes the broker send its
+                              view; prints fences sent and incarnations
+                              seen
   live:RANK:INC               a VIEW record "RANK alive as INC" signed
                               with the --seed key (valid only for the
                               seed's own rank)
@@ -334,6 +342,49 @@ class Rogue:
                            self.peer_inc), [body])
         return "sent"
 
+    @staticmethod
+    def records(body):
+        """(rank, inc, fenced) of a fence frame (fencemsg.h), [] if bad."""
+        try:
+            nreasons, off = struct.unpack_from("!H", body, 5)[0], 7
+            for _ in range(nreasons):
+                off += 1 + body[off]
+            n, off, out = struct.unpack_from("!I", body, off)[0], off + 4, []
+            for _ in range(n):
+                rank, inc, flags = struct.unpack_from("!IQB", body, off)
+                out.append((rank, inc, flags == 1))
+                off += 14 + (64 if flags == 2 else 0)
+            return out
+        except (struct.error, IndexError):
+            return []
+
+    def flap(self, rank, secs, lo, hi):
+        """Fence RANK again and again at the incarnation it was last seen
+        live with, as issue 42's rogue did."""
+        import random
+        rank, end = int(rank), time.monotonic() + float(secs)
+        inc, seen, sent, due = 0, set(), 0, time.monotonic()
+        while time.monotonic() < end:
+            got = self.recv(min(0.05, max(0.001, due - time.monotonic())))
+            if got:
+                env, body = got
+                if env["kind"] == "KEEPALIVE":
+                    # an echo, with a digest unlike the broker's: it
+                    # sends its whole view after two of them
+                    self.send(envelope("KEEPALIVE", self.rank, self.peer,
+                                       self.inc, self.peer_inc, flags=1),
+                              [os.urandom(8)])
+                elif env["kind"] in ("VIEW", "BATCH", "REPORT") and body:
+                    for r, i, fenced in self.records(body[0]):
+                        if r == rank and not fenced and i > inc:
+                            inc = i
+                            seen.add(i)
+            if inc and time.monotonic() >= due:
+                self.flood(True, rank, inc)
+                sent += 1
+                due = time.monotonic() + random.uniform(float(lo), float(hi))
+        return "fenced %d times, %d incarnations seen" % (sent, len(seen))
+
     def nak(self, inc):
         """A refusal nobody asked for: "your incarnation INC is fenced"."""
         body = json.dumps({"reason": "fenced: rejoin with a new incarnation",
@@ -479,6 +530,8 @@ class Rogue:
             return self.again()
         if name == "live":
             return self.live(args[0], args[1])
+        if name == "flap":
+            return self.flap(*rest.split(":"))
         if name == "source":
             self.claim = int(args[0])
             return "as %d" % self.claim

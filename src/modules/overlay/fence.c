@@ -19,6 +19,7 @@
 #include "ovlog.h"
 #include "ovsign.h"
 #include "route.h"
+#include "suspect.h"
 #include "treecast.h"
 #include "tracker.h"
 
@@ -28,6 +29,8 @@
 
 static void partition_cb (void *arg);
 static void report_cb (void *arg);
+static int send_to_rank (struct overlay *ov, uint32_t to, int kind,
+                         struct frame *f);
 static void batch_cb (void *arg);
 
 int fence_init (struct overlay *ov)
@@ -35,6 +38,7 @@ int fence_init (struct overlay *ov)
     struct fence_state *fs = &ov->fence;
 
     fs->via = UINT32_MAX;
+    fs->life = ov->incarnation;
     if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
         || !(fs->livesig = idmap_create (sizeof (struct fence_livesig)))
         || !(fs->outbox = idmap_create (1))
@@ -42,7 +46,8 @@ int fence_init (struct overlay *ov)
         || !(fs->members = idmap_create (1))
         || !(fs->partition = ovtimer_create (ov->timers, partition_cb, ov))
         || !(fs->report = ovtimer_create (ov->timers, report_cb, ov))
-        || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov)))
+        || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov))
+        || suspect_init (ov, fence_confirm) < 0)
         return -1;
     return 0;
 }
@@ -110,6 +115,7 @@ void fence_fini (struct overlay *ov)
     ovtimer_destroy (&fs->partition);
     ovtimer_destroy (&fs->report);
     ovtimer_destroy (&fs->mcast);
+    suspect_fini (ov);
 }
 
 uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound)
@@ -455,7 +461,7 @@ static int self_claimed (struct overlay *ov, uint64_t inc, bool fenced)
     ov->fence.false_claims++;
     ovl_log_limited (ov, LOG_WARNING, "a peer says this broker is %s as "
                      "incarnation %llu, which it never had (it is %llu): "
-                     "rejoining above it", fenced ? "fenced" : "live",
+                     "going above it", fenced ? "fenced" : "live",
                      (unsigned long long)inc,
                      (unsigned long long)ov->incarnation);
     if (inc > ov->fence.claimed)
@@ -535,15 +541,52 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                          src == FROM_HERE, held ? sig : NULL);
 }
 
+static int commit_record (struct overlay *ov, uint32_t rank, uint64_t inc,
+                          bool fenced, const char *reason,
+                          enum fence_source src);
+
+/* A fence on another broker's word (suspect.h): true if it is held as a
+ * suspicion (sent on when it is news, so that its rank hears of it and
+ * refutes it) or dropped, not applied. */
+static bool held_as_suspicion (struct overlay *ov, uint32_t rank,
+                               uint64_t inc, const char *reason)
+{
+    const struct fence_suspect *s = suspect_lookup (ov, rank);
+    uint64_t had = s ? s->inc : 0;
+    struct fence_record rec = { .rank = rank, .inc = inc, .fenced = true,
+                                .reason = reason };
+    struct frame *f;
+
+    /* its sender's own word: a view (what it believes), or a report of
+     * a neighbour of the accused, which could have found it (suspect.h) */
+    bool charge = ov->fence.via < ov->size
+                  && (ov->fence.via_kind == ENV_VIEW
+                      || (ov->fence.via_kind == ENV_REPORT
+                          && bgn_topo_linked (ov->topo, ov->fence.via,
+                                              rank)));
+
+    const struct fence_entry *held = fence_lookup (ov, rank);
+    bool settled = held && (held->fenced || inc < held->inc);
+
+    if (!suspect_hold (ov, rank, inc, settled, intern (ov, reason),
+                       ov->fence.via, charge))
+        return false;
+    if (!(s = suspect_lookup (ov, rank)) || s->inc == had)
+        return true;
+    spread (ov, rank);
+    /* and straight to the accused, which answers us straight back
+     * (fence_answer): a refutation must not wait on a tree a bad node
+     * may sit in */
+    if ((f = fencemsg_encode (0, &rec, 1)))
+        send_to_rank (ov, rank, ENV_REPORT, f);
+    return true;
+}
+
 static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
                          bool fenced, const char *reason,
                          enum fence_source src, bool own_word,
                          const uint8_t *sig)
 {
-    struct fence_entry *f;
-    bool was_fenced;
-    int flags;
-
     if (rank >= ov->size
         || inc >= record_limit (ov, rank, inc, fenced, own_word, sig)) {
         ov->fence.bad_records++;
@@ -561,6 +604,9 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
         const struct fence_entry *self = fence_lookup (ov, rank);
         if (fenced && inc == ov->incarnation)
             return FENCE_SELF;
+        /* one we refuted already: its sender still needs the answer */
+        if (fenced && fence_own_inc (ov, inc))
+            return FENCE_SELF_OLD;
         /* a live record of us we never signed is a lie nobody with our
          * key believes: nothing to rejoin above */
         if (inc > ov->incarnation && !fenced && ovsign_can_sign (ov)
@@ -582,8 +628,34 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
         return 0;
     if (!fenced && own_word && sig && livesig_ok (ov, rank, inc, sig))
         livesig_keep (ov, rank, inc, sig);
-    /* records only move forward: a newer incarnation, or the same one
-     * fenced where we knew it live */
+    if (fenced && src != FROM_HERE
+        && held_as_suspicion (ov, rank, inc, reason))
+        return 0;
+    return commit_record (ov, rank, inc, fenced, reason, src);
+}
+
+void fence_confirm (struct overlay *ov, uint32_t rank, uint64_t inc,
+                    uint8_t reason)
+{
+    const char *why = reason < ov->fence.nreasons ? ov->fence.reasons[reason]
+                                                  : "";
+    ovl_log (ov, LOG_NOTICE, "rank %u: nobody refuted its fence "
+             "(incarnation %llu) in time: believed", (unsigned)rank,
+             (unsigned long long)inc);
+    commit_record (ov, rank, inc, true, why, FROM_ROOT);
+}
+
+/* Write a record that passed the checks into the view, if it is news:
+ * records only move forward, a newer incarnation, or the same one fenced
+ * where we knew it live. */
+static int commit_record (struct overlay *ov, uint32_t rank, uint64_t inc,
+                          bool fenced, const char *reason,
+                          enum fence_source src)
+{
+    struct fence_entry *f;
+    bool was_fenced;
+    int flags;
+
     if ((f = idmap_get (ov->fence.map, rank))) {
         if (inc < f->inc || (inc == f->inc && (f->fenced || !fenced)))
             return 0;
@@ -600,6 +672,7 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
     f->reason = intern (ov, reason);
     ov->fence.digest ^= record_hash (rank, inc, fenced);
     ov->fence.changed = true;
+    suspect_settle (ov, rank, inc, fenced);
     flags = react (ov, rank, f, was_fenced, reason);
     if (src != FROM_ROOT)
         spread (ov, rank);
@@ -608,12 +681,59 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
     return flags;
 }
 
+/* ---- refuting a fence of ourselves ------------------------------------- */
+
+int fence_refute (struct overlay *ov)
+{
+    uint64_t from = ov->incarnation;
+    uint64_t floor = ov->fence.claimed > from ? ov->fence.claimed : from;
+
+    /* only a signed record lifts a fence elsewhere */
+    if (!ovsign_can_sign (ov))
+        return -1;
+    ov->incarnation = floor + 1;
+    ov->fence.refutations++;
+    fence_announce_self (ov);
+    ovl_log_limited (ov, LOG_NOTICE, "a peer says this broker is fenced "
+                     "(incarnation %llu): refuted as incarnation %llu, its "
+                     "links kept (%llu refutations)",
+                     (unsigned long long)from,
+                     (unsigned long long)ov->incarnation,
+                     (unsigned long long)ov->fence.refutations);
+    return 0;
+}
+
+void fence_answer (struct overlay *ov, uint32_t to)
+{
+    struct fence_record rec = { .rank = ov->rank, .inc = ov->incarnation,
+                                .fenced = false, .reason = "refuted" };
+    uint8_t sig[64];
+    struct frame *f;
+
+    if (to == ov->rank || to >= ov->size || !fence_own_livesig (ov, sig))
+        return;
+    rec.sig = sig;
+    if ((f = fencemsg_encode (0, &rec, 1)))
+        send_to_rank (ov, to, ENV_REPORT, f);
+}
+
+void fence_new_life (struct overlay *ov)
+{
+    ov->fence.life = ov->incarnation;
+}
+
+bool fence_own_inc (struct overlay *ov, uint64_t inc)
+{
+    return inc == ov->incarnation
+           || (inc >= ov->fence.life && inc < ov->incarnation);
+}
+
 /* ---- sending records ----------------------------------------------------- */
 
 /* The records of the ranks in 'set' (emptied), in rank order, as a frame
  * for root 'root'. */
 static struct frame *take_records (struct overlay *ov, struct idmap *set,
-                                   uint32_t root)
+                                   uint32_t root, bool suspicions)
 {
     struct idmap_iter it;
     size_t n = 0, cap = idmap_size (set);
@@ -635,12 +755,22 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
         }
     for (size_t i = 0; i < n; i++) {
         const struct fence_entry *e = fence_lookup (ov, ranks[i]);
+        const struct fence_suspect *s = suspect_lookup (ov, ranks[i]);
         recs[i] = (struct fence_record){ .rank = ranks[i],
                                          .inc = e ? e->inc : 0,
                                          .fenced = e && e->fenced,
                                          .reason = e ? fence_reason (ov, e)
                                                      : "" };
-        if (e && !e->fenced && livesig_get (ov, ranks[i], e->inc, sigs[i]))
+        /* a suspicion goes on as the fence it is, for its rank to hear */
+        if (suspicions && s && (!e || (!e->fenced && s->inc >= e->inc)))
+            recs[i] = (struct fence_record){ .rank = ranks[i], .inc = s->inc,
+                                             .fenced = true,
+                                             .reason = s->reason
+                                                       < ov->fence.nreasons
+                                                 ? ov->fence.reasons[s->reason]
+                                                 : "" };
+        else if (e && !e->fenced
+                 && livesig_get (ov, ranks[i], e->inc, sigs[i]))
             recs[i].sig = sigs[i];
     }
     if ((f = fencemsg_encode (root, recs, n)))
@@ -693,7 +823,7 @@ static void report_cb (void *arg)
         parent = bgn_topo_bcast_parent (ov->topo, root, parent);
     if (parent < 0)
         return;
-    if ((f = take_records (ov, ov->fence.outbox, 0)))
+    if ((f = take_records (ov, ov->fence.outbox, 0, true)))
         send_to_rank (ov, (uint32_t)parent, ENV_REPORT, f);
 }
 
@@ -721,7 +851,7 @@ static void batch_cb (void *arg)
 
     if (idmap_size (ov->fence.batch) == 0)
         return;
-    if (!(f = take_records (ov, ov->fence.batch, ov->rank)))
+    if (!(f = take_records (ov, ov->fence.batch, ov->rank, true)))
         return;
     ov->fence.batches++;
     pass_down (ov, ov->rank, f);
@@ -739,8 +869,9 @@ void fence_send_view (struct overlay *ov, struct peer *p)
         return;
     for (void *v = idmap_first (ov->fence.map, &it); v; v = idmap_next (&it))
         mark (all, (uint32_t)it.id);
+    /* a view repairs records: suspicions are no records (suspect.h) */
     if (idmap_size (all) > 0
-        && (f = take_records (ov, all, 0))) {
+        && (f = take_records (ov, all, 0, false))) {
         if (route_send_control_frame (ov, p, ENV_VIEW, &f,
                                       p->incarnation) < 0)
             frame_decref (&f);
@@ -810,6 +941,7 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
     int rc;
 
     ov->fence.via = p ? p->rank : UINT32_MAX;
+    ov->fence.via_kind = env->kind;
     rc = n < 1 ? -1 : fencemsg_decode (frame_data (body[0]),
                                         frame_size (body[0]), &root,
                                         apply_one, &c);

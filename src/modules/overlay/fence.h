@@ -65,6 +65,7 @@ struct fence_state {            /* fence.c */
     uint64_t false_claims;      /* records of us at an incarnation we never had */
     uint32_t via;               /* the peer whose records are being applied
                                    (fence_recv), or UINT32_MAX */
+    int via_kind;               /* ... and the kind they came in */
     uint64_t livesig_refused;   /* live records dropped unchecked: their
                                    link in a back-off (sigbudget.h) */
     uint64_t livesig_backoffs;
@@ -88,6 +89,10 @@ struct fence_state {            /* fence.c */
                                    tells: fence_stalled) */
     uint64_t claimed;           /* the highest incarnation of ours a
                                    record falsely named: rejoin above it */
+    uint64_t life;              /* the incarnation this broker started or
+                                   last rejoined with: its refutations
+                                   since then are the same life */
+    uint64_t refutations;       /* fences of this broker it refuted */
     void (*fenced_cb) (struct overlay *ov, uint32_t rank);
                                 /* the coordinator's reaction to a rank
                                    fenced here (fence_on_fenced) */
@@ -169,6 +174,7 @@ enum {
     FENCE_PEER_DOWN = 4,     /* a neighbour's state went to down */
     FENCE_NEIGHBOUR_BACK = 8,/* a neighbour we connect to is live again */
     FENCE_ROOT_NEW = 16,     /* rank 0 has a new incarnation */
+    FENCE_SELF_OLD = 32,     /* a fence of ours we refuted already */
 };
 
 /* Where a record came from, which decides whether it is reported up. */
@@ -267,6 +273,27 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
  * rejoins above the fence. */
 void fence_tell (struct overlay *ov, struct peer *p, uint64_t talks_as,
                  uint64_t fenced_inc);
+
+/* A peer says this broker is fenced at its current incarnation (or one
+ * above it): refute it with a signed live record one incarnation up,
+ * keeping every link, instead of rejoining.  -1 if this broker cannot
+ * sign (the caller rejoins). */
+int fence_refute (struct overlay *ov);
+
+/* Send rank 'to' our signed live record, routed: the answer to a fence
+ * of us it sent us itself (suspect.h). */
+void fence_answer (struct overlay *ov, uint32_t to);
+
+/* A suspicion nobody refuted in time (suspect.c): believe it. */
+void fence_confirm (struct overlay *ov, uint32_t rank, uint64_t inc,
+                    uint8_t reason);
+
+/* A rejoin: this broker's life starts again at its new incarnation. */
+void fence_new_life (struct overlay *ov);
+
+/* Is inc this broker's own, in its present life (its incarnation now,
+ * or one it refuted from since it last started or rejoined)? */
+bool fence_own_inc (struct overlay *ov, uint64_t inc);
 
 /* Check for a partition two keepalive intervals from now. */
 void fence_schedule_partition_check (struct overlay *ov);

@@ -14,6 +14,7 @@
 #include "overlay.h"
 #include "ovlog.h"
 #include "route.h"
+#include "suspect.h"
 
 #define HELLO_RETRY 2.0          /* first retry, seconds; then doubling */
 #define HELLO_RETRY_MAX 60.0
@@ -182,6 +183,13 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
                              (unsigned)p->rank, (long long)fenced_inc,
                              (unsigned long long)ov->incarnation);
         }
+        /* our present incarnation, fenced on that peer's word or its
+         * own finding: refuted, and said again to it, the other links
+         * kept (suspect.h) */
+        if ((uint64_t)fenced_inc == ov->incarnation && fence_refute (ov) == 0) {
+            hello_send (ov, p);
+            return;
+        }
         if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->hello.rejoin_floor)
             ov->hello.rejoin_floor = (uint64_t)fenced_inc;
         hello_rejoin (ov, "a peer refused our fenced incarnation");
@@ -266,9 +274,10 @@ static void admit (struct overlay *ov, struct peer *p,
     if (p->hello_view != fence_digest (ov))
         fence_send_view (ov, p);
     evlayer_seq_hint (ov->events, p->rank, p->hello_seq);
-    /* alive as this incarnation: lift any fence of an older one everywhere
-     * (a rank nobody ever fenced has no record, and gets none) */
-    if (fence_lookup (ov, p->rank)) {
+    /* alive as this incarnation: lift any fence (or suspicion) of an
+     * older one everywhere (a rank nobody ever fenced has no record, and
+     * gets none) */
+    if (fence_lookup (ov, p->rank) || suspect_lookup (ov, p->rank)) {
         flags = fence_apply (ov, p->rank, inc, false, "rejoined", FROM_HERE);
         if (flags & FENCE_ROOT_NEW)
             health_root_news (ov);
@@ -331,6 +340,7 @@ static void rejoin_now (struct overlay *ov, const char *why)
     if (floor >= ov->incarnation)
         ov->incarnation = floor;
     ov->incarnation++;
+    fence_new_life (ov);
     ov->hello.rejoined_at = now;
     fence_announce_self (ov);
     ovl_log (ov, LOG_WARNING, "this broker was fenced (%s): rejoining as "

@@ -12,6 +12,7 @@
 #define SUSPECT_INTERVALS 3
 #define QUIET_INTERVALS 1.5      /* the higher end speaks after this */
 #define RTT_INTERVALS 10         /* the higher end measures its RTT this often */
+#define DOUBT_MIN 3              /* silent peers that make a broker doubt */
 
 void live_set_state (struct overlay *ov, struct peer *p, int state)
 {
@@ -119,10 +120,42 @@ static bool keepalive_due (struct overlay *ov, struct peer *p, double now)
                && (p->rtt_us < 0 || now - p->rtt_at >= interval * RTT_INTERVALS));
 }
 
+/* Lifeguard's local health: when more than half of this broker's live
+ * peers (and at least DOUBT_MIN) fall silent at once, its own link or
+ * CPU is the likelier cause, and it does not fence them on its own word
+ * until twice the peer timeout; their other neighbours still do, and
+ * their word reaches us (suspect.h).  A lossy host so evicts nobody,
+ * while a crash is still found by every other neighbour in time. */
+static double silence_limit (struct overlay *ov, double now)
+{
+    double quiet = SUSPECT_INTERVALS * ov->cfg.keepalive_interval;
+    int silent = 0, live = 0;
+    bool doubt;
+
+    for (int i = 0; i < ov->peers->n; i++) {
+        const struct peer *p = ov->peers->v[i];
+        if (!peer_is_up (p))
+            continue;
+        live++;
+        if (now - p->last_heard >= quiet)
+            silent++;
+    }
+    doubt = silent >= DOUBT_MIN && 2 * silent > live;
+    if (doubt && !ov->self_doubt) {
+        ov->c.self_doubts++;
+        ovl_log (ov, LOG_WARNING, "%d of %d live peers silent at once: this "
+                 "broker suspects its own link or CPU first, and fences "
+                 "none of them on its own word before %.1fs", silent, live,
+                 2 * ov->cfg.peer_timeout);
+    }
+    ov->self_doubt = doubt;
+    return doubt ? 2 * ov->cfg.peer_timeout : ov->cfg.peer_timeout;
+}
+
 void live_tick (struct overlay *ov, double now)
 {
     double interval = ov->cfg.keepalive_interval;
-    double timeout = ov->cfg.peer_timeout;
+    double timeout = silence_limit (ov, now);
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];

@@ -359,6 +359,17 @@ static int source_unverified (struct overlay *ov, const struct peer *via,
     return sp && peer_is_up (sp);
 }
 
+/* Is stamp one of an incarnation of this life (fence_own_inc): the one
+ * now, or one refuted since (a few; at most 64 looked at)? */
+static bool own_stamp (struct overlay *ov, uint16_t stamp)
+{
+    for (uint64_t inc = ov->incarnation, i = 0;
+         i < 64 && fence_own_inc (ov, inc); inc--, i++)
+        if (stamp == envelope_inc_stamp (inc))
+            return true;
+    return false;
+}
+
 /* A request to this rank meant for an incarnation of it that was fenced
  * (its stamp, envelope.h): its origin fails it when the fence reaches it,
  * so it must not run here now.  Only a broker that rejoined checks: a
@@ -368,7 +379,7 @@ static int source_unverified (struct overlay *ov, const struct peer *via,
 static bool meant_for_fenced (struct overlay *ov, const struct envelope *env)
 {
     if (env->dest != ov->rank || ov->hello.rejoined_at <= 0
-        || env->stamp == envelope_inc_stamp (ov->incarnation))
+        || own_stamp (ov, env->stamp))
         return false;
     ov->c.stale_drops++;
     ovl_log_limited (ov, LOG_NOTICE, "dropped a request from rank %u meant "
@@ -482,8 +493,14 @@ static void recv_view (struct overlay *ov, struct peer *p,
         return;
     }
     flags = fence_recv (ov, p, env, body, n);
-    if (flags & FENCE_SELF)
+    /* a suspicion of us is refuted, links kept (suspect.h), and a
+     * report's sender answered straight back; only a broker that cannot
+     * sign rejoins */
+    if ((flags & FENCE_SELF) && fence_refute (ov) < 0)
         hello_rejoin (ov, "a peer says this incarnation is fenced");
+    else if ((flags & (FENCE_SELF | FENCE_SELF_OLD))
+             && env->kind == ENV_REPORT)
+        fence_answer (ov, env->source);
     if (flags & FENCE_NEIGHBOUR_BACK) {
         hello_neighbours_back (ov);
         moved_neighbours_back (ov);
@@ -580,6 +597,30 @@ static void recv_unadmitted (struct overlay *ov, struct peer *p,
         fence_tell (ov, p, env->sender_inc, f->inc);
 }
 
+/* p talks with an incarnation newer than the one we know, over its own
+ * link, without a hello: it refuted a fence of itself (fence_refute),
+ * links kept, and its word about itself is believed (doc/overlay-
+ * protocol.md 3.4).  A peer we took down on that fence is up again. */
+static void refuted_here (struct overlay *ov, struct peer *p,
+                          const struct envelope *env)
+{
+    const struct fence_entry *f;
+
+    if (env->sender_inc <= p->incarnation || p->incarnation == 0
+        || p->leaving || p->state == PEER_CONNECTING
+        || !fence_own_inc (ov, env->receiver_inc))
+        return;
+    fence_apply (ov, p->rank, env->sender_inc, false, "refuted", FROM_HERE);
+    if (!(f = fence_lookup (ov, p->rank)) || f->fenced
+        || f->inc != env->sender_inc)
+        return;
+    p->incarnation = env->sender_inc;
+    if (!peer_is_up (p)) {
+        p->last_heard = ovl_now (ov);
+        live_set_state (ov, p, PEER_UP);
+    }
+}
+
 /* On connections peers made to us, CURVE says who they are: the key must
  * be the one the claimed rank published.  (ZAP already refused keys of
  * no neighbour; this stops one neighbour posing as another.) */
@@ -632,12 +673,14 @@ static void handle (struct overlay *ov, struct peer *p, struct envelope *env,
         hello_recv (ov, p, env, body, n, key_problem (ov, p, user_id));
         return;
     }
+    if (env->sender_inc > p->incarnation)
+        refuted_here (ov, p, env);   /* may bring p up again */
     if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
         recv_unadmitted (ov, p, env);
         return;
     }
     if (env->sender_inc != p->incarnation
-        || env->receiver_inc != ov->incarnation) {
+        || !fence_own_inc (ov, env->receiver_inc)) {
         ov->c.stale_drops++;
         return;
     }

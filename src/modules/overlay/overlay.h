@@ -24,6 +24,8 @@
  *   evglue.c    the event layer's ops carried over the overlay
  *   health.c    readiness reports to rank 0, the one-word health
  *   fence.c     who is down: fence/unfence rules, floods, partitions
+ *   suspect.c   a fence on another broker's word held as a suspicion
+ *               until refuted or believed; the power to fence
  *   tracker.c   requests injected here, failed once if their rank dies,
  *               sent again if a rank on their way dies
  *   dedup.c     requests run here for others: a copy is not run twice
@@ -93,6 +95,7 @@
 #include "ovsign.h"
 #include "route.h"
 #include "status.h"
+#include "suspect.h"
 #include "trace.h"
 #include "tracker.h"
 
@@ -112,6 +115,8 @@ struct ovl_counters {
     uint64_t delivered;
     uint64_t auth_failures;
     uint64_t redials;
+    uint64_t self_doubts;    /* times many peers fell silent at once:
+                                this broker doubted itself (live.c) */
     uint64_t never_joined;
     uint64_t held_expired;      /* responses held for a fenced rank, dropped */
     uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
@@ -143,6 +148,7 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
+    bool self_doubt;            /* many peers silent at once (live.c) */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */
@@ -151,6 +157,7 @@ struct overlay {
     struct hello_state hello;
     struct route_state route;
     struct fence_state fence;
+    struct suspect_state suspect;
     struct tracker_state tracker;
     struct dedup_state dedup;
     struct trace_state trace;

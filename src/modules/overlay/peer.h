@@ -96,6 +96,12 @@ struct peer {
                                 cleared when it comes up */
     struct sigbudget livesigs;  /* live-record signatures that failed
                                    from this link (fence.c) */
+    struct fencepower {         /* its fences refuted (suspect.c) */
+        uint32_t refuted;       /* within SUSPECT_WINDOW of each other */
+        double last;
+        double ban, until;      /* the last back-off's length, its end */
+        uint64_t total;
+    } fencepower;
 };
 
 struct peers {

@@ -109,6 +109,13 @@ static json_t *peer_json (struct peer *p, double now)
         json_object_set_new (o, "problem", p->problem[0]
                                                ? json_string (p->problem)
                                                : json_null ());
+        /* its fences refuted, and how long it has no power to fence */
+        json_object_set_new (o, "fences_refuted",
+                             json_integer ((json_int_t)p->fencepower.total));
+        json_object_set_new (o, "fence_power_back_in",
+                             now < p->fencepower.until
+                                 ? json_real (ceil (p->fencepower.until - now))
+                                 : json_null ());
     }
     return o;
 }
@@ -182,6 +189,7 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "auth_failures", ov->c.auth_failures },
         { "redials", ov->c.redials },
         { "never_joined", ov->c.never_joined },
+        { "self_doubts", ov->c.self_doubts },
         { "tx_msgs", tx_msgs },
         { "rx_msgs", rx_msgs },
         { "tx_bytes", tx_bytes },
@@ -214,6 +222,12 @@ static json_t *own_counters (struct overlay *ov, bool nonzero)
         { "unattested_records", ov->sign.unattested },
         { "livesig_refused", ov->fence.livesig_refused },
         { "livesig_backoffs", ov->fence.livesig_backoffs },
+        { "fences_suspected", ov->suspect.suspected },
+        { "fences_refuted", ov->suspect.refuted },
+        { "fences_confirmed", ov->suspect.confirmed },
+        { "refutations", ov->fence.refutations },
+        { "fences_ignored", ov->suspect.fences_ignored },
+        { "fence_power_lost", ov->suspect.power_lost },
         { "ready_refused", ov->health.refused },
         { "moved_refused", ov->c.moved_refused },
         { "endpoint_rereads", ov->c.endpoint_rereads },

@@ -10,6 +10,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
+#include "src/modules/overlay/suspect.h"
 #include "fakeio.h"
 
 static bool delivered_topic (struct fake *f, const char *topic)
@@ -138,7 +139,9 @@ static void check_attested (void)
     uint8_t sig[64];
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
-    ok (fence_is_fenced (f->ov, 5), "a fence on a peer's word is believed");
+    fake_advance (f, f->ov->cfg.keepalive_interval);
+    ok (fence_is_fenced (f->ov, 5), "a fence on a peer's word is believed "
+        "once nobody refutes it");
     fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
     ok (fence_is_fenced (f->ov, 5) && f->ov->sign.unattested == 1
         && fake_logged (f, "not signed by it, nor heard from it"),
@@ -181,6 +184,7 @@ static void check_livesig_budget (void)
     int logs;
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    fake_advance (f, f->ov->cfg.keepalive_interval);   /* believed */
     fake_livesig (f, 6, 3005, sig);     /* well-formed, not rank 5's */
     rec.sig = sig;
     for (int i = 0; i < 20; i++) {
@@ -318,9 +322,11 @@ static void check_refusal_bound (void)
         "and the rank's signed rejoin record, as far ahead, is taken: it "
         "is not kept out");
     fake_fence1 (r0, 1, ENV_REPORT, 3, rec.inc, true);
+    fake_advance (r0, r0->ov->cfg.keepalive_interval);
     ok (fence_is_fenced (r0->ov, 3),
         "and when it dies, a fence of that incarnation (the one it "
-        "announced) is taken: it is not live for ever either");
+        "announced) is taken once nobody refutes it: it is not live for "
+        "ever either");
     fake_fence1 (r0, 1, ENV_REPORT, 7, ahead, true);
     ok (!fence_is_fenced (r0->ov, 7),
         "a fence that far ahead, on a peer's word, is refused");
@@ -461,8 +467,15 @@ static void check_partition (void)
     ok (f->ov->peers->up == 3 && f->ov->health.formed,
         "rank 3 of 4 has its 3 peers up: the overlay formed");
     fake_advance (f, 5.6);
+    ok (f->ov->peers->up == 3 && !fence_is_fenced (f->ov, 0)
+        && f->ov->c.self_doubts == 1 && fake_logged (f, "3 of 3 live peers "
+                                                     "silent at once"),
+        "all three silent at once: it doubts itself first and fences none "
+        "at the peer timeout (logged, counted)");
+    fake_advance (f, 5.0);
     ok (f->ov->peers->up == 0 && fence_is_fenced (f->ov, 0),
-        "silent past the peer timeout, all three are lost and fenced");
+        "silent past twice the peer timeout, all three are lost and "
+        "fenced");
     ok (f->stopped == 0, "it does not exit at once");
     fake_advance (f, 2.1);
     ok (f->stopped == 3 + 1 && fake_logged (f, "partitioned"),
@@ -533,7 +546,7 @@ static void check_partition_ending (void)
 
     f = up (3, 4);
     overlay_ending (f->ov);
-    fake_advance (f, 5.6 + 2.1);
+    fake_advance (f, 10.6 + 2.1);
     ok (f->ov->peers->up == 0 && f->stopped == 0
         && !fake_logged (f, "partitioned"),
         "rank 3 of 4, instance ending: every peer gone, it does not exit 3");
@@ -568,6 +581,7 @@ static void check_key_unanswered (void)
     uint64_t bad;
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
+    fake_advance (f, f->ov->cfg.keepalive_interval);   /* believed */
     f->key_unanswered[5] = true;
     fake_fence1 (f, 1, ENV_REPORT, 5, 2005, false);
     ok (fence_is_fenced (f->ov, 5),
@@ -584,6 +598,152 @@ static void check_key_unanswered (void)
     fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
     ok (!fence_is_fenced (f->ov, 5) && fence_lookup (f->ov, 5)->inc == 2005,
         "once the key is had, the same signed record lifts the fence");
+    fake_destroy (&f);
+}
+
+
+/* Rank r's own signed live record at inc, from peer 'from'. */
+static void signed_live (struct fake *f, uint32_t from, uint32_t r,
+                         uint64_t inc)
+{
+    struct fence_record rec = { .rank = r, .inc = inc, .fenced = false,
+                                .reason = "up" };
+    uint8_t sig[64];
+
+    fake_livesig (f, r, inc, sig);
+    rec.sig = sig;
+    fake_fence (f, from, ENV_REPORT, 0, &rec, 1);
+}
+
+/* Issue 42, item 4: a fence on a peer's word of the incarnation a rank
+ * lives with is a suspicion, sent on but not acted on; the rank refutes
+ * it with its signed record one up; a peer three of whose fences are
+ * refuted loses the power to fence; a suspicion nobody refutes is
+ * believed after half a keepalive interval. */
+static void check_suspicion (void)
+{
+    struct fake *f = up_keyed (0, 16);
+    double grace = f->ov->cfg.keepalive_interval / 2;
+
+    signed_live (f, 1, 6, 1005);
+    ok (!fence_is_fenced (f->ov, 6) && fence_lookup (f->ov, 6)->inc == 1005,
+        "rank 6 (no neighbour of rank 0, one of rank 2) is live as 1005");
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1005, true);
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->suspect.suspected == 1
+        && suspect_lookup (f->ov, 6),
+        "a fence of it from rank 2 is a suspicion: routing unchanged");
+    fake_advance (f, 0.02);
+    struct sent *b = fake_last (f, ENV_BATCH, 4);
+    ok (b && fake_has_record (b, 6, 1005, true),
+        "it goes on as a fence, for rank 6 to hear");
+    signed_live (f, 1, 6, 1006);
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->suspect.refuted == 1
+        && !suspect_lookup (f->ov, 6),
+        "rank 6's signed record one up refutes it");
+    fake_advance (f, grace * 2);
+    ok (!fence_is_fenced (f->ov, 6) && f->ov->suspect.confirmed == 0,
+        "and it is not believed later");
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1006, true);
+    signed_live (f, 1, 6, 1007);
+    ok (!suspect_powerless (f->ov, 2) && f->ov->suspect.power_lost == 0,
+        "two refuted: rank 2 still may fence");
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1007, true);
+    signed_live (f, 1, 6, 1008);
+    ok (suspect_powerless (f->ov, 2) && f->ov->suspect.power_lost == 1
+        && fake_logged (f, "peer 2 brought 3 fences their ranks refuted"),
+        "three refuted: rank 2 loses the power to fence, logged");
+    fake_fence1 (f, 2, ENV_VIEW, 6, 1008, true);
+    fake_fence1 (f, 2, ENV_VIEW, 9, 1009, true);
+    ok (!suspect_lookup (f->ov, 6) && !fence_lookup (f->ov, 9)
+        && f->ov->suspect.fences_ignored == 2,
+        "its fences are ignored, counted, whoever they name");
+    fake_fence1 (f, 1, ENV_REPORT, 6, 1008, true);
+    fake_advance (f, grace / 2);
+    ok (!fence_is_fenced (f->ov, 6),
+        "another peer's fence waits for a refutation");
+    fake_advance (f, grace);
+    ok (fence_is_fenced (f->ov, 6) && f->ov->suspect.confirmed == 1,
+        "nobody refutes it: believed after half a keepalive interval");
+    fake_advance_alive (f, 10.5);
+    ok (!suspect_powerless (f->ov, 2), "the back-off ends after 10 s");
+    /* rank 5 is no neighbour of rank 2: rank 2 cannot have found it,
+     * it only passed it on; nor is a root's batch its sender's word */
+    uint64_t lost = f->ov->suspect.power_lost;
+    for (uint64_t i = 0; i < 3; i++) {
+        signed_live (f, 1, 5, 2005 + 2 * i);
+        fake_fence1 (f, 2, ENV_REPORT, 5, 2005 + 2 * i, true);
+        signed_live (f, 1, 5, 2006 + 2 * i);
+    }
+    for (uint64_t i = 0; i < 3; i++) {
+        struct fence_record rec = { .rank = 6, .inc = 1009 + 2 * i,
+                                    .fenced = true, .reason = "batch" };
+        signed_live (f, 1, 6, 1009 + 2 * i);
+        fake_fence (f, 2, ENV_BATCH, 0, &rec, 1);
+        signed_live (f, 1, 6, 1010 + 2 * i);
+    }
+    ok (f->ov->suspect.power_lost == lost && !suspect_powerless (f->ov, 2)
+        && f->ov->suspect.refuted == 9,
+        "refuted fences it only relayed (a report of a non-neighbour, a "
+        "root's batch) cost it nothing");
+    fake_destroy (&f);
+}
+
+/* A neighbour we keep hearing is alive to us, whatever a peer says. */
+static void check_witness (void)
+{
+    struct fake *f = up_keyed (0, 16);
+
+    fake_fence1 (f, 1, ENV_REPORT, 10, 1010, true);
+    ok (!fence_is_fenced (f->ov, 10) && suspect_lookup (f->ov, 10),
+        "a rank never fenced (no record here) is suspected too, not fenced");
+    fake_advance (f, 0.02);
+    struct sent *b = fake_last (f, ENV_BATCH, UINT32_MAX);
+    ok (b && fake_has_record (b, 10, 1010, true),
+        "and the suspicion goes on as a fence");
+
+    signed_live (f, 1, 4, 1004);
+    fake_fence1 (f, 2, ENV_VIEW, 4, 1004, true);
+    fake_advance_alive (f, f->ov->cfg.keepalive_interval * 2);
+    ok (!fence_is_fenced (f->ov, 4) && !suspect_lookup (f->ov, 4)
+        && fence_is_fenced (f->ov, 10) && f->ov->suspect.confirmed == 1,
+        "a fence of neighbour 4, which we hear, is never believed here "
+        "(10's, which nobody refuted, is)");
+    fake_destroy (&f);
+}
+
+/* The accused refutes: one incarnation up, signed, links kept; what its
+ * peers send to the incarnation it refuted from is still taken, and a
+ * peer's traffic at its own refuted incarnation is its word. */
+static void check_refute (void)
+{
+    struct fake *f = up_keyed (5, 16);
+    uint64_t inc = f->ov->incarnation;
+    int ups = f->ov->peers->up;
+
+    fake_fence1 (f, 4, ENV_VIEW, 5, inc, true);
+    ok (f->ov->incarnation == inc + 1 && f->ov->fence.refutations == 1
+        && f->ov->peers->up == ups && f->ov->hello.rejoined_at == 0,
+        "a fence of this broker's incarnation is refuted: one up, no "
+        "rejoin, every link still up");
+    fake_advance (f, 0.02);
+    struct sent *r = fake_last (f, ENV_REPORT, UINT32_MAX);
+    ok (r && fake_record_signed (r, 5, inc + 1) == 1,
+        "its live record one up goes out signed");
+    struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
+                           .dest = 5, .receiver_inc = inc };
+    uint64_t stale = f->ov->c.stale_drops;
+    fake_inject (f, 4, &ka, NULL, NULL, 0, NULL);
+    ok (f->ov->c.stale_drops == stale,
+        "a message to the incarnation it refuted from is not stale");
+    struct peer *p4 = fake_peer (f, 4);
+    uint64_t p4inc = p4->incarnation;
+    struct envelope ka2 = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
+                            .dest = 5, .sender_inc = p4inc + 1 };
+    fake_inject (f, 4, &ka2, NULL, NULL, 0, NULL);
+    ok (f->ov->c.stale_drops == stale && p4->incarnation == p4inc + 1
+        && fence_lookup (f->ov, 4) && fence_lookup (f->ov, 4)->inc == p4inc + 1,
+        "a neighbour talking one incarnation up over its link refuted: "
+        "its word, taken");
     fake_destroy (&f);
 }
 
@@ -606,5 +766,8 @@ int main (void)
     check_hello_livesig ();
     check_key_unanswered ();
     check_refusal_bound ();
+    check_suspicion ();
+    check_witness ();
+    check_refute ();
     done_testing ();
 }

@@ -10,7 +10,9 @@
  *   is lost and fenced; keepalives keep peers up for as long as they come;
  * - a send failing with EHOSTUNREACH loses the peer at once;
  * - a broker that did not run for a while blames itself, not its peers;
- * - a peer that never says hello is fenced after three peer timeouts.
+ * - a peer that never says hello is fenced after three peer timeouts;
+ * - more than half of its peers silent at once, a broker doubts itself
+ *   first: none fenced on its word before twice the peer timeout.
  */
 #include <errno.h>
 #include <string.h>
@@ -166,6 +168,50 @@ static void test_never_joined (void)
     fake_destroy (&f);
 }
 
+
+/* Lifeguard's local health (issue 42): rank 0 of 16 has 7 peers (1, 2,
+ * 4, 8, 12, 14, 15).  Three going silent is no doubt of itself: they are
+ * fenced at the peer timeout.  Four (more than half) going silent at
+ * once: it doubts its own link first and fences none of them before
+ * twice the peer timeout. */
+static void advance_hearing (struct fake *f, const uint32_t *talk, int n,
+                             double seconds)
+{
+    for (double t = 0; t < seconds; t += 0.5) {
+        for (int i = 0; i < n; i++)
+            keepalive_from (f, talk[i], 1);
+        fake_advance (f, 0.5);
+    }
+}
+
+static void test_self_doubt (void)
+{
+    static const uint32_t four[] = { 1, 2, 4, 8 }, three[] = { 1, 2, 4 };
+    struct fake *f = fake_create (0, 16, "bgn");
+
+    if (!f || fake_start (f) < 0)
+        bail_out ("the fake core does not start");
+    fake_all_up (f);
+    advance_hearing (f, four, 4, 5.5);
+    ok (f->ov->peers->up == 4 && f->ov->c.self_doubts == 0,
+        "3 of 7 peers silent past the peer timeout: lost, as before");
+    fake_destroy (&f);
+
+    f = fake_create (0, 16, "bgn");
+    if (!f || fake_start (f) < 0)
+        bail_out ("the fake core does not start");
+    fake_all_up (f);
+    advance_hearing (f, three, 3, 5.5);
+    ok (f->ov->peers->up == 7 && f->ov->c.self_doubts == 1
+        && fake_logged (f, "4 of 7 live peers silent at once"),
+        "4 of 7 silent at once: it doubts itself, fences none at the peer "
+        "timeout, says so once");
+    advance_hearing (f, three, 3, 5.0);
+    ok (f->ov->peers->up == 3 && f->ov->c.self_doubts == 1,
+        "past twice the peer timeout they are lost");
+    fake_destroy (&f);
+}
+
 int main (void)
 {
     test_keepalives ();
@@ -173,5 +219,6 @@ int main (void)
     test_unreachable ();
     test_stalled ();
     test_never_joined ();
+    test_self_doubt ();
     return done_testing ();
 }
