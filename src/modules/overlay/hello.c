@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* hello.c: admission: HELLO / ACK / NAK, incarnations, rejoin (hello.h).
+ *
+ * State: the time and back-off of this broker's last rejoin and the
+ * highest fenced incarnation of ours a refusal named (ov->hello), and per
+ * peer its redial time and back-off.  A connector says hello on every
+ * new connection; the listener checks it (hello_check: version, instance,
+ * rank, topology) and admits the peer or refuses it with a reason.  A
+ * refusal for "fenced" at this broker's live incarnation is refuted (a
+ * signed live record one incarnation up, the other links kept:
+ * suspect.h) and the hello said again; one that cannot be refuted makes
+ * the broker rejoin above it, never in a tight loop (a forged fence that
+ * keeps coming spaces the rejoins out, up to 10 s).  Other refusals make
+ * the connector redial later, with a back-off doubling to REDIAL_MAX.
  */
 #include <errno.h>
 #include <stdio.h>

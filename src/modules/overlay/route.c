@@ -1,5 +1,17 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* route.c: next hop, detours, backlogs, the TTL step, sending (route.h).
+ *
+ * State: each peer's backlog (struct pending in a FIFO on the peer:
+ * messages that wait for a peer still connecting, or whose queue was
+ * full), the responses held for a rank fenced here until its rejoin
+ * (route.held, dropped after a peer timeout), and one retry timer that
+ * drains the backlogs.  A message leaves by route_out: the TTL step,
+ * then the first usable hop of the router's shortest ones (one flow
+ * keeps one hop, so it stays in order), else a detour, else the backlog
+ * of the chosen hop.  Order is kept per peer: nothing is sent straight
+ * while older messages wait in that peer's backlog (try_send).  Every
+ * byte held counts against overlay.backlog_bytes or overlay.held_bytes,
+ * so a dead or slow peer costs bounded memory.
  */
 #include <errno.h>
 #include <limits.h>
