@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "envelope.h"
-#include "wire.h"
+#include "src/common/libutil/wire.h"
 
 void envelope_encode (const struct envelope *env, uint8_t buf[ENV_SIZE])
 {

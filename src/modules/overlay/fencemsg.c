@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fencemsg.h"
-#include "wire.h"
+#include "src/common/libutil/wire.h"
 
 #define RECORD_SIZE 14
 

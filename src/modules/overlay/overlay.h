@@ -42,9 +42,10 @@
  *   evsign.c    rank 0's signature on batches and SYNCs
  *   evdeliver.c the event layer's delivery, buffers and tree
  *   evlayer_int.h, evstore.c   the event layer's state; the batch stores
- *   timer.c, frame.c, ovconf.c, io.h, wire.h, sigbudget.h   the timer
- *               queue, frames, settings, the io, integers in network
- *               order, the back-off of a link whose signatures fail
+ *   timer.c, frame.c, ovconf.c, io.h, sigbudget.h   the timer queue,
+ *               frames, settings, the io, the back-off of a link whose
+ *               signatures fail (integers in network order: libutil's
+ *               wire.h)
  *   ovlog.c     logging and the clock, below every part
  *
  * evkey.c (rank 0's signing key in its run directory) is the module's,

@@ -17,7 +17,7 @@
 #include "overlay.h"
 #include "ovlog.h"
 #include "ovsign.h"
-#include "wire.h"
+#include "src/common/libutil/wire.h"
 
 int ovsign_init (struct overlay *ov)
 {

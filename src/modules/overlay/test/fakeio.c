@@ -11,7 +11,7 @@
 #include "src/common/libmsg/packed.h"
 #include "src/modules/overlay/body.h"
 #include "src/modules/overlay/ovsign.h"
-#include "src/modules/overlay/wire.h"
+#include "src/common/libutil/wire.h"
 #include "fakeio.h"
 
 static int io_send (void *ctx, uint32_t rank, struct frame **wire)
