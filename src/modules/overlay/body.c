@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libmsg/packed.h"
 #include "body.h"
 #include "envelope.h"
@@ -69,7 +70,7 @@ msg_t *body_decode_len (const struct frame *w, size_t len, char *errbuf,
                          mf, PACKED_MAX_FRAMES, &why);
     if (n < 0) {
         if (errbuf)
-            snprintf (errbuf, errlen, "%s", why);
+            errbuf_set (errbuf, errlen, "%s", why);
         errno = EPROTO;
         return NULL;
     }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <czmq.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
 
@@ -41,15 +42,15 @@ static int load_shared (struct curve *c, const char *path, char *errbuf,
                         size_t errlen)
 {
     if (!(c->cert = zcert_load (path))) {
-        snprintf (errbuf, errlen, "cannot load CURVE certificate %s "
-                  "(and %s_secret)", path, path);
+        errbuf_set (errbuf, errlen, "cannot load CURVE certificate %s "
+                    "(and %s_secret)", path, path);
         errno = EINVAL;
         return -1;
     }
     if (!strcmp (zcert_secret_txt (c->cert),
                  "0000000000000000000000000000000000000000")) {
-        snprintf (errbuf, errlen, "CURVE certificate %s has no secret key "
-                  "(is %s_secret missing?)", path, path);
+        errbuf_set (errbuf, errlen, "CURVE certificate %s has no secret key "
+                    "(is %s_secret missing?)", path, path);
         errno = EINVAL;
         return -1;
     }
@@ -71,7 +72,7 @@ static int load_or_make (struct curve *c, const char *rundir, char *errbuf,
     old = umask (077);
     if (!(c->cert = zcert_new ()) || zcert_save (c->cert, c->saved) < 0) {
         umask (old);
-        snprintf (errbuf, errlen, "cannot create %s", c->saved);
+        errbuf_set (errbuf, errlen, "cannot create %s", c->saved);
         c->saved[0] = '\0';
         return -1;
     }
@@ -92,21 +93,21 @@ struct curve *curve_create (const char *cert_path, const char *rundir,
         < 0)
         goto error;
     if (!(c->holders = zhashx_new ()) || !(c->keys = zhashx_new ())) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         goto error;
     }
     zhashx_set_destructor (c->keys, (zhashx_destructor_fn *)zstr_free);
     zhashx_set_duplicator (c->keys, (zhashx_duplicator_fn *)strdup);
     if (!(c->admitted = zhashx_new ())) {
-        snprintf (errbuf, errlen, "out of memory");
+        errbuf_set (errbuf, errlen, "out of memory");
         goto error;
     }
     /* Bound before any CURVE socket handshakes: without a handler libzmq
      * would admit every key. */
     if (!(c->zap = zmq_socket (zmq_ctx, ZMQ_ROUTER))
         || zmq_bind (c->zap, ZAP_ENDPOINT) < 0) {
-        snprintf (errbuf, errlen, "cannot start the ZAP handler: %s",
-                  zmq_strerror (errno));
+        errbuf_set (errbuf, errlen, "cannot start the ZAP handler: %s",
+                    zmq_strerror (errno));
         goto error;
     }
     return c;

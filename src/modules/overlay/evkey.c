@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <sodium.h>
 
+#include "src/common/libutil/errbuf.h"
 #include "evkey.h"
 
 #define SEED_FILE "events.seed"
@@ -17,9 +18,9 @@ static int fail (char *errbuf, size_t errlen, const char *what,
                  const char *path)
 {
     int e = errno;
-    snprintf (errbuf, errlen, "%s %s: %s", what, path, strerror (e));
-    errno = e;
-    return -1;
+
+    return errbuf_fail (errbuf, errlen, e, "%s %s: %s", what, path,
+                        strerror (e));
 }
 
 /* Read the seed if it is there, whole; 1 if read, 0 if absent. */
@@ -64,7 +65,7 @@ int evkey_load (const char *rundir, unsigned char *pk, unsigned char *sk,
 
     if (sodium_init () < 0) {
         errno = ENOSYS;
-        snprintf (errbuf, errlen, "libsodium could not start");
+        errbuf_set (errbuf, errlen, "libsodium could not start");
         return -1;
     }
     snprintf (path, sizeof (path), "%s/%s", rundir, SEED_FILE);
@@ -95,7 +96,7 @@ int evkey_load_file (const char *path, const char *want_hex,
 
     if (sodium_init () < 0) {
         errno = ENOSYS;
-        snprintf (errbuf, errlen, "libsodium could not start");
+        errbuf_set (errbuf, errlen, "libsodium could not start");
         return -1;
     }
     if ((fd = open (path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0)
@@ -104,8 +105,8 @@ int evkey_load_file (const char *path, const char *want_hex,
         || (st.st_mode & 0777) != 0600) {
         close (fd);
         errno = EPERM;
-        snprintf (errbuf, errlen, "%s must be a regular file of mode 0600 "
-                  "(fix: chmod 600 %s)", path, path);
+        errbuf_set (errbuf, errlen, "%s must be a regular file of mode 0600 "
+                    "(fix: chmod 600 %s)", path, path);
         return -1;
     }
     got = read (fd, text, sizeof (text) - 1);
@@ -115,8 +116,8 @@ int evkey_load_file (const char *path, const char *want_hex,
                            2 * crypto_sign_SEEDBYTES, NULL, &n, NULL) != 0
         || n != sizeof (seed)) {
         errno = EINVAL;
-        snprintf (errbuf, errlen, "%s holds no event key secret (64 hex "
-                  "digits, as 'bgn keygen --event-key' writes it)", path);
+        errbuf_set (errbuf, errlen, "%s holds no event key secret (64 hex "
+                    "digits, as 'bgn keygen --event-key' writes it)", path);
         return -1;
     }
     crypto_sign_seed_keypair (pk, sk, seed);
@@ -127,8 +128,8 @@ int evkey_load_file (const char *path, const char *want_hex,
     if (want_hex && strcmp (want_hex, pkhex) != 0) {
         sodium_memzero (sk, crypto_sign_SECRETKEYBYTES);
         errno = EINVAL;
-        snprintf (errbuf, errlen, "%s is not the secret of "
-                  "bootstrap.event_key (its public key is %s)", path, pkhex);
+        errbuf_set (errbuf, errlen, "%s is not the secret of "
+                    "bootstrap.event_key (its public key is %s)", path, pkhex);
         return -1;
     }
     return 0;
