@@ -61,7 +61,7 @@ struct hosts {
     uint64_t refused;            /* not sent: the list was full */
 };
 
-static void pending_destroy (void **item)
+static void pending_host_free (void **item)
 {
     struct pending *p = *item;
     if (p) {
@@ -124,7 +124,7 @@ struct hosts *hosts_create (struct bgn_broker *b)
     h->next_tag = ((uint32_t)getpid () << 12) | 1;
     if (!(h->map = hostmap_create (b->size)) || !(h->pending = zlistx_new ()))
         goto error;
-    zlistx_set_destructor (h->pending, pending_destroy);
+    zlistx_set_destructor (h->pending, pending_host_free);
     h->is_static = b->boot && !strcmp (boot_method (b->boot), "static");
     if (h->is_static) {
         if (fill_static (h) < 0)

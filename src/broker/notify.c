@@ -51,7 +51,7 @@ static void send_state (struct notify *n, const char *state)
 #endif
 }
 
-static const char *overlay_health (struct bgn_broker *b)
+static const char *overlay_health_word (struct bgn_broker *b)
 {
     if (!b->ovl || !b->ovl->health)
         return "full";      /* no overlay: size 1, nothing to wait for */
@@ -115,7 +115,7 @@ static void slow_down (struct notify *n, const char *health)
 static int tick (zloop_t *loop, int timer_id, void *arg)
 {
     struct notify *n = arg;
-    const char *health = overlay_health (n->b);
+    const char *health = overlay_health_word (n->b);
 
     log_health (n, health);
     if (n->active)

@@ -17,7 +17,6 @@
 
 /* ---- routing ------------------------------------------------------------ */
 
-static int route_response (struct bgn_broker *b, msg_t *msg);
 static int to_flux (struct bgn_broker *b, msg_t *req,
                     const struct bgn_msg_info *info);
 static int host_method (struct bgn_broker *b, msg_t *req,
@@ -31,7 +30,7 @@ int fh_respond (bgn_broker_t *b, const msg_t *req, const char *payload)
         return 0;
     if (!(rsp = msg_response_create (req, payload)))
         return -1;
-    return route_response (b, rsp);
+    return fh_route_response (b, rsp);
 }
 
 int fh_respond_error (bgn_broker_t *b, const msg_t *req, int errnum,
@@ -44,7 +43,7 @@ int fh_respond_error (bgn_broker_t *b, const msg_t *req, int errnum,
     if (!(rsp = msg_error_response_create (req, errnum ? errnum : EINVAL,
                                            errstr)))
         return -1;
-    return route_response (b, rsp);
+    return fh_route_response (b, rsp);
 }
 
 int fh_request_fail (struct bgn_broker *b, msg_t *req, int errnum,
@@ -201,11 +200,6 @@ static void client_answer (struct bgn_broker *b, const char *token,
 
 int fh_route_response (struct bgn_broker *b, msg_t *msg)
 {
-    return route_response (b, msg);
-}
-
-static int route_response (struct bgn_broker *b, msg_t *msg)
-{
     char id[MSG_MAX_ROUTEID + 1];
     struct routing_hop hop = routing_response (msg, b->rank);
     bgn_service_f fn;
@@ -249,7 +243,7 @@ int fh_route_deliver (bgn_broker_t *b, msg_t *msg,
     case MSGTYPE_REQUEST:
         return fh_route_request (b, msg, info ? info : &none);
     case MSGTYPE_RESPONSE:
-        return route_response (b, msg);
+        return fh_route_response (b, msg);
     default:
         break;
     }
@@ -409,7 +403,7 @@ void fh_forward_answer (struct bgn_broker *b, const flux_msg_t *fmsg)
     if (errnum || !(msg_get_flags (fw->req) & MSGFLAG_STREAMING))
         zhashx_delete (b->forwards, id);
     if (rsp)
-        route_response (b, rsp);
+        fh_route_response (b, rsp);
 }
 
 /* ---- Flux clients -------------------------------------------------------- */

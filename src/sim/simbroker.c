@@ -110,7 +110,7 @@ static void serve (struct sbroker *b, msg_t *req,
 
 /* Out through the overlay toward dest, or answered here if it cannot go
  * (as bgn-broker's dispatch does). */
-static void request_forward (struct sbroker *b, msg_t *req,
+static void sim_request_forward (struct sbroker *b, msg_t *req,
                              const struct bgn_msg_info *info, uint32_t dest)
 {
     char why[160];
@@ -144,7 +144,7 @@ void sim_route_request (struct sbroker *b, msg_t *req,
         serve (b, req, info);
         break;
     case ROUTING_FORWARD:
-        request_forward (b, req, info, hop.dest);
+        sim_request_forward (b, req, info, hop.dest);
         return;
     default:
         sim_respond_error (b, req, hop.errnum, hop.errstr);
