@@ -39,9 +39,13 @@ EOT
 # Rank 2 (rank 3's tree parent) is killed and rank 3 restarted; before
 # any event exists the rogue, in rank 2's place, says hello to rank 3
 # with seq 1,000,000.  The events are published once rank 3 has taken
-# its start (its last seq is rank 0's: a seq the rogue had set would
-# never be): what a rank delivers is what was published after it joined,
-# and on a busy machine its join can come after a publish right away.  Rank 3 used to start its sequence there and take
+# its start: a first event (warm.up, not one the subscriber counts) is
+# published and the probes wait until rank 3's last seq reaches it (a
+# seq the rogue had set would be far past it).  Without that wait a
+# probe could go out before rank 0 answered rank 3's START_QUERY, and
+# rank 0's answer then starts rank 3 after it (with its tree parent
+# gone there is no hello to lower the start): one run in three missed
+# probe.a that way.  Rank 3 used to start its sequence there and take
 # every real batch for a duplicate, for good: 0 events delivered, even
 # after the real rank 2 came back.  Now the hello moves nothing: rank 3
 # asks rank 0, and delivers every event published after it joined.
@@ -60,6 +64,7 @@ test_expect_success PYZMQ 'a rogue tree parent'"'"'s hello seq does not black ou
 	"$PYZMQ" "$ROGUE" $ep --id 2 --seed $BGN_RUNDIR/2/events.seed \
 		hello:2:$inst::1000000 wait:0.5 hello:2:$inst::4294967000 \
 		wait:1 >join.out &&
+	bgn event pub warm.up &&
 	hi=$(sh ./seq.sh 0 last_seq) && i=0 &&
 	while ! test "$(sh ./seq.sh 3 last_seq)" -ge "$hi" 2>/dev/null; do
 		i=$((i+1)); test $i -lt 300 || exit 1; sleep 0.1
