@@ -642,7 +642,9 @@ void fence_confirm (struct overlay *ov, uint32_t rank, uint64_t inc,
     ovl_log (ov, LOG_NOTICE, "rank %u: nobody refuted its fence "
              "(incarnation %llu) in time: believed", (unsigned)rank,
              (unsigned long long)inc);
-    commit_record (ov, rank, inc, true, why, FROM_ROOT);
+    /* as the record that was held: sent on like news (at the root, in
+     * its next batch, with the membership event the hosts act on) */
+    commit_record (ov, rank, inc, true, why, FROM_PEER);
 }
 
 /* Write a record that passed the checks into the view, if it is news:
