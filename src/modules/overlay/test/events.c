@@ -45,7 +45,7 @@ struct node {
     uint32_t lost_from, lost_to;
     double armed;
     int sends[N];        /* batches sent, by destination */
-    int ctl_sent[8];     /* control objects sent, by kind */
+    int ctl_sent[16];    /* control objects sent, by kind (EV_CTL_*) */
     int published;       /* tokens answered */
     uint32_t pub_seq[MAXSEQ];
 };
