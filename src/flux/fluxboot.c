@@ -659,7 +659,7 @@ static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
 {
     char ranks[64];
     flux_future_t *f;
-    int got = 0, want = (int)b->size;
+    int got = 0;
 
     snprintf (ranks, sizeof (ranks), b->size > 1 ? "0-%u" : "%u",
               (unsigned)(b->size - 1));
@@ -696,9 +696,9 @@ static int whois_cards (struct bgn_broker *b, char *errbuf, size_t errlen)
         flux_future_reset (f);
     }
     flux_future_destroy (f);
-    if (got != want) {
-        errbuf_set (errbuf, errlen, "bootstrap.whois: %d card(s) of %d", got,
-                    want);
+    if ((uint32_t)got != b->size) {
+        errbuf_set (errbuf, errlen, "bootstrap.whois: %d card(s) of %u", got,
+                    (unsigned)b->size);
         errno = EPROTO;
         return -1;
     }
