@@ -12,12 +12,14 @@ BFS="$SHARNESS_TEST_SRCDIR/scripts/bfs.py"
 ping_all_from_0 () {
 	topo=$1 size=$2
 	"$PYTHON3" "$BFS" $topo $size 0 >expected.$topo.$size &&
-	bgn start --size=$size --topology=$topo sh -c "
+	bgn start --size=$size --topology=$topo --log-file=brokers.$topo.$size \
+		sh -c "
 		r=0
 		while test \$r -lt $size; do
 			bgn ping --count=1 \$r | sed -n \"s/^reply from rank \\([0-9]*\\): seq=0 hops=\\([0-9]*\\) .*/\\1 \\2/p\" || exit 1
 			r=\$((r+1))
-		done" >actual.$topo.$size &&
+		done" >actual.$topo.$size ||
+		{ tail -n 30 brokers.$topo.$size; false; } &&
 	test_cmp expected.$topo.$size actual.$topo.$size
 }
 

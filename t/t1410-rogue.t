@@ -72,7 +72,8 @@ test_expect_success PYZMQ 'a rogue tree parent'"'"'s hello seq does not black ou
 	bgn event pub probe.a && bgn event pub probe.b &&
 	bgn event pub probe.c &&
 	bgn fault restart 2 &&
-	bgn overlay-status --wait=full --timeout=20s &&
+	{ bgn overlay-status --wait=full --timeout=30s ||
+		{ bgn overlay-status --all --down >&2; exit 1; }; } &&
 	bgn event pub probe.d && bgn event pub probe.e &&
 	bgn event pub probe.f &&
 	wait $sub &&

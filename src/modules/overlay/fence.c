@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* fence.c: the fence view, how changes spread, the partition check
- * (fence.h).
+/* fence.c: the fence view and how changes spread (fence.h).
  *
  * State: the records (idmap rank -> struct fence_entry) and their digest
  * (an XOR of one hash per record, kept as records change); the ranks to
@@ -17,6 +16,7 @@
 #include "fencemsg.h"
 #include "overlay.h"
 #include "ovlog.h"
+#include "livesig.h"
 #include "ovsign.h"
 #include "route.h"
 #include "suspect.h"
@@ -27,7 +27,6 @@
 #define MAX_TARGETS 4096
 #define MAX_DEPTH 64
 
-static void partition_cb (void *arg);
 static void report_cb (void *arg);
 static int send_to_rank (struct overlay *ov, uint32_t to, int kind,
                          struct frame *f);
@@ -40,11 +39,9 @@ int fence_init (struct overlay *ov)
     fs->via = UINT32_MAX;
     fs->life = ov->incarnation;
     if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
-        || !(fs->livesig = idmap_create (sizeof (struct fence_livesig)))
         || !(fs->outbox = idmap_create (1))
         || !(fs->batch = idmap_create (1))
         || !(fs->members = idmap_create (1))
-        || !(fs->partition = ovtimer_create (ov->timers, partition_cb, ov))
         || !(fs->report = ovtimer_create (ov->timers, report_cb, ov))
         || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov))
         || suspect_init (ov, fence_confirm) < 0)
@@ -58,16 +55,6 @@ void fence_on_fenced (struct overlay *ov,
     ov->fence.fenced_cb = cb;
 }
 
-void fence_formed (struct overlay *ov)
-{
-    ov->fence.formed = true;
-}
-
-void fence_stalled (struct overlay *ov, double now)
-{
-    ov->fence.stalled_at = now;
-}
-
 uint64_t fence_claimed (struct overlay *ov)
 {
     return ov->fence.claimed;
@@ -76,11 +63,6 @@ uint64_t fence_claimed (struct overlay *ov)
 int fence_count (struct overlay *ov)
 {
     return ov->fence.nfenced;
-}
-
-bool fence_partitioned (struct overlay *ov)
-{
-    return ov->fence.partitioned;
 }
 
 bool fence_changed (struct overlay *ov)
@@ -108,11 +90,9 @@ void fence_fini (struct overlay *ov)
     struct fence_state *fs = &ov->fence;
 
     idmap_destroy (&fs->map);
-    idmap_destroy (&fs->livesig);
     idmap_destroy (&fs->outbox);
     idmap_destroy (&fs->batch);
     idmap_destroy (&fs->members);
-    ovtimer_destroy (&fs->partition);
     ovtimer_destroy (&fs->report);
     ovtimer_destroy (&fs->mcast);
     suspect_fini (ov);
@@ -265,127 +245,6 @@ static void spread (struct overlay *ov, uint32_t rank)
         ovtimer_arm (t, ovl_now (ov) + ov->cfg.fence_window);
 }
 
-/* ---- a rank's own word: signed live records --------------------------- */
-
-/* Is sig rank's own signature of its live record at inc?  Within the
- * budget of the link the record came over (sigbudget.h): forged records
- * cost the attacker nothing and each check 56 us here. */
-static bool livesig_ok (struct overlay *ov, uint32_t rank, uint64_t inc,
-                        const uint8_t *sig)
-{
-    struct peer *p = ov->fence.via == UINT32_MAX
-                     ? NULL : peers_lookup (ov->peers, ov->fence.via);
-    double now = ovl_now (ov);
-    char text[160];
-    int n;
-    bool good;
-
-    if (p && sigbudget_banned (&p->livesigs, now)) {
-        ov->fence.livesig_refused++;
-        return false;
-    }
-    n = ovsign_live_text (ov, rank, inc, text, sizeof (text));
-    good = ovsign_verify (ov, rank, text, (size_t)n, sig) == 1;
-    if (!good && p && sigbudget_failed (&p->livesigs, now)) {
-        ov->fence.livesig_backoffs++;
-        ovl_log (ov, LOG_WARNING, "peer %u sent %d live records whose "
-                 "signatures failed: its live records are refused unchecked "
-                 "for %.0f s (%llu back-offs so far)", (unsigned)p->rank,
-                 SIGBUDGET_FAILS, p->livesigs.ban,
-                 (unsigned long long)ov->fence.livesig_backoffs);
-    }
-    return good;
-}
-
-static void livesig_keep (struct overlay *ov, uint32_t rank, uint64_t inc,
-                          const uint8_t *sig)
-{
-    struct fence_livesig *ls = idmap_put (ov->fence.livesig, rank, NULL);
-
-    if (ls && inc >= ls->inc) {
-        ls->inc = inc;
-        memcpy (ls->sig, sig, sizeof (ls->sig));
-    }
-}
-
-/* A HELLO's signature, if it is the one for inc, checked now: kept if
- * good, forgotten either way. */
-static void check_pending (struct overlay *ov, uint32_t rank, uint64_t inc)
-{
-    struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
-    uint8_t sig[64];
-
-    if (!ls || ls->pending_inc == 0 || ls->pending_inc != inc
-        || ls->inc == inc)
-        return;
-    memcpy (sig, ls->pending, sizeof (sig));
-    ls->pending_inc = 0;
-    if (livesig_ok (ov, rank, inc, sig))
-        livesig_keep (ov, rank, inc, sig);   /* may move the table: ls */
-}
-
-/* The checked signature we hold of rank's live record at inc, copied to
- * sig (a copy: checking a pending one may move the table).  false if
- * none (never for incarnation 0: an entry made for a pending one holds 0
- * and zeros there). */
-static bool livesig_get (struct overlay *ov, uint32_t rank, uint64_t inc,
-                         uint8_t sig[64])
-{
-    const struct fence_livesig *ls;
-
-    if (inc == 0)
-        return false;
-    check_pending (ov, rank, inc);
-    if (!(ls = idmap_get (ov->fence.livesig, rank)) || ls->inc != inc)
-        return false;
-    memcpy (sig, ls->sig, 64);
-    return true;
-}
-
-bool fence_own_livesig (struct overlay *ov, uint8_t sig[64])
-{
-    char text[160];
-    int n;
-
-    if (livesig_get (ov, ov->rank, ov->incarnation, sig))
-        return true;
-    n = ovsign_live_text (ov, ov->rank, ov->incarnation, text, sizeof (text));
-    if (ovsign_sign (ov, text, (size_t)n, sig) < 0)
-        return false;
-    livesig_keep (ov, ov->rank, ov->incarnation, sig);
-    return true;
-}
-
-/* Is sig at inc no news beside the checked one held? */
-static bool held_already (const struct fence_livesig *ls, uint64_t inc,
-                          const uint8_t *sig)
-{
-    return inc < ls->inc || (inc == ls->inc && !memcmp (ls->sig, sig, 64));
-}
-
-bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
-                         const uint8_t *sig)
-{
-    struct fence_livesig *ls;
-
-    if (!sig || inc == 0 || !(ls = idmap_put (ov->fence.livesig, rank, NULL)))
-        return false;
-    if (held_already (ls, inc, sig) || inc < ls->pending_inc)
-        return false;
-    /* another one waiting, not this: checked now, so that a bad or late
-     * signature never pushes out a good one */
-    if (ls->pending_inc
-        && (ls->pending_inc != inc || memcmp (ls->pending, sig, 64) != 0)) {
-        check_pending (ov, rank, ls->pending_inc);
-        if (!(ls = idmap_get (ov->fence.livesig, rank))
-            || held_already (ls, inc, sig))
-            return false;
-    }
-    ls->pending_inc = inc;
-    memcpy (ls->pending, sig, sizeof (ls->pending));
-    return true;
-}
-
 void fence_announce_self (struct overlay *ov)
 {
     struct fence_entry *f = idmap_put (ov->fence.map, ov->rank, NULL);
@@ -393,7 +252,7 @@ void fence_announce_self (struct overlay *ov)
 
     if (!f)
         return;
-    fence_own_livesig (ov, sig);   /* made and kept, to go with the record */
+    livesig_own (ov, sig);   /* made and kept, to go with the record */
     if (f->inc || f->since > 0)
         ov->fence.digest ^= record_hash (ov->rank, f->inc, f->fenced);
     f->inc = ov->incarnation;
@@ -476,13 +335,12 @@ static bool unattested (struct overlay *ov, uint32_t rank, uint64_t inc,
                         const uint8_t *sig)
 {
     const struct fence_entry *f = fence_lookup (ov, rank);
-    const struct fence_livesig *ls = idmap_get (ov->fence.livesig, rank);
 
     /* old news whose signature we hold already: no check (a record
      * played again and again cost a check each time) */
-    if (f && !f->fenced && inc <= f->inc && ls && ls->inc >= inc)
+    if (f && !f->fenced && inc <= f->inc && livesig_held (ov, rank, inc))
         return false;
-    if (sig && livesig_ok (ov, rank, inc, sig)) {
+    if (sig && livesig_check (ov, ov->fence.via, rank, inc, sig)) {
         livesig_keep (ov, rank, inc, sig);
         return false;
     }
@@ -610,7 +468,7 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
         /* a live record of us we never signed is a lie nobody with our
          * key believes: nothing to rejoin above */
         if (inc > ov->incarnation && !fenced && ovsign_can_sign (ov)
-            && !(sig && livesig_ok (ov, rank, inc, sig))) {
+            && !(sig && livesig_check (ov, ov->fence.via, rank, inc, sig))) {
             ov->fence.false_claims++;
             ovl_log_limited (ov, LOG_WARNING, "a peer says this broker is "
                              "live as incarnation %llu, which it never had "
@@ -626,7 +484,7 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
     }
     if (!fenced && !own_word && unattested (ov, rank, inc, sig))
         return 0;
-    if (!fenced && own_word && sig && livesig_ok (ov, rank, inc, sig))
+    if (!fenced && own_word && sig && livesig_check (ov, ov->fence.via, rank, inc, sig))
         livesig_keep (ov, rank, inc, sig);
     if (fenced && src != FROM_HERE
         && held_as_suspicion (ov, rank, inc, reason))
@@ -679,7 +537,6 @@ static int commit_record (struct overlay *ov, uint32_t rank, uint64_t inc,
     if (src != FROM_ROOT)
         spread (ov, rank);
     route_flush (ov);
-    fence_schedule_partition_check (ov);
     return flags;
 }
 
@@ -712,7 +569,7 @@ void fence_answer (struct overlay *ov, uint32_t to)
     uint8_t sig[64];
     struct frame *f;
 
-    if (to == ov->rank || to >= ov->size || !fence_own_livesig (ov, sig))
+    if (to == ov->rank || to >= ov->size || !livesig_own (ov, sig))
         return;
     rec.sig = sig;
     if ((f = fencemsg_encode (0, &rec, 1)))
@@ -955,70 +812,4 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
     if (env->kind == ENV_BATCH && root < ov->size)
         pass_down (ov, root, body[0]);   /* the frame as it came */
     return c.flags;
-}
-
-/* ---- partitions ------------------------------------------------------ */
-
-static void partition_cb (void *arg)
-{
-    struct overlay *ov = arg;
-    double now = ovl_now (ov);
-    uint32_t lost = 0;
-
-    if (ov->rank != 0) {
-        /* Not before the overlay first formed around us, nor while we
-         * catch up after a stall of our own; a dead (fenced) rank 0 is
-         * not a partition either -- unless every peer is gone too, which
-         * means this broker is the one cut off. */
-        if (!ov->fence.formed || ov->fence.ending
-            || now - ov->fence.stalled_at < 2 * ov->cfg.peer_timeout)
-            return;
-        if ((!fence_is_fenced (ov, 0) || ov->peers->up == 0)
-            && bgn_router_reachable (ov->router, ov->rank, 0) != 1) {
-            /* rank 0 said goodbye (its overlay was unloaded or its
-             * broker stopped): alone is then no partition, only the end */
-            const struct fence_entry *f0 = fence_lookup (ov, 0);
-            const char *why = f0 && f0->fenced ? fence_reason (ov, f0) : "";
-            bool left = why && !strcmp (why, "left the instance");
-            ovl_log (ov, left ? LOG_NOTICE : LOG_CRIT, "%s (%d ranks fenced); "
-                     "asking the broker to stop (exit 3)",
-                     left ? "rank 0 left the instance and no peer is up here"
-                          : "partitioned: rank 0 is unreachable from here",
-                     ov->fence.nfenced);
-            ov->io->stop (ov->ctx, 3);
-        }
-        return;
-    }
-    for (uint32_t r = 1; r < ov->size; r++) {
-        if (bgn_router_is_down (ov->router, r))
-            continue;
-        if (bgn_router_distance (ov->router, r, 0) < 0)
-            lost++;
-    }
-    if (ov->fence.ending) {
-        ov->fence.unreachable_live = lost;
-        return;
-    }
-    if (lost && !ov->fence.partitioned)
-        ovl_log (ov, LOG_CRIT, "partitioned: %u live ranks cannot be reached "
-                 "from rank 0; they are lost", (unsigned)lost);
-    ov->fence.partitioned = lost > 0;
-    ov->fence.unreachable_live = lost;
-}
-
-void fence_ending (struct overlay *ov)
-{
-    if (ov->fence.ending)
-        return;
-    ov->fence.ending = true;
-    ovl_log (ov, LOG_INFO, "the instance is ending: ranks out of reach "
-             "are not a partition from now on");
-}
-
-void fence_schedule_partition_check (struct overlay *ov)
-{
-    if (ovtimer_armed (ov->fence.partition))
-        return;
-    ovtimer_arm (ov->fence.partition,
-                 ovl_now (ov) + ov->cfg.keepalive_interval * 2 + 0.001);
 }

@@ -25,18 +25,11 @@
  * A broker also reports its own new incarnation when it rejoins.
  *
  * What a change does below this layer (routing, the tracker, backlogs,
- * rank 0's membership events, the partition check) happens here; what it
+ * rank 0's membership events) happens here; what it
  * means above (rejoin, readiness, greeting a neighbour that came back) is
  * reported in the returned flags.
  *
- * Partition policy: a broker (not rank 0) that cannot reach rank 0 in its
- * view, two keepalive intervals after a change, exits 3 -- but never
- * before the overlay first formed around it, and not within two peer
- * timeouts of a stall of its own; rank 0 keeps running and reports
- * "partitioned" with the number of live ranks it cannot reach.  Neither
- * once the host has said the instance is ending (overlay_ending): its
- * brokers then leave on purpose and the reports of who left are lost
- * with them, so ranks out of reach are counted, not called lost.
+ * The partition check that reads this view is partition.c's.
  */
 #ifndef BGN_OVERLAY_FENCE_H
 #define BGN_OVERLAY_FENCE_H
@@ -54,8 +47,6 @@ struct ovtimer;
 
 struct fence_state {            /* fence.c */
     struct idmap *map;          /* rank -> struct fence_entry */
-    struct idmap *livesig;      /* rank -> struct fence_livesig: the rank's
-                                   own signature of its live record */
     char reasons[64][48];       /* interned: entries keep an index */
     int nreasons;
     uint64_t digest;            /* of the records, for keepalives */
@@ -66,9 +57,6 @@ struct fence_state {            /* fence.c */
     uint32_t via;               /* the peer whose records are being applied
                                    (fence_recv), or UINT32_MAX */
     int via_kind;               /* ... and the kind they came in */
-    uint64_t livesig_refused;   /* live records dropped unchecked: their
-                                   link in a back-off (sigbudget.h) */
-    uint64_t livesig_backoffs;
     uint64_t batches;           /* multicast from here as the root */
     uint64_t views_sent;        /* repairs: whole views to a peer */
     struct idmap *outbox;       /* ranks to report up */
@@ -77,16 +65,7 @@ struct fence_state {            /* fence.c */
                                    membership event */
     struct ovtimer *report;       /* the report window */
     struct ovtimer *mcast;        /* the batch window */
-    struct ovtimer *partition;    /* deferred partition check */
-    bool partitioned;           /* rank 0: live ranks unreachable */
-    uint32_t unreachable_live;
-    bool ending;                /* the host is ending the instance: no
-                                   partition verdicts (overlay_ending) */
     bool changed;               /* news since the last settle */
-    bool formed;                /* the overlay formed around us once
-                                   (health.c tells: fence_formed) */
-    double stalled_at;          /* when we found we had not run (live.c
-                                   tells: fence_stalled) */
     uint64_t claimed;           /* the highest incarnation of ours a
                                    record falsely named: rejoin above it */
     uint64_t life;              /* the incarnation this broker started or
@@ -143,19 +122,6 @@ enum fence_bound {
  * (now: this broker's wall clock; never past FENCE_INC_MAX). */
 uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound);
 
-/* A rank's own signature of its live record at incarnation inc, checked;
- * and the one its HELLO brought last, kept unchecked until first used
- * (pending_inc 0: none).  A HELLO comes over the rank's own link, so the
- * broker that hears it needs no signature to believe it: checking it
- * only when the record is passed on saves two Ed25519 checks per link at
- * start-up, and nobody else's word is taken unchecked. */
-struct fence_livesig {
-    uint64_t inc;
-    uint8_t sig[64];
-    uint64_t pending_inc;
-    uint8_t pending[64];
-};
-
 /* 16 bytes: every broker holds one per rank ever fenced, and a simulator
  * holds thousands of brokers. */
 struct fence_entry {
@@ -191,23 +157,12 @@ void fence_fini (struct overlay *ov);
  * fence is applied (overlay.c: rank 0's readiness count forgets it). */
 void fence_on_fenced (struct overlay *ov,
                       void (*cb) (struct overlay *ov, uint32_t rank));
-/* The overlay formed around this broker (health.c): from now on, rank 0
- * unreachable from here is a partition. */
-void fence_formed (struct overlay *ov);
-/* This broker found it had not run for a while (live.c): no partition
- * is declared while it catches up. */
-void fence_stalled (struct overlay *ov, double now);
 /* The highest incarnation of ours a record named that we never had
  * (0 if none): a rejoin goes above it (hello.c). */
 uint64_t fence_claimed (struct overlay *ov);
 /* How many ranks are fenced here. */
 int fence_count (struct overlay *ov);
-/* Rank 0: are live ranks unreachable from it? */
-bool fence_partitioned (struct overlay *ov);
 
-/* The host is ending the instance (overlay_ending): no partition
- * verdicts from now on, ranks out of reach only counted. */
-void fence_ending (struct overlay *ov);
 /* News since the last settle (overlay.c), and its reset. */
 bool fence_changed (struct overlay *ov);
 void fence_changed_seen (struct overlay *ov);
@@ -231,19 +186,6 @@ const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank);
  * or refused). */
 int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
                  bool fenced, const char *reason, enum fence_source src);
-
-/* Rank's own signature of its live record at inc (64 bytes, from its
- * HELLO, over its own link): kept, and sent with the record so that
- * others believe it.  It is checked when first sent on (or used here),
- * and dropped then if it does not check out; false if not kept (older
- * than the one held, or no memory). */
-bool fence_note_livesig (struct overlay *ov, uint32_t rank, uint64_t inc,
-                         const uint8_t *sig);
-
-/* This broker's signature of its live record at its incarnation, for its
- * HELLO (false: it has no key).  Made once per incarnation and kept with
- * the others, so that its record goes out signed. */
-bool fence_own_livesig (struct overlay *ov, uint8_t sig[64]);
 
 /* Put this broker's own live record (its incarnation) in the view and
  * spread it: rank 0 does when its links are up, so that after a restart
@@ -294,8 +236,5 @@ void fence_new_life (struct overlay *ov);
 /* Is inc this broker's own, in its present life (its incarnation now,
  * or one it refuted from since it last started or rejoined)? */
 bool fence_own_inc (struct overlay *ov, uint64_t inc);
-
-/* Check for a partition two keepalive intervals from now. */
-void fence_schedule_partition_check (struct overlay *ov);
 
 #endif

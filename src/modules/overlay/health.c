@@ -8,6 +8,7 @@
 #include "fence.h"
 #include "health.h"
 #include "overlay.h"
+#include "partition.h"
 #include "ovlog.h"
 #include "ovsign.h"
 
@@ -78,7 +79,7 @@ void health_check_ready (struct overlay *ov)
     /* formed: ready with links actually up (not merely all fenced) */
     if (ov->peers->up > 0 && !ov->health.formed) {
         ov->health.formed = true;
-        fence_formed (ov);
+        partition_formed (ov);
     }
     report_ready (ov);
 }
@@ -137,7 +138,7 @@ const char *health_word (struct overlay *ov)
 {
     if (ov->size == 1)
         return "full";
-    if (fence_partitioned (ov))
+    if (partition_found (ov))
         return "partitioned";
     if (fence_count (ov) > 0)
         return "degraded";

@@ -23,6 +23,7 @@
 #include "health.h"
 #include "hello.h"
 #include "live.h"
+#include "livesig.h"
 #include "overlay.h"
 #include "ovlog.h"
 #include "route.h"
@@ -80,7 +81,7 @@ static int send_payload (struct overlay *ov, struct peer *p, int kind)
 
     /* our live record, signed: the peer passes it on, and brokers that
      * never hear from us believe it (fence.h) */
-    if (o && fence_own_livesig (ov, sig)) {
+    if (o && livesig_own (ov, sig)) {
         sodium_bin2hex (hex, sizeof (hex), sig, sizeof (sig));
         json_object_set_new (o, "live", json_string (hex));
     }
@@ -329,7 +330,7 @@ void hello_recv (struct overlay *ov, struct peer *p,
     }
     if (!refuse_fenced (ov, p, env, inc)) {
         if (has_sig)
-            fence_note_livesig (ov, p->rank, inc, sig);
+            livesig_note (ov, p->rank, inc, sig);
         admit (ov, p, env, inc);
     }
 done:

@@ -7,6 +7,7 @@
 #include "live.h"
 #include "overlay.h"
 #include "ovlog.h"
+#include "partition.h"
 #include "route.h"
 
 #define SUSPECT_INTERVALS 3
@@ -20,6 +21,8 @@ void live_set_state (struct overlay *ov, struct peer *p, int state)
 
     if (old == state)
         return;
+    if (peer_is_up (p))
+        p->leaving = false;      /* back: its goodbye is history */
     ovl_log (ov, LOG_DEBUG, "peer %u: %s -> %s", (unsigned)p->rank,
              peer_state_str (old), peer_state_str (state));
     if (peer_is_up (p) || state == PEER_DOWN)
@@ -74,7 +77,7 @@ bool live_stalled (struct overlay *ov, double now)
     if (!ov->started || idle <= ov->cfg.peer_timeout / 2)
         return false;
     ovl_log (ov, LOG_WARNING, "this broker did not run for %.1fs", idle);
-    fence_stalled (ov, now);
+    partition_stalled (ov, now);
     ov->last_tick = now;
     /* Do not fence peers for our own silence. */
     for (int i = 0; i < ov->peers->n; i++)

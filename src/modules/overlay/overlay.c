@@ -9,7 +9,7 @@
  * reactions that concern several parts at once at the end of the
  * outermost entry point (settle): peers found unreachable while sending
  * are lost, and readiness is looked at again after peers or fences
- * changed.
+ * changed (and, after fences changed, whether rank 0 is in reach).
  */
 #include <errno.h>
 #include <math.h>
@@ -29,9 +29,11 @@
 #include "ovsign.h"
 #include "hello.h"
 #include "live.h"
+#include "livesig.h"
 #include "overlay.h"
 #include "ovlog.h"
 #include "ovservice.h"
+#include "partition.h"
 #include "route.h"
 #include "status.h"
 #include "trace.h"
@@ -51,6 +53,8 @@ static void settle (struct overlay *ov)
             break;
         live_check_unreachable (ov);
         if (ready_check) {
+            if (fence_changed (ov))
+                partition_check_later (ov);
             fence_changed_seen (ov);
             health_dirty_seen (ov);
             health_check_ready (ov);
@@ -154,6 +158,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || !(ov->router = bgn_router_create (ov->topo))
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
+        || partition_init (ov) < 0 || livesig_init (ov) < 0
         || tracker_init (ov) < 0 || dedup_init (ov) < 0
         || health_init (ov) < 0
         || heal_init (ov) < 0 || status_init (ov) < 0 || hello_init (ov) < 0
@@ -184,7 +189,9 @@ void overlay_destroy (struct overlay **ovp)
     trace_fini (ov);
     dedup_fini (ov);
     tracker_fini (ov);
+    partition_fini (ov);
     fence_fini (ov);
+    livesig_fini (ov);
     route_fini (ov);
     peers_destroy (&ov->peers);
     bgn_router_destroy (&ov->router);
@@ -296,7 +303,7 @@ void overlay_leave (struct overlay *ov)
 void overlay_ending (struct overlay *ov)
 {
     enter (ov);
-    fence_ending (ov);
+    partition_ending (ov);
     leave (ov);
 }
 

@@ -23,12 +23,14 @@
  *   heal.c      substitute links (self-healing)
  *   evglue.c    the event layer's ops carried over the overlay
  *   health.c    readiness reports to rank 0, the one-word health
- *   fence.c     who is down: fence/unfence rules, floods, partitions
+ *   partition.c is rank 0 out of reach here: the partition policy
+ *   fence.c     who is down: fence/unfence rules, floods
  *   suspect.c   a fence on another broker's word held as a suspicion
  *               until refuted or believed; the power to fence
  *   tracker.c   requests injected here, failed once if their rank dies,
  *               sent again if a rank on their way dies
  *   dedup.c     requests run here for others: a copy is not run twice
+ *   livesig.c   each rank's signature of its live record, kept
  *   ovsign.c    brokers' own signatures: live records, requests
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
@@ -92,8 +94,10 @@
 #include "heal.h"
 #include "health.h"
 #include "hello.h"
+#include "livesig.h"
 #include "ovlog.h"
 #include "ovsign.h"
+#include "partition.h"
 #include "route.h"
 #include "status.h"
 #include "suspect.h"
@@ -158,7 +162,9 @@ struct overlay {
     struct hello_state hello;
     struct route_state route;
     struct fence_state fence;
+    struct partition_state partition;
     struct suspect_state suspect;
+    struct livesig_state livesig;
     struct tracker_state tracker;
     struct dedup_state dedup;
     struct trace_state trace;

@@ -10,6 +10,7 @@
 
 #include "src/common/libtap/tap.h"
 #include "src/modules/overlay/fence.h"
+#include "src/modules/overlay/livesig.h"
 #include "src/modules/overlay/suspect.h"
 #include "fakeio.h"
 
@@ -196,8 +197,8 @@ static void check_livesig_budget (void)
         if (strstr (f->logs[i], "peer 1 sent 16 live records whose "
                     "signatures failed"))
             logs++;
-    ok (f->ov->fence.livesig_backoffs == 1
-        && f->ov->fence.livesig_refused == 4 && logs == 1
+    ok (f->ov->livesig.backoffs == 1
+        && f->ov->livesig.refused == 4 && logs == 1
         && fence_is_fenced (f->ov, 5),
         "20 forged live records from rank 1: 16 checked, then its live "
         "records are refused unchecked (4), the back-off logged once");
@@ -207,7 +208,7 @@ static void check_livesig_budget (void)
     ok (!fence_is_fenced (f->ov, 5) && fence_lookup (f->ov, 5)->inc == 4005,
         "rank 5's real record over another link is still believed");
     fake_fence (f, 1, ENV_REPORT, 0, &rec, 1);
-    ok (f->ov->fence.livesig_refused == 4,
+    ok (f->ov->livesig.refused == 4,
         "the same record again from the banned link: its signature is held "
         "already, nothing to check or refuse");
     fake_advance_alive (f, 11);
@@ -275,9 +276,9 @@ static void check_hello_livesig (void)
     fake_fence1 (f, 1, ENV_REPORT, 9, 1009, true);
     fake_livesig (f, 9, 2009, good);
     fake_livesig (f, 6, 2009, junk);
-    ok (fence_note_livesig (f->ov, 9, 2009, good)
-        && fence_note_livesig (f->ov, 9, 2009, junk)
-        && !fence_note_livesig (f->ov, 9, 1500, good),
+    ok (livesig_note (f->ov, 9, 2009, good)
+        && livesig_note (f->ov, 9, 2009, junk)
+        && !livesig_note (f->ov, 9, 1500, good),
         "rank 9's signature, then junk for it, then an older one: noted "
         "(the older refused)");
     fake_clear (f);
@@ -500,6 +501,35 @@ static void check_root_left (void)
     fake_destroy (&f);
 }
 
+/* Rank 5 of 8 (rank 0 is no neighbour of it) hears every peer say
+ * goodbye, as when a launcher stops every broker at once and 5 runs
+ * last: nothing was cut, so no partition and no exit; but a peer that
+ * falls silent instead of saying goodbye is a cut. */
+static void check_peers_left (void)
+{
+    static const uint32_t nb[] = { 1, 3, 4, 6, 7 };
+    struct fake *f = up (5, 8);
+
+    for (int i = 0; i < 5; i++)
+        fake_control (f, nb[i], ENV_GOODBYE, NULL);
+    fake_advance (f, 2.1);
+    ok (f->ov->peers->up == 0 && !fence_is_fenced (f->ov, 0)
+        && f->stopped == 0 && !fake_logged (f, "partitioned")
+        && fake_logged (f, "every peer left the instance"),
+        "rank 5 of 8, every peer said goodbye: no partition, no exit");
+    fake_destroy (&f);
+
+    f = up (5, 8);
+    for (int i = 0; i < 4; i++)
+        fake_control (f, nb[i], ENV_GOODBYE, NULL);
+    fake_advance (f, 5.6 + 2.1);
+    ok (f->ov->peers->up == 0 && f->stopped == 3 + 1
+        && fake_logged (f, "partitioned: rank 0 is unreachable"),
+        "... four said goodbye and the fifth fell silent: partitioned, "
+        "exit 3");
+    fake_destroy (&f);
+}
+
 /* Rank 0 of 16 hears, from a peer that is no neighbour of 5, that every
  * neighbour of 5 is fenced: 5 is live and out of reach. */
 static struct fake *cut_off_5 (bool ending)
@@ -525,7 +555,7 @@ static void check_partition_root (void)
 {
     struct fake *f = cut_off_5 (false);
 
-    ok (fence_partitioned (f->ov) && f->ov->fence.unreachable_live == 1
+    ok (partition_found (f->ov) && f->ov->partition.unreachable_live == 1
         && fake_logged (f, "partitioned: 1 live ranks cannot be reached"),
         "rank 0: rank 5 out of reach is a partition, logged");
     ok (f->stopped == 0, "rank 0 goes on");
@@ -538,7 +568,7 @@ static void check_partition_ending (void)
 {
     struct fake *f = cut_off_5 (true);
 
-    ok (!fence_partitioned (f->ov) && f->ov->fence.unreachable_live == 1
+    ok (!partition_found (f->ov) && f->ov->partition.unreachable_live == 1
         && !fake_logged (f, "partitioned"),
         "rank 0, instance ending: rank 5 out of reach is counted, not "
         "called lost");
@@ -758,6 +788,7 @@ int main (void)
     check_malformed ();
     check_partition ();
     check_root_left ();
+    check_peers_left ();
     check_partition_root ();
     check_partition_ending ();
     check_not_formed ();
