@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
-/* fence.c: the fence view and how changes spread (fence.h).
+/* fence.c: the fence view's rules and how changes spread (fence.h).
  *
- * State: the records (idmap rank -> struct fence_entry) and their digest
- * (an XOR of one hash per record, kept as records change); the ranks to
- * report up (outbox) and, at the root, to multicast down (batch), each
- * sent when its window timer fires.
+ * Which records are believed (on whose word, within which bounds), what
+ * a new one means here, and how it travels: up the tree to the fence
+ * root, down in its batches, and by whole views between peers whose
+ * digests differ.  The records themselves are fenceview.c's; the kept
+ * signatures livesig.c's; suspicions suspect.c's.
+ *
+ * State: the ranks to report up (outbox) and, at the root, to multicast
+ * down (batch), each sent when its window timer fires; where the records
+ * being applied came from (via); this broker's own life (claimed, life,
+ * refutations).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +22,9 @@
 #include "fencemsg.h"
 #include "overlay.h"
 #include "ovlog.h"
+#include "fenceview.h"
 #include "livesig.h"
+#include "membership.h"
 #include "ovsign.h"
 #include "route.h"
 #include "suspect.h"
@@ -38,10 +46,8 @@ int fence_init (struct overlay *ov)
 
     fs->via = UINT32_MAX;
     fs->life = ov->incarnation;
-    if (!(fs->map = idmap_create (sizeof (struct fence_entry)))
-        || !(fs->outbox = idmap_create (1))
+    if (!(fs->outbox = idmap_create (1))
         || !(fs->batch = idmap_create (1))
-        || !(fs->members = idmap_create (1))
         || !(fs->report = ovtimer_create (ov->timers, report_cb, ov))
         || !(fs->mcast = ovtimer_create (ov->timers, batch_cb, ov))
         || suspect_init (ov, fence_confirm) < 0)
@@ -58,11 +64,6 @@ void fence_on_fenced (struct overlay *ov,
 uint64_t fence_claimed (struct overlay *ov)
 {
     return ov->fence.claimed;
-}
-
-int fence_count (struct overlay *ov)
-{
-    return ov->fence.nfenced;
 }
 
 bool fence_changed (struct overlay *ov)
@@ -89,10 +90,8 @@ void fence_fini (struct overlay *ov)
 {
     struct fence_state *fs = &ov->fence;
 
-    idmap_destroy (&fs->map);
     idmap_destroy (&fs->outbox);
     idmap_destroy (&fs->batch);
-    idmap_destroy (&fs->members);
     ovtimer_destroy (&fs->report);
     ovtimer_destroy (&fs->mcast);
     suspect_fini (ov);
@@ -109,122 +108,11 @@ uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound)
     return now + ahead;
 }
 
-const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank)
-{
-    return idmap_get (ov->fence.map, rank);
-}
-
-bool fence_is_fenced (struct overlay *ov, uint32_t rank)
-{
-    /* the router's down set is the fenced records: a bit test */
-    return bgn_router_is_down (ov->router, rank);
-}
-
-uint16_t fence_stamp (struct overlay *ov, uint32_t rank)
-{
-    const struct fence_entry *f = idmap_get (ov->fence.map, rank);
-
-    return f && !f->fenced && f->inc ? envelope_inc_stamp (f->inc) : 0;
-}
-
-const char *fence_reason (struct overlay *ov, const struct fence_entry *f)
-{
-    return f->reason < ov->fence.nreasons ? ov->fence.reasons[f->reason] : "";
-}
-
-/* The index of reason r, kept in a small table (a fence's reason is one of
- * a few texts; the last slot takes whatever does not fit). */
-static uint8_t intern (struct overlay *ov, const char *r)
-{
-    struct fence_state *fs = &ov->fence;
-
-    if (!r)
-        r = "";
-    for (int i = 0; i < fs->nreasons; i++)
-        if (!strcmp (fs->reasons[i], r))
-            return (uint8_t)i;
-    if (fs->nreasons < FENCE_REASONS)
-        snprintf (fs->reasons[fs->nreasons++], FENCE_REASON_LEN, "%s", r);
-    else
-        snprintf (fs->reasons[FENCE_REASONS - 1], FENCE_REASON_LEN, "%s", r);
-    return (uint8_t)(fs->nreasons - 1);
-}
-
-uint64_t fence_digest (struct overlay *ov)
-{
-    return ov->fence.digest;
-}
-
-/* One record's share of the digest. */
-static uint64_t record_hash (uint32_t rank, uint64_t inc, bool fenced)
-{
-    uint64_t h = rank * 0x9e3779b97f4a7c15ULL ^ inc ^ (fenced ? 0x5bd1e995 : 0);
-    h ^= h >> 31;
-    h *= 0xbf58476d1ce4e5b9ULL;
-    h ^= h >> 29;
-    h *= 0x94d049bb133111ebULL;
-    return h ^ (h >> 32);
-}
-
 static void note (struct overlay *ov, enum ovl_note what, uint32_t rank,
                   uint64_t inc)
 {
     if (ov->io->note)
         ov->io->note (ov->ctx, what, rank, inc);
-}
-
-/* The fence root: the lowest rank that is not fenced. */
-static uint32_t fence_root (struct overlay *ov)
-{
-    uint32_t r = 0;
-
-    while (r < ov->size && r != ov->rank && fence_is_fenced (ov, r))
-        r++;
-    return r;
-}
-
-/* ---- rank 0's membership events ---------------------------------------- */
-
-/* One "overlay.membership" event (SERVICE.membership: the configured
- * service name) per batch of ranks fenced or lifted at rank 0:
- * subscribers see membership change in the global event order.
- * Routing never waits for it. */
-static void membership_event (struct overlay *ov)
-{
-    json_t *fenced = json_array (), *live = json_array (), *o = NULL;
-    struct idmap_iter it;
-    char *payload = NULL;
-    msg_t *ev;
-
-    if (ov->rank != 0 || !ov->events || !fenced || !live
-        || idmap_size (ov->fence.members) == 0)
-        goto done;
-    for (void *v = idmap_first (ov->fence.members, &it); v;
-         v = idmap_next (&it)) {
-        const struct fence_entry *f = fence_lookup (ov, (uint32_t)it.id);
-        if (!f)
-            continue;
-        json_array_append_new (f->fenced ? fenced : live,
-                               json_pack ("{s:i s:I s:s}", "rank",
-                                          (int)it.id, "incarnation",
-                                          (json_int_t)f->inc, "reason",
-                                          fence_reason (ov, f)));
-    }
-    idmap_clear (ov->fence.members);
-    if (!(o = json_pack ("{s:O s:O}", "fenced", fenced, "live", live))
-        || !(payload = json_dumps (o, JSON_COMPACT)))
-        goto done;
-    char topic[64];
-    if ((ev = msg_event_create (ovconf_topic (&ov->cfg, "membership", topic,
-                                              sizeof (topic)), payload))) {
-        msg_set_matchtag (ev, 0);
-        evlayer_publish (ov->events, ev, NULL);
-    }
-done:
-    free (payload);
-    json_decref (o);
-    json_decref (fenced);
-    json_decref (live);
 }
 
 /* ---- applying records -------------------------------------------------- */
@@ -247,20 +135,13 @@ static void spread (struct overlay *ov, uint32_t rank)
 
 void fence_announce_self (struct overlay *ov)
 {
-    struct fence_entry *f = idmap_put (ov->fence.map, ov->rank, NULL);
     uint8_t sig[64];
+    bool was_fenced;
 
-    if (!f)
-        return;
     livesig_own (ov, sig);   /* made and kept, to go with the record */
-    if (f->inc || f->since > 0)
-        ov->fence.digest ^= record_hash (ov->rank, f->inc, f->fenced);
-    f->inc = ov->incarnation;
-    f->fenced = false;
-    f->since = (float)ovl_now (ov);
-    f->reason = intern (ov, "up");
-    ov->fence.digest ^= record_hash (ov->rank, f->inc, false);
-    spread (ov, ov->rank);
+    if (fenceview_set (ov, ov->rank, ov->incarnation, false, "up",
+                       &was_fenced))
+        spread (ov, ov->rank);
 }
 
 /* What a new record means here. */
@@ -271,7 +152,6 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
     int flags = FENCE_NEWS;
 
     if (f->fenced && !was_fenced) {
-        ov->fence.nfenced++;
         ov->fence.seen++;
         ovl_log (ov, reason && !strcmp (reason, "left the instance")
                          ? LOG_INFO : LOG_NOTICE,
@@ -283,8 +163,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
         }
         bgn_router_set_down (ov->router, rank, true);
         note (ov, OVL_NOTE_FENCED, rank, f->inc);
-        if (ov->rank == 0)
-            mark (ov->fence.members, rank);
+        membership_note (ov, rank);
         tracker_fail_dest (ov, rank);
         route_purge_requests (ov, rank);
         /* the coordinator's reaction (rank 0's readiness count: the
@@ -293,7 +172,6 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
             ov->fence.fenced_cb (ov, rank);
     }
     else if (!f->fenced && was_fenced) {
-        ov->fence.nfenced--;
         ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",
                  (unsigned)rank, (unsigned long long)f->inc);
         bgn_router_set_down (ov->router, rank, false);
@@ -301,7 +179,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
         tracker_release (ov, rank, envelope_inc_stamp (f->inc));
         note (ov, OVL_NOTE_UNFENCED, rank, f->inc);
         if (ov->rank == 0)
-            mark (ov->fence.members, rank);
+            membership_note (ov, rank);
         if (p && p->connector && p->state == PEER_DOWN)
             flags |= FENCE_NEIGHBOUR_BACK;
     }
@@ -426,7 +304,7 @@ static bool held_as_suspicion (struct overlay *ov, uint32_t rank,
     const struct fence_entry *held = fence_lookup (ov, rank);
     bool settled = held && (held->fenced || inc < held->inc);
 
-    if (!suspect_hold (ov, rank, inc, settled, intern (ov, reason),
+    if (!suspect_hold (ov, rank, inc, settled, fence_reason_index (ov, reason),
                        ov->fence.via, charge))
         return false;
     if (!(s = suspect_lookup (ov, rank)) || s->inc == had)
@@ -495,8 +373,7 @@ static int apply_record (struct overlay *ov, uint32_t rank, uint64_t inc,
 void fence_confirm (struct overlay *ov, uint32_t rank, uint64_t inc,
                     uint8_t reason)
 {
-    const char *why = reason < ov->fence.nreasons ? ov->fence.reasons[reason]
-                                                  : "";
+    const char *why = fence_reason_text (ov, reason);
     ovl_log (ov, LOG_NOTICE, "rank %u: nobody refuted its fence "
              "(incarnation %llu) in time: believed", (unsigned)rank,
              (unsigned long long)inc);
@@ -512,25 +389,18 @@ static int commit_record (struct overlay *ov, uint32_t rank, uint64_t inc,
                           bool fenced, const char *reason,
                           enum fence_source src)
 {
+    const struct fence_entry *old = fence_lookup (ov, rank);
     struct fence_entry *f;
     bool was_fenced;
     int flags;
 
-    if ((f = idmap_get (ov->fence.map, rank))) {
-        if (inc < f->inc || (inc == f->inc && (f->fenced || !fenced)))
-            return 0;
-        ov->fence.digest ^= record_hash (rank, f->inc, f->fenced);
-    }
-    else if (!fenced && inc == 0)
+    if (old && (inc < old->inc || (inc == old->inc
+                                   && (old->fenced || !fenced))))
         return 0;
-    else if (!(f = idmap_put (ov->fence.map, rank, NULL)))
+    if (!old && !fenced && inc == 0)
         return 0;
-    was_fenced = f->fenced;
-    f->inc = inc;
-    f->fenced = fenced;
-    f->since = (float)ovl_now (ov);
-    f->reason = intern (ov, reason);
-    ov->fence.digest ^= record_hash (rank, inc, fenced);
+    if (!(f = fenceview_set (ov, rank, inc, fenced, reason, &was_fenced)))
+        return 0;
     ov->fence.changed = true;
     suspect_settle (ov, rank, inc, fenced);
     flags = react (ov, rank, f, was_fenced, reason);
@@ -624,10 +494,8 @@ static struct frame *take_records (struct overlay *ov, struct idmap *set,
         if (suspicions && s && (!e || (!e->fenced && s->inc >= e->inc)))
             recs[i] = (struct fence_record){ .rank = ranks[i], .inc = s->inc,
                                              .fenced = true,
-                                             .reason = s->reason
-                                                       < ov->fence.nreasons
-                                                 ? ov->fence.reasons[s->reason]
-                                                 : "" };
+                                             .reason = fence_reason_text
+                                                           (ov, s->reason) };
         else if (e && !e->fenced
                  && livesig_get (ov, ranks[i], e->inc, sigs[i]))
             recs[i].sig = sigs[i];
@@ -714,20 +582,18 @@ static void batch_cb (void *arg)
         return;
     ov->fence.batches++;
     pass_down (ov, ov->rank, f);
-    membership_event (ov);
+    membership_publish (ov);
     frame_decref (&f);
 }
 
 void fence_send_view (struct overlay *ov, struct peer *p)
 {
     struct idmap *all = idmap_create (1);
-    struct idmap_iter it;
     struct frame *f;
 
     if (!all)
         return;
-    for (void *v = idmap_first (ov->fence.map, &it); v; v = idmap_next (&it))
-        mark (all, (uint32_t)it.id);
+    fenceview_ranks (ov, all);
     /* a view repairs records: suspicions are no records (suspect.h) */
     if (idmap_size (all) > 0
         && (f = take_records (ov, all, 0, false))) {
@@ -744,7 +610,7 @@ void fence_peer_digest (struct overlay *ov, struct peer *p, uint64_t digest)
 {
     double now = ovl_now (ov);
 
-    if (digest == ov->fence.digest) {
+    if (digest == fence_digest (ov)) {
         p->view_mismatch = 0;
         return;
     }

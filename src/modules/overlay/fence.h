@@ -38,6 +38,7 @@
 #include <stdint.h>
 
 #include "envelope.h"
+#include "fenceview.h"
 #include "frame.h"
 
 struct overlay;
@@ -46,11 +47,6 @@ struct idmap;
 struct ovtimer;
 
 struct fence_state {            /* fence.c */
-    struct idmap *map;          /* rank -> struct fence_entry */
-    char reasons[64][48];       /* interned: entries keep an index */
-    int nreasons;
-    uint64_t digest;            /* of the records, for keepalives */
-    int nfenced;
     uint64_t seen;              /* fences applied here */
     uint64_t bad_records;       /* refused: rank or incarnation out of range */
     uint64_t false_claims;      /* records of us at an incarnation we never had */
@@ -61,8 +57,6 @@ struct fence_state {            /* fence.c */
     uint64_t views_sent;        /* repairs: whole views to a peer */
     struct idmap *outbox;       /* ranks to report up */
     struct idmap *batch;        /* ranks to multicast down (the root) */
-    struct idmap *members;      /* rank 0: fenced or lifted since the last
-                                   membership event */
     struct ovtimer *report;       /* the report window */
     struct ovtimer *mcast;        /* the batch window */
     bool changed;               /* news since the last settle */
@@ -122,18 +116,6 @@ enum fence_bound {
  * (now: this broker's wall clock; never past FENCE_INC_MAX). */
 uint64_t fence_inc_limit (struct overlay *ov, enum fence_bound bound);
 
-/* 16 bytes: every broker holds one per rank ever fenced, and a simulator
- * holds thousands of brokers. */
-struct fence_entry {
-    uint64_t inc;            /* latest known incarnation */
-    float since;             /* when this record last changed */
-    bool fenced;
-    uint8_t reason;          /* fence_reason() */
-};
-
-#define FENCE_REASONS 64
-#define FENCE_REASON_LEN 48
-
 enum {
     FENCE_NEWS = 1,          /* the record changed */
     FENCE_SELF = 2,          /* a fence of this broker's own incarnation */
@@ -160,8 +142,6 @@ void fence_on_fenced (struct overlay *ov,
 /* The highest incarnation of ours a record named that we never had
  * (0 if none): a rejoin goes above it (hello.c). */
 uint64_t fence_claimed (struct overlay *ov);
-/* How many ranks are fenced here. */
-int fence_count (struct overlay *ov);
 
 /* News since the last settle (overlay.c), and its reset. */
 bool fence_changed (struct overlay *ov);
@@ -171,15 +151,6 @@ void fence_changed_seen (struct overlay *ov);
 void fence_count_bad_record (struct overlay *ov);
 void fence_count_false_claim (struct overlay *ov);
 
-bool fence_is_fenced (struct overlay *ov, uint32_t rank);
-/* The stamp (envelope.h) of rank's incarnation as this broker knows it:
- * its live record's, or 0 if it has none (never heard of, or fenced). */
-uint16_t fence_stamp (struct overlay *ov, uint32_t rank);
-
-/* The reason a record was written with ("" if none). */
-const char *fence_reason (struct overlay *ov, const struct fence_entry *f);
-/* The record of rank, or NULL if nothing is known of it. */
-const struct fence_entry *fence_lookup (struct overlay *ov, uint32_t rank);
 
 /* Apply a record found here (FROM_HERE: a fence of our own finding, or a
  * neighbour's HELLO, its own word).  Returns FENCE_* flags (0: old news
@@ -192,8 +163,6 @@ int fence_apply (struct overlay *ov, uint32_t rank, uint64_t inc,
  * every broker hears its new incarnation and reports ready again. */
 void fence_announce_self (struct overlay *ov);
 
-/* This broker's digest of its view (keepalives carry it). */
-uint64_t fence_digest (struct overlay *ov);
 
 /* A peer's digest, from its keepalive: after two that differ from ours,
  * send it our view (at most every two keepalive intervals). */

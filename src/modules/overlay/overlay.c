@@ -23,12 +23,14 @@
 #include "evglue.h"
 #include "events.h"
 #include "fence.h"
+#include "fenceview.h"
 #include "heal.h"
 #include "health.h"
 #include "moved.h"
 #include "ovsign.h"
 #include "hello.h"
 #include "live.h"
+#include "membership.h"
 #include "livesig.h"
 #include "overlay.h"
 #include "ovlog.h"
@@ -159,6 +161,7 @@ struct overlay *overlay_create (const struct ovl_config *cfg,
         || make_peers (ov) < 0
         || route_init (ov) < 0 || fence_init (ov) < 0
         || partition_init (ov) < 0 || livesig_init (ov) < 0
+        || fenceview_init (ov) < 0 || membership_init (ov) < 0
         || tracker_init (ov) < 0 || dedup_init (ov) < 0
         || health_init (ov) < 0
         || heal_init (ov) < 0 || status_init (ov) < 0 || hello_init (ov) < 0
@@ -192,6 +195,8 @@ void overlay_destroy (struct overlay **ovp)
     partition_fini (ov);
     fence_fini (ov);
     livesig_fini (ov);
+    membership_fini (ov);
+    fenceview_fini (ov);
     route_fini (ov);
     peers_destroy (&ov->peers);
     bgn_router_destroy (&ov->router);

@@ -30,7 +30,9 @@
  *   tracker.c   requests injected here, failed once if their rank dies,
  *               sent again if a rank on their way dies
  *   dedup.c     requests run here for others: a copy is not run twice
+ *   membership.c rank 0's membership events
  *   livesig.c   each rank's signature of its live record, kept
+ *   fenceview.c the fence view's records and digest (data only)
  *   ovsign.c    brokers' own signatures: live records, requests
  *   route.c     next hop, detours, backlogs, the TTL step, sending
  *   trace.c     overlay.trace
@@ -91,10 +93,12 @@
 #include "dedup.h"
 #include "evglue.h"
 #include "fence.h"
+#include "fenceview.h"
 #include "heal.h"
 #include "health.h"
 #include "hello.h"
 #include "livesig.h"
+#include "membership.h"
 #include "ovlog.h"
 #include "ovsign.h"
 #include "partition.h"
@@ -162,6 +166,8 @@ struct overlay {
     struct hello_state hello;
     struct route_state route;
     struct fence_state fence;
+    struct fenceview_state fenceview;
+    struct membership_state membership;
     struct partition_state partition;
     struct suspect_state suspect;
     struct livesig_state livesig;

@@ -140,7 +140,7 @@ static json_t *missing_json (struct overlay *ov)
 static void down_json (struct overlay *ov, double now, json_t *down,
                        json_t *info)
 {
-    for (uint32_t r = 0; r < ov->size && ov->fence.nfenced > 0; r++) {
+    for (uint32_t r = 0; r < ov->size && fence_count (ov) > 0; r++) {
         const struct fence_entry *f = fence_lookup (ov, r);
         if (!f || !f->fenced)
             continue;
@@ -152,7 +152,7 @@ static void down_json (struct overlay *ov, double now, json_t *down,
                                                 "seconds", now - f->since,
                                                 "reason",
                                                 fence_reason (ov, f)));
-        if ((int)json_array_size (down) == ov->fence.nfenced)
+        if ((int)json_array_size (down) == fence_count (ov))
             break;
     }
 }
@@ -461,7 +461,7 @@ static json_t *own_summary (struct overlay *ov)
 
     if (!down || !problems)
         goto done;
-    for (uint32_t r = 0; r < ov->size && ov->fence.nfenced > 0; r++)
+    for (uint32_t r = 0; r < ov->size && fence_count (ov) > 0; r++)
         if (fence_is_fenced (ov, r))
             idset_set (down, r);
     if ((pr = own_problem (ov, now)))

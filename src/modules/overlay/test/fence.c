@@ -40,7 +40,7 @@ static void check_root (void)
 
     fake_fence1 (f, 1, ENV_REPORT, 5, 1005, true);
     ok (fence_is_fenced (f->ov, 5) && bgn_router_is_down (f->ov->router, 5)
-        && f->ov->fence.nfenced == 1, "a report that 5 is down fences it");
+        && fence_count (f->ov) == 1, "a report that 5 is down fences it");
     ok (fake_logged (f, "rank 5 fenced (test)") && f->nsent == 0,
         "it is logged, and nothing goes out before the window ends");
     fake_fence1 (f, 2, ENV_REPORT, 6, 1006, true);
@@ -67,7 +67,7 @@ static void check_root (void)
         "the same fence again, or anything older, changes nothing, sends nothing");
     fake_fence1 (f, 4, ENV_REPORT, 5, 1006, false);
     ok (!fence_is_fenced (f->ov, 5) && !bgn_router_is_down (f->ov->router, 5)
-        && f->ov->fence.nfenced == 1, "5 live as a newer incarnation: lifted");
+        && fence_count (f->ov) == 1, "5 live as a newer incarnation: lifted");
     fake_advance (f, 0.02);
     b = fake_last (f, ENV_BATCH, 1);
     ok (b && fake_has_record (b, 5, 1006, false) && fake_records (b) == 1,
@@ -455,7 +455,7 @@ static void check_malformed (void)
     uint64_t bad = f->ov->c.malformed_drops;
     fake_inject (f, 2, &env, &junk, &len, 1, NULL);
     fake_control (f, 2, ENV_BATCH, "{\"rank\":1}");
-    ok (f->ov->c.malformed_drops == bad + 2 && f->ov->fence.nfenced == 0,
+    ok (f->ov->c.malformed_drops == bad + 2 && fence_count (f->ov) == 0,
         "malformed fence frames are counted and change nothing");
     fake_destroy (&f);
 }

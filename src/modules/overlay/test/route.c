@@ -169,7 +169,7 @@ static void check_unreachable (void)
     ok (fake_peer (f, 2)->state == PEER_DOWN && fence_is_fenced (f->ov, 2),
         "a send finding 2's connection gone makes 2 lost and fenced");
     ok (fake_logged (f, "connection gone (EHOSTUNREACH)")
-        && f->ov->fence.nfenced == 1,
+        && fence_count (f->ov) == 1,
         "logged, and fenced here");
     fake_advance (f, 0.02);
     struct sent *b = NULL;
