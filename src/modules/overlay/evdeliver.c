@@ -2,11 +2,11 @@
 /* evdeliver.c: the event layer's delivery, buffers and tree
  * (evlayer_int.h).
  *
- * What the layer's upper files (events.c, evrepair.c, evroot.c,
- * evsign.c) all need: the clock and counted warnings, handing batches to
- * the subscribers in order, the replay buffer and the early-arrival
- * buffer, declaring a gap lost, and sending down rank 0's tree around
- * fenced ranks.  It sits below them so that they call it one way; it
+ * What the layer's upper files (events.c, evsync.c, evjoin.c,
+ * evrepair.c, evroot.c, evsign.c) all need: the clock and counted
+ * warnings, handing batches to the subscribers in order, the replay
+ * buffer and the early-arrival buffer, declaring a gap lost, who may
+ * send us the tree, and sending down rank 0's tree around fenced ranks.  It sits below them so that they call it one way; it
  * calls only the stores (evstore.c) and the layer's ops.
  */
 #include <stdint.h>
@@ -220,6 +220,27 @@ uint32_t evl_tree_parent (struct evlayer *ev)
         if (!ev->ops->is_down (ev->arg, ev->ancestors[i]))
             return ev->ancestors[i];
     return UINT32_MAX;
+}
+
+/* Who may send us tree traffic (batches, SYNCs) unsigned: the nearest
+ * ancestor that is not fenced, since the tree re-forms around fenced
+ * ones.  Its word is taken only as it sent it: when it is a graph
+ * neighbour its frames come over its own link, so a frame naming it (or
+ * any other ancestor, rank 0 included) as source that another peer
+ * passes us is refused -- no peer can speak as rank 0 or as our parent.
+ * A farther ancestor (our parent is fenced) reaches us through the
+ * overlay, relayed by whoever routes it.  Where rank 0 signs, its
+ * signature vouches for what any peer passes on (evlayer_recv_batch,
+ * evsync_recv). */
+int evl_tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via)
+{
+    uint32_t expect = evl_tree_parent (ev);
+
+    if (expect == UINT32_MAX || source != expect)
+        return 0;
+    if (bgn_topo_linked (ev->topo, ev->rank, expect))
+        return via == expect;
+    return 1;
 }
 
 void evl_sync_sideways (struct evlayer *ev, json_t *ctl, uint32_t except)

@@ -16,7 +16,8 @@
  * ranges: nothing here loops over the seqs of a gap.
  *
  * This file: the layer's entry points (events.h): receiving, timers and
- * the statistics.  Below it, and called only downward: repair in
+ * the statistics.  Below it, and called only downward: rank 0's SYNCs in
+ * evsync.c and a joining broker's start in evjoin.c, repair in
  * evrepair.c and rank 0's numbering and batching in evroot.c, rank 0's
  * signature in evsign.c, delivery, the buffers and the tree in
  * evdeliver.c, the stores in evstore.c; the state they share is in
@@ -41,34 +42,6 @@ void evlayer_config_defaults (struct evlayer_config *cfg)
     cfg->batch_bytes = 64u << 10;
     cfg->queue_bytes = 16u << 20;
     cfg->learn_timeout = 10.0;
-}
-
-/* A SYNC repeats what the last one said at most this often (in
- * sync periods): an idle stream costs every broker a signature check a
- * second otherwise, for news it has already had. */
-#define SYNC_QUIET_PERIODS 10
-
-/* ---- who may send us tree traffic ----------------------------------- */
-
-/* Who may send us tree traffic (batches, SYNCs) unsigned: the nearest
- * ancestor that is not fenced, since the tree re-forms around fenced
- * ones.  Its word is taken only as it sent it: when it is a graph
- * neighbour its frames come over its own link, so a frame naming it (or
- * any other ancestor, rank 0 included) as source that another peer
- * passes us is refused -- no peer can speak as rank 0 or as our parent.
- * A farther ancestor (our parent is fenced) reaches us through the
- * overlay, relayed by whoever routes it.  Where rank 0 signs, its
- * signature vouches for what any peer passes on (evlayer_recv_batch,
- * recv_sync). */
-static int tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via)
-{
-    uint32_t expect = evl_tree_parent (ev);
-
-    if (expect == UINT32_MAX || source != expect)
-        return 0;
-    if (bgn_topo_linked (ev->topo, ev->rank, expect))
-        return via == expect;
-    return 1;
 }
 
 /* ---- life cycle ------------------------------------------------------------ */
@@ -161,153 +134,6 @@ void evlayer_destroy (struct evlayer **evp)
     }
 }
 
-/* ---- joining: where our sequence starts -------------------------------- */
-
-/* Where rank 0 signs, a broker without a sequence takes its start only
- * on rank 0's word: it asks rank 0 (START_QUERY, with a nonce fresh
- * for this wait) every START_RETRY until a signed answer for it and
- * that nonce comes back.  A neighbour's hello says where the sequence is too, but
- * a lying tree parent said 1,000,000 and the broker took every real
- * batch for a duplicate, for good (issue 42). */
-static void start_ask (struct evlayer *ev)
-{
-    json_t *q;
-    char n[17];
-
-    if (ev->have_base || !ev->verify || ev->rank == 0)
-        return;
-    if (ev->start_asked > 0 && ev->now - ev->start_asked < START_RETRY)
-        return;
-    /* one nonce for the whole wait: an answer to an earlier ask is as
-     * fresh as our wait, and on a busy machine the answer to an ask
-     * often came after the next ask had replaced a per-ask nonce */
-    if (ev->start_since == 0) {
-        ev->start_since = ev->now > 0 ? ev->now : 1e-9;
-        ev->start_nonce = evl_nonce ();
-    }
-    ev->start_asked = ev->now > 0 ? ev->now : 1e-9;
-    snprintf (n, sizeof (n), "%016llx", (unsigned long long)ev->start_nonce);
-    if (!(q = json_pack ("{s:s}", "n", n)))
-        return;
-    ev->start_asks++;
-    ev->ops->control (ev->arg, 0, EV_CTL_START_QUERY, q);
-    json_decref (q);
-}
-
-/* Our sequence starts after 'seq': what waited is delivered from there,
- * and a gap to what is known is repaired. */
-static void start_take (struct evlayer *ev, uint32_t seq)
-{
-    if (ev->early.n > 0 && evstore_at (&ev->early, 0)->first - 1 < seq)
-        seq = evstore_at (&ev->early, 0)->first - 1;
-    ev->have_base = 1;
-    ev->last = seq;
-    if (ev->high < seq)
-        ev->high = seq;
-    evl_drain_early (ev);
-    evrepair_kick (ev);
-}
-
-/* Rank 0 never answered (an older build, or cut off from us while our
- * tree parent is not): after twice learn_timeout (a rank 0 answers once
- * it has learnt the sequence itself, which takes learn_timeout at
- * most), the lowest seq a signed batch or SYNC put the start at, if any
- * came. */
-static void start_fallback (struct evlayer *ev)
-{
-    double wait = 2 * ev->cfg.learn_timeout;
-
-    if (ev->have_base || !ev->verify || ev->start_since == 0
-        || ev->now - ev->start_since < wait
-        || ev->start_floor == UINT32_MAX)
-        return;
-    ev->ops->log (ev->arg, LOG_WARNING, "events: rank 0 did not say where "
-                  "the sequence is within %.0f s; starting after %u, the "
-                  "lowest seq rank 0 signed that reached us",
-                  wait, (unsigned)ev->start_floor);
-    start_take (ev, ev->start_floor);
-}
-
-/* A nonce as sent in "n": 16 hex digits; 0 if it is not one. */
-static int parse_nonce (json_t *o, uint64_t *nonce)
-{
-    const char *n = json_string_value (json_object_get (o, "n"));
-    char *end;
-
-    if (!n || strlen (n) != 16)
-        return 0;
-    errno = 0;
-    *nonce = strtoull (n, &end, 16);
-    return errno == 0 && *end == '\0';
-}
-
-/* Rank 0: a broker asks where the sequence is.  The answer is signed for
- * it and its nonce; at most START_RATE a second (START_BURST at once),
- * so that asking costs rank 0 a bounded share of a core: an asker not
- * answered asks again. */
-static void start_answer (struct evlayer *ev, uint32_t source, json_t *q)
-{
-    uint64_t nonce;
-    json_t *o;
-
-    if (!ev->can_sign || !ev->can_publish || !parse_nonce (q, &nonce))
-        return;
-    ev->start_tokens += (ev->now - ev->start_refill) * START_RATE;
-    ev->start_refill = ev->now;
-    if (ev->start_tokens > START_BURST)
-        ev->start_tokens = START_BURST;
-    if (ev->start_tokens < 1) {
-        ev->start_throttled++;
-        return;
-    }
-    ev->start_tokens -= 1;
-    o = json_pack ("{s:O s:I s:I s:I s:I}", "n", json_object_get (q, "n"),
-                   "seq", (json_int_t)ev->sent_seq, "epoch",
-                   (json_int_t)ev->cfg.epoch, "gone", (json_int_t)ev->gone,
-                   "base", (json_int_t)ev->root_base);
-    if (o && evl_start_sign (ev, o, source, nonce, (json_int_t)ev->sent_seq,
-                             (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
-                             (json_int_t)ev->root_base) == 0) {
-        ev->start_answers++;
-        ev->ops->control (ev->arg, source, EV_CTL_START, o);
-    }
-    json_decref (o);
-}
-
-/* Rank 0's answer to our ask: taken only while we wait, for our latest
- * nonce, signed for us, and not from an older rank 0 than we heard. */
-static void recv_start (struct evlayer *ev, uint32_t via, json_t *o)
-{
-    json_int_t seq, epoch, gone, base;
-    uint64_t nonce;
-
-    if (ev->have_base || !ev->verify || ev->start_asked == 0
-        || !parse_nonce (o, &nonce) || nonce != ev->start_nonce
-        || json_unpack (o, "{s:I s:I s:I s:I}", "seq", &seq, "epoch", &epoch,
-                        "gone", &gone, "base", &base) < 0
-        || seq < 0 || seq > UINT32_MAX || gone < 0 || gone > seq || base < 0
-        || base > seq || (uint64_t)epoch < ev->root_epoch) {
-        ev->stale_answers++;
-        return;
-    }
-    if (!evl_start_signed_ok (ev, o, nonce, seq, epoch, gone, base, via))
-        return;
-    ev->root_epoch = (uint64_t)epoch;
-    ev->root_base = (uint32_t)base;
-    ev->root_gone = (uint32_t)gone;
-    if ((uint32_t)seq > ev->sync_seq)
-        ev->sync_seq = (uint32_t)seq;
-    /* rank 0 answers when it can (after its own learning, after routes
-     * settle): events published between our start and its answer are
-     * ours too.  The tree parent's hello said where the stream was when
-     * we came; it may lower the start (never raise it), and no lower
-     * than what rank 0 signed it still holds (gone): a lying parent
-     * costs at most a repair of real, signed events. */
-    if (ev->start_hint < (uint32_t)seq)
-        seq = ev->start_hint > (uint32_t)gone ? ev->start_hint : gone;
-    start_take (ev, (uint32_t)seq);
-}
-
 /* ---- receiving ------------------------------------------------------------ */
 
 /* No memory to hold a batch: it is not taken, the repair fetches it. */
@@ -359,7 +185,7 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
         if (h->first - 1 < ev->start_floor)
             ev->start_floor = h->first - 1;
         evl_early_add (ev, &hd);
-        start_ask (ev);
+        evjoin_ask (ev);
         return;
     }
     if (h->first <= ev->last + 1) {
@@ -441,8 +267,8 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
      * or cannot reach us, is gone round by whoever has it (a rank 0
      * sending round a fenced parent, a neighbour we asked to) */
     int side = kind == EV_TREE && ev->verify
-               && !tree_sender_ok (ev, source, via);
-    if (kind == EV_TREE ? !side && !tree_sender_ok (ev, source, via)
+               && !evl_tree_sender_ok (ev, source, via);
+    if (kind == EV_TREE ? !side && !evl_tree_sender_ok (ev, source, via)
                         : (via != source
                            || !evrepair_asked_for (ev, source, h->first, h->last))) {
         ev->rejected++;
@@ -490,136 +316,6 @@ void evlayer_recv_batch (struct evlayer *ev, uint32_t source, uint32_t via,
     if (!evl_batch_signed_ok (ev, batch, h, via))
         return;
     accept_batch (ev, kind, batch, tags, h);
-}
-
-/* How this SYNC compares with the last one taken: 1 newer, 0 the same,
- * -1 older.  Rank 0's numbers only grow within an epoch, so the order is
- * (epoch, seq, gone, base): with several paths, an older copy that came
- * late must not count as news, or two of them would chase each other
- * round the graph. */
-static int sync_cmp (const struct evlayer *ev, json_int_t seq,
-                     json_int_t epoch, json_int_t gone, json_int_t base)
-{
-    uint64_t a[4] = { (uint64_t)epoch, (uint64_t)seq, (uint64_t)gone,
-                      (uint64_t)base };
-    uint64_t b[4] = { ev->root_epoch, ev->sync_seq, ev->root_gone,
-                      ev->root_base };
-
-    for (int i = 0; i < 4; i++)
-        if (a[i] != b[i])
-            return a[i] > b[i] ? 1 : -1;
-    return 0;
-}
-
-/* A SYNC taken: on down the tree and, where rank 0 signs and it is news,
- * to the other neighbours.  The same SYNC again (rank 0 repeats it when
- * quiet) goes down the tree at most every few sync periods: it now comes
- * by several paths, and each copy sent on would multiply below. */
-static void sync_pass_on (struct evlayer *ev, json_t *o, int fresh,
-                          uint32_t via)
-{
-    double every = ev->cfg.sync_period * SYNC_QUIET_PERIODS / 2;
-
-    if (fresh || ev->now - ev->sync_passed >= every) {
-        ev->sync_passed = ev->now;
-        evl_forward_down (ev, NULL, o, NULL);
-    }
-    if (fresh && ev->verify)
-        evl_sync_sideways (ev, o, via);
-}
-
-static void recv_sync (struct evlayer *ev, uint32_t source, uint32_t via,
-                       json_t *o)
-{
-    json_int_t seq, epoch = 0, gone = 0, base = 0;
-    int tree, cmp, fresh, had_gap;
-
-    if (json_unpack (o, "{s:I s?I s?I s?I}", "seq", &seq, "epoch", &epoch,
-                     "gone", &gone, "base", &base) < 0
-        || seq < 0 || seq > UINT32_MAX || gone < 0 || gone > seq || base < 0
-        || base > seq) {
-        ev->rejected++;
-        return;
-    }
-    /* Checked before it goes on.  From our tree parent as before; where
-     * rank 0 signs, from any peer too (a neighbour, or relayed round a
-     * link that is down): rank 0's high-water mark takes every path
-     * (evl_sync_sideways), and its signature, not the path, vouches for
-     * it. */
-    tree = tree_sender_ok (ev, source, via);
-    cmp = sync_cmp (ev, seq, epoch, gone, base);
-    fresh = cmp > 0;
-    /* an older rank 0's SYNC (signed, but played again) is refused */
-    if ((!tree && !ev->verify)
-        || (uint64_t)epoch < ev->root_epoch
-        || (ev->have_base && (uint32_t)seq > ev->last
-            && (uint32_t)seq - ev->last > SEQ_SANE)) {
-        ev->rejected++;
-        evl_warn_counted (ev, ev->rejected, "dropped a sync that is not rank 0's",
-                      (uint32_t)seq, (uint32_t)seq);
-        return;
-    }
-    /* an older one of this rank 0, or the same one by another path, says
-     * nothing new (by several paths one is often overtaken): dropped
-     * before any check */
-    if ((uint64_t)epoch == ev->root_epoch && (cmp < 0 || (cmp == 0 && !tree))) {
-        if (ev->verify)
-            return;
-        ev->rejected++;
-        evl_warn_counted (ev, ev->rejected, "dropped a sync older than the "
-                          "last", (uint32_t)seq, (uint32_t)seq);
-        return;
-    }
-    if (!evl_sync_signed_ok (ev, o, seq, epoch, gone, base, via))
-        return;
-    if (ev->verify && json_object_get (o, "sig")) {
-        json_decref (ev->sync_proof);   /* a proof of seq, for SEQ_REPORT */
-        ev->sync_proof = json_deep_copy (o);
-    }
-    if (!tree)
-        ev->side_syncs++;
-    sync_pass_on (ev, o, fresh, via);
-    if ((uint64_t)epoch != ev->root_epoch && ev->root_epoch != 0)
-        ev->ops->log (ev->arg, LOG_NOTICE, "events: rank 0 restarted; its "
-                      "sequence goes on after %u", (unsigned)base);
-    ev->root_epoch = (uint64_t)epoch;
-    ev->root_base = (uint32_t)base;
-    ev->root_gone = (uint32_t)gone;
-    ev->sync_seq = (uint32_t)seq;
-    if (!ev->have_base && !ev->verify) {
-        ev->have_base = 1;
-        ev->last = ev->high = (uint32_t)seq;
-        return;
-    }
-    had_gap = evrepair_have_gap (ev);
-    if ((uint32_t)seq > ev->high)
-        ev->high = (uint32_t)seq;
-    if (!ev->have_base) {
-        /* joining: rank 0's answer decides (start_take); if it never
-         * comes, the fallback starts after what rank 0 no longer holds
-         * (gone), not after seq: what lies between may have been
-         * published while we waited, and is still to be had */
-        if ((uint32_t)gone < ev->start_floor)
-            ev->start_floor = (uint32_t)gone;
-        start_ask (ev);
-        return;
-    }
-    /* Rank 0 dropped what we miss from its buffer: lost, at once, in one
-     * notice (not for what an earlier rank 0 numbered: it cannot know). */
-    if (ev->root_gone > ev->last && ev->last >= ev->root_base) {
-        uint32_t end = evl_gap_end (ev);
-        evl_declare_lost (ev, ev->last + 1, ev->root_gone < end ? ev->root_gone
-                                                            : end);
-    }
-    /* A gap only another path told of: the tree most often brings it a
-     * moment later (a SYNC is small and overtakes batches); repaired if
-     * it does not */
-    if (!tree && !had_gap && evrepair_have_gap (ev) && !ev->rep.active) {
-        ev->rep.hold_until = ev->now + SIDE_GRACE;
-        evl_arm (ev, ev->armed < ev->rep.hold_until ? ev->armed
-                                                    : ev->rep.hold_until);
-    }
-    evrepair_kick (ev);
 }
 
 /* Rank 0 learning where the sequence is: a report counts only from a
@@ -685,7 +381,7 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
     switch (kind) {
     case EV_CTL_SYNC:
         if (ev->rank != 0)
-            recv_sync (ev, source, via, o);
+            evsync_recv (ev, source, via, o);
         break;
     case EV_CTL_REPAIR_REQ:
         /* Only to the neighbour that asked, never to a claimed source. */
@@ -715,11 +411,11 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
         break;
     case EV_CTL_START_QUERY:
         if (ev->rank == 0)
-            start_answer (ev, source, o);
+            evjoin_answer (ev, source, o);
         break;
     case EV_CTL_START:
         if (ev->rank != 0)
-            recv_start (ev, via, o);
+            evjoin_recv (ev, via, o);
         break;
     case EV_CTL_ADOPT:
         adopt_answer (ev, source, via);
@@ -732,53 +428,18 @@ void evlayer_recv_control (struct evlayer *ev, uint32_t source,
 
 /* ---- timers and hellos ------------------------------------------------- */
 
-static int sync_due (const struct evlayer *ev, double now)
-{
-    double since = now - ev->last_sync;
-
-    if (since < ev->cfg.sync_period)
-        return 0;
-    return ev->sent_seq != ev->synced_seq || ev->gone != ev->synced_gone
-           || ev->root_base != ev->synced_base
-           || since >= ev->cfg.sync_period * SYNC_QUIET_PERIODS;
-}
-
-static void send_sync (struct evlayer *ev)
-{
-    ev->synced_seq = ev->sent_seq;
-    ev->synced_gone = ev->gone;
-    ev->synced_base = ev->root_base;
-    json_t *o = json_pack ("{s:I s:I s:I s:I}", "seq",
-                           (json_int_t)ev->sent_seq, "epoch",
-                           (json_int_t)ev->cfg.epoch, "gone",
-                           (json_int_t)ev->gone, "base",
-                           (json_int_t)ev->root_base);
-    if (o && evl_sync_sign (ev, o, (json_int_t)ev->sent_seq,
-                            (json_int_t)ev->cfg.epoch, (json_int_t)ev->gone,
-                            (json_int_t)ev->root_base) == 0) {
-        evl_forward_down (ev, NULL, o, NULL);
-        /* signed: to the neighbours off the tree too (evl_sync_sideways) */
-        if (ev->can_sign)
-            evl_sync_sideways (ev, o, UINT32_MAX);
-    }
-    json_decref (o);
-}
-
 void evlayer_tick (struct evlayer *ev, double now)
 {
     ev->now = now;
     evl_settle (ev);
     if (ev->rank == 0) {
         evroot_learn_check (ev, 1);
-        if (ev->can_publish && ev->sent_seq > 0 && sync_due (ev, now)) {
-            ev->last_sync = now;
-            send_sync (ev);
-        }
+        evsync_tick (ev, now);
         return;
     }
     if (!ev->have_base) {
-        start_ask (ev);
-        start_fallback (ev);
+        evjoin_ask (ev);
+        evjoin_fallback (ev);
     }
     evrepair_parent_tick (ev);
     if (ev->rep.active && now >= ev->rep.deadline)
@@ -823,7 +484,7 @@ void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
         return;
     }
     /* Where rank 0 signs, a hello is a neighbour's word: it moves no
-     * sequence; one without a sequence asks rank 0 (start_ask). */
+     * sequence; one without a sequence asks rank 0 (evjoin_ask). */
     if (ev->verify) {
         if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]) {
             if (seq > 0)
@@ -831,7 +492,7 @@ void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
             if (seq < ev->start_hint)
                 ev->start_hint = seq;
         }
-        start_ask (ev);
+        evjoin_ask (ev);
         return;
     }
     /* Nothing signed: a broker (re)joining starts where its tree parent

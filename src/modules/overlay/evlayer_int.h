@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: LGPL-3.0-or-later */
 /* evlayer_int.h: the event layer's state, shared by its parts.
  *
- * The event layer (events.h is its contract) is one state machine in six
- * files, which call one way, top to bottom: events.c (the entry points:
- * receiving, timers, statistics); evrepair.c (gap repair and loss) and
- * evroot.c (rank 0: learning the sequence after a start, batching,
+ * The event layer (events.h is its contract) is one state machine in
+ * eight files, which call one way, top to bottom: events.c (the entry
+ * points: receiving, timers, statistics); evsync.c (rank 0's SYNC) and
+ * evjoin.c (where a joining broker starts); evrepair.c (gap repair and
+ * loss) and evroot.c (rank 0: learning the sequence after a start, batching,
  * publishing); evsign.c (rank 0's signature); evdeliver.c (delivery,
  * the buffers, the tree); evstore.c (the sorted batch stores).  Nothing
  * outside them includes this header.
@@ -319,6 +320,10 @@ int evl_adopt (struct evlayer *ev, uint32_t child);
 /* Our tree parent now: the nearest ancestor that is not fenced
  * (UINT32_MAX: none, rank 0). */
 uint32_t evl_tree_parent (struct evlayer *ev);
+/* May 'source' send us tree traffic (batches, SYNCs) unsigned, as 'via'
+ * passed it on?  Only our tree parent, over its own link if it is a
+ * neighbour. */
+int evl_tree_sender_ok (struct evlayer *ev, uint32_t source, uint32_t via);
 /* The ranks a batch from us goes to now. */
 int evl_effective_children (struct evlayer *ev, uint32_t *list, int max);
 /* Hand h's events past 'last' to the subscribers; advance 'last'. */
@@ -388,6 +393,25 @@ int evl_sig_admit (struct evlayer *ev, uint32_t via);
 void evl_sig_verdict (struct evlayer *ev, uint32_t via, int good);
 /* A fresh random nonce. */
 uint64_t evl_nonce (void);
+
+/* ---- evsync.c: rank 0's SYNC ----------------------------------------- */
+/* Others: a SYNC from 'source' (passed on by 'via'). */
+void evsync_recv (struct evlayer *ev, uint32_t source, uint32_t via,
+                  json_t *o);
+/* Rank 0's timer: a SYNC when one is due. */
+void evsync_tick (struct evlayer *ev, double now);
+
+/* ---- evjoin.c: where a joining broker's sequence starts ---------------- */
+/* Ask rank 0 where our sequence starts (at most every START_RETRY,
+ * while we have none and rank 0 signs). */
+void evjoin_ask (struct evlayer *ev);
+/* Rank 0 never answered: start after the lowest seq it signed that
+ * reached us, after twice learn_timeout. */
+void evjoin_fallback (struct evlayer *ev);
+/* Rank 0: answer a broker's ask q (signed, rate-bounded). */
+void evjoin_answer (struct evlayer *ev, uint32_t source, json_t *q);
+/* Others: rank 0's answer o to our ask. */
+void evjoin_recv (struct evlayer *ev, uint32_t via, json_t *o);
 
 /* ---- evrepair.c ------------------------------------------------------ */
 /* Is something missing after 'last'? */

@@ -42,6 +42,7 @@
  *   body.c      the wire frame: an envelope and a packed frame list
  *   envelope.c  the per-hop envelope codec
  *   events.c    the event layer (events.h): receiving, timers, statistics
+ *   evsync.c, evjoin.c   rank 0's SYNC; where a joining broker starts
  *   evrepair.c, evroot.c   gap repair and loss; rank 0's numbering
  *   evsign.c    rank 0's signature on batches and SYNCs
  *   evdeliver.c the event layer's delivery, buffers and tree
