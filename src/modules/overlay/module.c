@@ -5,7 +5,9 @@
  * connect, unload), the overlay ops it installs, and the io table that
  * runs the protocol core (overlay.c and its parts) on the real world:
  * the ROUTER socket (sock.c), the certificate store (curve.c), the
- * broker's reactor for timers and its api for everything else.
+ * broker's reactor for timers and its api for everything else.  The
+ * keys the bootstrap carries, and when each is read, are modkeys.c's
+ * (module_int.h: the state both share).
  *
  * Start-up: load binds the socket and publishes its endpoint and public
  * key through the bootstrap; start (after the barrier) learns the peers'
@@ -23,63 +25,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/time.h>
 #include <unistd.h>
-
-#include <sodium.h>
 
 #include "src/common/libutil/idmap.h"
 #include "src/common/libutil/monotime.h"
 #include "src/common/libutil/ratelimit.h"
 #include "src/common/libzmqutil/multipart.h"
 #include "curve.h"
-#include "evkey.h"
 #include "frame.h"
 #include "io.h"
 #include "ovconf.h"
+#include "module_int.h"
 #include "ovcore.h"
 #include "sock.h"
 
-struct module {
-    const struct bgn_broker_api *api;
-    bgn_broker_t *b;
-    struct ovl_config cfg;
-    struct curve *curve;
-    struct sock *sock;
-    struct overlay *ov;
-    char endpoint[512];
-    int wake_timer;              /* broker timer id, -1 when none */
-    double wake_at;
-    uint64_t rng;
-    ratelimit_t *refusals;       /* warnings about refused contacts */
-    struct idmap *keys;          /* rank -> struct signkey (io_sign_key) */
-    bool keys_lazy;              /* other ranks' keys read when first needed */
-    double late_failed;          /* when such a read last failed, or 0 */
-};
-
-/* Another rank's signing key as the bootstrap gave it (ovsign.h). */
-struct signkey {
-    unsigned char pk[32];
-    double asked;                /* when the bootstrap was last asked */
-    uint8_t state;               /* 0 never asked, 1 have it, 2 none,
-                                    3 the bootstrap did not answer */
-};
-
-#define SIGNKEY_REFRESH 5.0      /* s between two asks for one rank */
-
-#define mlog(m, level, ...) (m)->api->log ((m)->b, (level), __VA_ARGS__)
-
-static const char *rank_pubkey (struct module *m, uint32_t rank);
-
-/* A read from the bootstrap after start holds up the reactor: after one
- * fails, none is tried for a while (the ranks asked for meanwhile count
- * as not answered). */
-static bool late_read_allowed (struct module *m)
-{
-    return m->late_failed == 0.
-           || m->api->now (m->b) - m->late_failed >= SIGNKEY_REFRESH;
-}
 
 /* ---- the io table ------------------------------------------------------ */
 
@@ -246,57 +206,6 @@ static json_t *io_memory (void *ctx)
     return o;
 }
 
-/* A rank's signing key, asked of the bootstrap once, and again (fresh,
- * past the bootstrap's copies) when a signature failed with it -- the
- * rank may have restarted with a new key -- at most every few seconds.
- * Read lazily (after start), a key the bootstrap did not answer for is
- * unknown (state 3, EAGAIN), asked again every few seconds, and not at
- * all while reads are held back after a failure. */
-static int io_sign_key (void *ctx, uint32_t rank, int refresh,
-                        unsigned char pk[32])
-{
-    struct module *m = ctx;
-    struct signkey *k;
-    char hex[80];
-    double now = m->api->now (m->b);
-    int rc;
-
-    if (!m->keys || !(k = idmap_put (m->keys, rank, NULL))) {
-        errno = m->keys ? ENOMEM : ENOENT;
-        return -1;
-    }
-    bool unanswered = k->state == 0 || k->state == 3;
-    bool due = now - k->asked >= SIGNKEY_REFRESH;
-
-    if (unanswered && m->keys_lazy && !late_read_allowed (m))
-        k->state = 3;
-    else if (k->state == 0 || ((k->state == 3 || refresh) && due)) {
-        k->asked = now;
-        rc = !unanswered && m->api->boot_refresh
-                 ? m->api->boot_refresh (m->b, rank, "evkey", hex,
-                                         sizeof (hex))
-                 : m->api->boot_get (m->b, rank, "evkey", hex, sizeof (hex));
-        if (rc == 0 && evkey_parse (hex, k->pk) == 0)
-            k->state = 1;
-        else if (rc < 0 && unanswered && m->keys_lazy && errno != ENOENT) {
-            k->state = 3;   /* asked after start, no answer: not "none" */
-            m->late_failed = now;
-        }
-        else if (unanswered || rc == 0)
-            k->state = 2;   /* none (a static bootstrap) */
-    }
-    if (k->state == 3) {
-        errno = EAGAIN;
-        return -1;
-    }
-    if (k->state != 1) {
-        errno = ENOENT;
-        return -1;
-    }
-    memcpy (pk, k->pk, 32);
-    return 0;
-}
-
 /* Where rank listens now: its endpoint as it last published it. */
 static int io_peer_endpoint (void *ctx, uint32_t rank, char *buf, size_t len)
 {
@@ -325,7 +234,7 @@ static const struct ovl_io io = {
     .deliver_events = io_deliver_events,
     .resident = io_resident,
     .memory = io_memory,
-    .sign_key = io_sign_key,
+    .sign_key = modkeys_sign_key,
     .peer_endpoint = io_peer_endpoint,
 };
 
@@ -425,7 +334,7 @@ static const char *contact_problem (struct module *m, const msg_t *req)
         return NULL;   /* the core answers EPROTO */
     if (json_unpack (o, "{s:i s?s}", "rank", &rank, "pubkey", &pubkey) == 0
         && rank >= 0) {
-        known = rank_pubkey (m, (uint32_t)rank);
+        known = modkeys_pubkey (m, (uint32_t)rank);
         if (!known)
             why = "the asking rank's key could not be read from the "
                   "bootstrap";
@@ -606,62 +515,6 @@ static int setup_curve (struct module *m)
     return 0;
 }
 
-/* Every broker signs what it says about itself (ovsign.h) with a key
- * kept in its run directory and announced through the bootstrap as
- * "evkey" (evkey.h); rank 0's also signs the event stream. */
-static int setup_event_key (struct module *m)
-{
-    unsigned char pk[32], sk[64];
-    char hex[65], err[256];
-
-    const char *want = "", *secret = "";
-    json_t *boot = json_object_get (m->api->config (m->b), "bootstrap");
-
-    if (m->api->size (m->b) == 1)
-        return 0;
-    /* a static instance's rank 0 signs with the key its config names */
-    json_unpack (boot ? boot : json_null (), "{s?s s?s}", "event_key", &want,
-                 "event_key_secret", &secret);
-    if (m->api->rank (m->b) == 0 && *want && !*secret) {
-        mlog (m, LOG_ERR, "bootstrap.event_key is set: rank 0's host needs "
-              "its secret too (bootstrap.event_key_secret)");
-        errno = EINVAL;
-        return -1;
-    }
-    if (m->api->rank (m->b) == 0 && *secret
-        ? evkey_load_file (secret, *want ? want : NULL, pk, sk, hex, err,
-                           sizeof (err)) < 0
-        : evkey_load (m->api->rundir (m->b), pk, sk, hex, err,
-                      sizeof (err)) < 0) {
-        mlog (m, LOG_ERR, "signing key: %s", err);
-        return -1;
-    }
-    overlay_set_sign_key (m->ov, sk);
-    if (m->api->rank (m->b) == 0)
-        overlay_set_event_keys (m->ov, sk, NULL);
-    sodium_memzero (sk, sizeof (sk));
-    if (!(m->keys = idmap_create (sizeof (struct signkey))))
-        return -1;
-    return m->api->boot_put (m->b, "evkey", hex);
-}
-
-/* The others check rank 0's signature, if the bootstrap announced it. */
-static void learn_event_key (struct module *m)
-{
-    unsigned char pk[32];
-    char hex[80];
-
-    if (m->api->rank (m->b) == 0)
-        return;
-    if (m->api->boot_get (m->b, 0, "evkey", hex, sizeof (hex)) < 0
-        || evkey_parse (hex, pk) < 0) {
-        mlog (m, LOG_NOTICE, "rank 0 announced no event signing key: "
-              "events are taken unsigned");
-        return;
-    }
-    overlay_set_event_keys (m->ov, NULL, pk);
-}
-
 static int setup_core (struct module *m)
 {
     struct timeval tv;
@@ -683,31 +536,6 @@ static int setup_core (struct module *m)
     m->rng = id.incarnation ^ ((uint64_t)getpid () << 32) ^ 0x9e3779b97f4a7c15ULL;
     if (!(m->ov = overlay_create (&m->cfg, &id, &io, m)))
         return -1;
-    return 0;
-}
-
-/* Which ranks' bootstrap values start() reads (overlay_start_cb): with
- * keys_lazy, ours, rank 0's and our peers' (learn_keys, learn_event_key,
- * learn_near_sign_keys, the peers' endpoints); otherwise every rank's.
- * Rank 0 checks every rank's signed word from the start (their readiness
- * reports): it reads every key at once, unless a read costs it nothing
- * (boot_lasting 2).  A host that fetches ahead (api->boot_want) is told
- * the list. */
-static int announce_reads (struct module *m)
-{
-    uint32_t self = m->api->rank (m->b);
-    int lasting = m->api->boot_lasting ? m->api->boot_lasting (m->b) : 0;
-
-    m->keys_lazy = lasting == 2 || (lasting == 1 && self != 0);
-    if (!m->api->boot_want)
-        return 0;
-    if (!m->keys_lazy)
-        return m->api->boot_want (m->b, BGN_BOOT_ALL);
-    if (m->api->boot_want (m->b, self) < 0 || m->api->boot_want (m->b, 0) < 0)
-        return -1;
-    for (int i = 0; i < overlay_peer_count (m->ov); i++)
-        if (m->api->boot_want (m->b, overlay_peer_rank (m->ov, i)) < 0)
-            return -1;
     return 0;
 }
 
@@ -743,13 +571,13 @@ static int overlay_load (const struct bgn_broker_api *api, bgn_broker_t *b,
     if (getenv ("BGN_OVERLAY_TEST_LOOP"))
         m->cfg.test_loop = strtol (getenv ("BGN_OVERLAY_TEST_LOOP"), NULL, 10);
     if (setup_curve (m) < 0 || setup_socket (m) < 0 || setup_core (m) < 0
-        || setup_event_key (m) < 0)
+        || modkeys_setup (m) < 0)
         goto error;
     if (api->boot_put (b, "endpoint", m->endpoint) < 0)
         goto error;
     if (m->curve && api->boot_put (b, "pubkey", curve_public (m->curve)) < 0)
         goto error;
-    if (announce_reads (m) < 0)
+    if (modkeys_announce_reads (m) < 0)
         goto error;
     if (api->service_add (b, m->cfg.service, overlay_service_cb, m) < 0
         || add_test_service (m) < 0)
@@ -762,106 +590,6 @@ error:
     api->log (b, LOG_ERR, "overlay: set-up failed: %s", strerror (errno));
     module_free (m);
     return -1;
-}
-
-/* Bind rank's public key, from the bootstrap: a connection is bound to
- * the rank whose key it holds (sock.h), and a contact request is checked
- * against the asking rank's key. */
-static int learn_key (struct module *m, uint32_t rank)
-{
-    char pubkey[64];
-
-    if (m->api->boot_get (m->b, rank, "pubkey", pubkey, sizeof (pubkey)) < 0
-        || curve_bind (m->curve, rank, pubkey) < 0) {
-        mlog (m, LOG_ERR, "public key of rank %u: %s", (unsigned)rank,
-              strerror (errno));
-        return -1;
-    }
-    return 0;
-}
-
-/* The keys needed at start: every rank's (one bootstrap get each), or,
- * where the bootstrap lasts (keys_lazy), our own and our peers' only:
- * the only ranks that connect to us before a contact request, which
- * reads the asking rank's key first (rank_pubkey).  At N ranks that is
- * about 2 log2 N gets per broker instead of N. */
-static int learn_keys (struct module *m)
-{
-    uint32_t size = m->api->size (m->b);
-
-    if (!m->keys_lazy) {
-        for (uint32_t r = 0; r < size; r++)
-            if (learn_key (m, r) < 0)
-                return -1;
-        return 0;
-    }
-    if (learn_key (m, m->api->rank (m->b)) < 0)
-        return -1;
-    for (int i = 0; i < overlay_peer_count (m->ov); i++)
-        if (learn_key (m, overlay_peer_rank (m->ov, i)) < 0)
-            return -1;
-    return 0;
-}
-
-/* rank's public key as the bootstrap gave it, read now if it was left
- * for later; NULL if there is none. */
-static const char *rank_pubkey (struct module *m, uint32_t rank)
-{
-    const char *known = curve_key_of (m->curve, rank);
-
-    if (known || !m->keys_lazy || rank >= m->api->size (m->b)
-        || !late_read_allowed (m))
-        return known;
-    if (learn_key (m, rank) < 0) {
-        m->late_failed = m->api->now (m->b);
-        return NULL;
-    }
-    return curve_key_of (m->curve, rank);
-}
-
-/* Every rank's signing key, now: the bootstrap may be closed later (a
- * PMI client finalizes), and a key is needed for any rank whose word
- * arrives, neighbour or not.  With CURVE the bundles are read already. */
-static void learn_sign_keys (struct module *m)
-{
-    unsigned char pk[32];
-    uint32_t size = m->api->size (m->b);
-    int have = 0;
-
-    if (!m->keys)
-        return;
-    for (uint32_t r = 0; r < size; r++)
-        if (io_sign_key (m, r, 0, pk) == 0)
-            have++;
-    if ((uint32_t)have < size)
-        mlog (m, LOG_NOTICE, "%u of %u ranks announced no signing key: "
-              "their word about themselves is taken unsigned",
-              (unsigned)(size - have), (unsigned)size);
-}
-
-/* Lazily: rank 0's signing key and our peers', now, while their bundles
- * are at hand: the words checked first (rank 0's events, the live
- * records our peers' HELLOs bring). */
-static void learn_near_sign_keys (struct module *m)
-{
-    unsigned char pk[32];
-
-    if (!m->keys)
-        return;
-    io_sign_key (m, 0, 0, pk);
-    for (int i = 0; i < overlay_peer_count (m->ov); i++)
-        io_sign_key (m, overlay_peer_rank (m->ov, i), 0, pk);
-}
-
-/* CPU seconds this thread has used (for the start-up's debug lines). */
-static double thread_cpu (void)
-{
-    struct rusage ru;
-
-    if (getrusage (RUSAGE_THREAD, &ru) < 0)
-        return 0.;
-    return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec
-           + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
 }
 
 /* After the bootstrap barrier: learn the peers' endpoints and keys,
@@ -878,18 +606,8 @@ static int overlay_start_cb (void *state)
         usleep ((useconds_t)(1e6 * strtod (getenv
                                  ("BGN_OVERLAY_TEST_START_DELAY"), NULL)));
     overlay_set_instance (m->ov, m->api->instance_id (m->b));
-    double t0 = m->api->now (m->b), cpu0 = thread_cpu ();
-    if (m->curve && learn_keys (m) < 0)
+    if (modkeys_learn (m) < 0)
         return -1;
-    learn_event_key (m);
-    if (!m->keys_lazy)
-        learn_sign_keys (m);
-    else
-        learn_near_sign_keys (m);
-    mlog (m, LOG_DEBUG, "bootstrap keys read in %.3f s (%.1f ms of CPU)%s",
-          m->api->now (m->b) - t0, 1e3 * (thread_cpu () - cpu0),
-          m->keys_lazy ? ": ours and our peers', the others' when first "
-                         "needed" : "");
     for (int i = 0; i < overlay_peer_count (m->ov); i++) {
         uint32_t rank = overlay_peer_rank (m->ov, i);
         if (m->api->boot_get (m->b, rank, "endpoint", endpoint,

@@ -5,11 +5,11 @@
  * frame's private area.  Every frame leaves by reference, with no copy
  * (zmq_msg_init_data): a received one goes out still backed by the
  * zmq_msg_t it came in, so forwarding copies nothing.  Each message
- * handed over carries a record of what it costs (struct sent); libzmq's
- * I/O thread frees it once the message is written out or dropped, and
- * takes its cost off its peer's queue then (struct sndq, counted
- * atomically), so the bytes waiting in libzmq toward each peer are known
- * and bounded (sock_settings.sndbuf_bytes).
+ * handed over carries a record of what it costs; libzmq's I/O thread
+ * frees it once the message is written out or dropped, and takes its
+ * cost off its peer's queue then (sndq.c, the part two threads touch),
+ * so the bytes waiting in libzmq toward each peer are known and bounded
+ * (sock_settings.sndbuf_bytes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,8 +21,6 @@
 #include <czmq.h>
 #include <jansson.h>
 
-#include "src/common/libutil/idmap.h"
-#include "src/common/libutil/lfstack.h"
 #include "src/common/libutil/uintfmt.h"
 #include "src/common/libzmqutil/monitor.h"
 #include "src/common/libzmqutil/multipart.h"
@@ -30,6 +28,7 @@
 #include "envelope.h"
 #include "frame.h"
 #include "ovcore.h"
+#include "sndq.h"
 #include "sock.h"
 
 #define RECV_BUDGET 1024       /* messages per readable callback */
@@ -41,34 +40,6 @@
 /* A received frame shares libzmq's receive buffer with the other
  * messages of its read, and pins it while it lives: at most this much. */
 #define RECV_BUFFER_PIN 8192
-
-/* The bytes in libzmq's queue toward one peer: handed over, not yet
- * freed.  libzmq's I/O thread takes each message's cost off when it frees
- * it, so both threads touch this: atomically, and whoever drops the last
- * reference (the socket's table, or a message in flight) frees it.
- *
- * What libzmq is done with is freed by this thread, not by libzmq's: the
- * I/O thread only pushes the record on 'done' (lfstack.h), and sends and
- * reads here take the stack and free it (reclaim).  A record
- * and a received frame are allocated here for every message forwarded;
- * freed in another thread they never come back to this thread's malloc
- * cache, and every allocation took malloc's slow path.  Once the socket
- * is gone ('orphaned') the I/O thread frees what it releases itself. */
-struct sndq {
-    size_t bytes;               /* atomic */
-    int refs;                   /* atomic */
-    int orphaned;               /* atomic */
-    struct lfstack_node *done;  /* released records, to free */
-};
-
-/* One message in libzmq's hands: the frame it reads from, and its cost
- * on its peer's queue. */
-struct sent {
-    struct lfstack_node node;   /* first: on q->done */
-    struct sndq *q;
-    struct frame *f;
-    size_t cost;
-};
 
 /* Routing ids are kept as hex text (generated ones start with a NUL). */
 typedef char idhex_t[2 * MAX_ID + 1];
@@ -84,7 +55,7 @@ struct sock {
     uint32_t size;
     uint64_t rng;
     size_t sndbuf_bytes;        /* per peer, 0: no bound */
-    struct idmap *queues;       /* rank -> struct sndq * */
+    struct sndqs *queues;       /* libzmq's send queues (sndq.c) */
     uint64_t deferred;          /* sends refused at sndbuf_bytes */
     zhashx_t *out_ids;          /* our connections: id hex -> rank */
     zhashx_t *out_rank;         /* rank -> id hex of our newest one */
@@ -179,7 +150,7 @@ struct sock *sock_create (const struct bgn_poller *poller,
     s->size = set->size;
     s->rng = seed ();
     s->sndbuf_bytes = set->sndbuf_bytes;
-    if (!(s->queues = idmap_create (sizeof (struct sndq *)))
+    if (!(s->queues = sndqs_create ())
         || !(s->out_ids = string_hash ()) || !(s->out_rank = string_hash ())
         || !(s->in_ids = string_hash ()) || !(s->in_rank = string_hash ()))
         goto error;
@@ -208,66 +179,6 @@ error:
     return NULL;
 }
 
-static void sndq_decref (struct sndq *q)
-{
-    if (q && __atomic_sub_fetch (&q->refs, 1, __ATOMIC_ACQ_REL) == 0)
-        free (q);
-}
-
-/* Free a list of released records (each holds a reference to its
- * queue, which may go with the last one). */
-static void free_released (struct lfstack_node *n)
-{
-    while (n) {
-        struct sent *m = (struct sent *)n;
-        struct sndq *q = m->q;
-        n = n->next;
-        frame_decref (&m->f);
-        free (m);
-        sndq_decref (q);
-    }
-}
-
-/* Free what libzmq released toward q. */
-static void reclaim (struct sndq *q)
-{
-    free_released (lfstack_take (&q->done));
-}
-
-static void reclaim_all (struct sock *s)
-{
-    struct idmap_iter it;
-
-    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
-         qp = idmap_next (&it))
-        reclaim (*qp);
-}
-
-/* Messages libzmq still holds of ours. */
-static int in_flight (struct sock *s)
-{
-    struct idmap_iter it;
-    int n = 0;
-
-    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
-         qp = idmap_next (&it))
-        n += __atomic_load_n (&(*qp)->refs, __ATOMIC_ACQUIRE) - 1;
-    return n;
-}
-
-/* Once the socket is closed (linger 0), libzmq's threads drop what it
- * still holds, calling release_sent, whose code is in this module: the
- * module must not be unloaded before.  A bounded wait (they go at once). */
-static void wait_released (struct sock *s)
-{
-    for (int i = 0; i < 2000 && s->queues; i++) {
-        reclaim_all (s);
-        if (in_flight (s) == 0)
-            break;
-        usleep (1000);
-    }
-}
-
 void sock_destroy (struct sock **sp)
 {
     struct sock *s;
@@ -290,18 +201,10 @@ void sock_destroy (struct sock **sp)
     }
     if (s->zsock) {
         zmq_close (s->zsock);
-        wait_released (s);
+        /* libzmq's threads call sndq.c's code: wait for them */
+        sndqs_wait_released (s->queues);
     }
-    if (s->queues) {
-        struct idmap_iter it;
-        for (struct sndq **qp = idmap_first (s->queues, &it); qp;
-             qp = idmap_next (&it)) {
-            /* from now on the I/O thread frees what it releases */
-            free_released (lfstack_orphan (&(*qp)->done, &(*qp)->orphaned));
-            sndq_decref (*qp);   /* messages still in libzmq keep theirs */
-        }
-    }
-    idmap_destroy (&s->queues);
+    sndqs_destroy (&s->queues);
     zhashx_destroy (&s->out_ids);
     zhashx_destroy (&s->out_rank);
     zhashx_destroy (&s->in_ids);
@@ -508,7 +411,7 @@ static void readable (void *arg)
         pass_up (s, parts, n);
         zmqutil_close (parts, n);
     }
-    reclaim_all (s);
+    sndqs_reclaim_all (s->queues);
 }
 
 static void monitor_readable (void *arg)
@@ -602,43 +505,11 @@ void sock_disconnect (struct sock *s, uint32_t rank, const char *endpoint)
     }
 }
 
-/* Runs in libzmq's I/O thread (or in ours, when a send fails): the
- * message is gone from libzmq's queue. */
-static void release_sent (void *data, void *hint)
-{
-    struct sent *m = hint;
-    struct sndq *q = m->q;
-
-    /* our own reference: q stays while we look at it, whoever frees m */
-    __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
-    __atomic_sub_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
-    free_released (lfstack_push_or_take (&q->done, &m->node, &q->orphaned));
-    sndq_decref (q);
-}
-
-/* The queue toward 'rank' (made on first use), or NULL (ENOMEM). */
-static struct sndq *queue_of (struct sock *s, uint32_t rank)
-{
-    struct sndq **qp = idmap_get (s->queues, rank), *q;
-
-    if (qp)
-        return *qp;
-    if (!(q = calloc (1, sizeof (*q))))
-        return NULL;
-    q->refs = 1;
-    if (!(qp = idmap_put (s->queues, rank, NULL))) {
-        free (q);
-        return NULL;
-    }
-    *qp = q;
-    return q;
-}
-
 /* What a frame costs while libzmq holds it (see ZMQ_MSG_COST and
  * RECV_BUFFER_PIN). */
 static size_t send_cost (const struct frame *f)
 {
-    size_t c = frame_footprint (f) + sizeof (struct sent) + ZMQ_MSG_COST;
+    size_t c = frame_footprint (f) + sndq_rec_size () + ZMQ_MSG_COST;
 
     if (frame_release_fn (f) == release_zmq)
         c += RECV_BUFFER_PIN;
@@ -649,25 +520,20 @@ static size_t send_cost (const struct frame *f)
  * reference, its cost counted on q until libzmq frees it. */
 static void send_frame (struct sock *s, struct sndq *q, struct frame **fp)
 {
-    struct sent *m = malloc (sizeof (*m));
+    struct sndq_rec *m = sndq_rec_new ();
     zmq_msg_t z;
 
     if (!m || zmq_msg_init_data (&z, frame_data (*fp), frame_size (*fp),
-                                 release_sent, m) < 0) {
+                                 sndq_released, m) < 0) {
         /* no record: the bytes go by copy, uncounted */
-        free (m);
+        sndq_rec_free (m);
         zmq_send (s->zsock, frame_data (*fp), frame_size (*fp), 0);
         frame_decref (fp);
         return;
     }
-    m->f = *fp;
-    *fp = NULL;
-    m->q = q;
-    m->cost = send_cost (m->f);
-    __atomic_add_fetch (&q->refs, 1, __ATOMIC_RELAXED);
-    __atomic_add_fetch (&q->bytes, m->cost, __ATOMIC_RELAXED);
+    sndq_hand_over (q, m, fp, send_cost (*fp));
     if (zmq_msg_send (&z, s->zsock, 0) < 0)
-        zmq_msg_close (&z);     /* release_sent runs now */
+        zmq_msg_close (&z);     /* sndq_released runs now */
 }
 
 /* How much may be queued toward a peer before this frame is held back:
@@ -723,14 +589,14 @@ int sock_send (struct sock *s, uint32_t rank, struct frame **wire)
         errno = EHOSTUNREACH;
         return -1;
     }
-    if (!(q = queue_of (s, rank))) {
+    if (!(q = sndqs_get (s->queues, rank))) {
         errno = ENOMEM;
         return -1;
     }
-    reclaim (q);
+    sndq_reclaim (q);
     /* past the byte bound the core keeps the message in its backlog (an
      * empty queue takes any message, so none is held back for ever) */
-    queued = __atomic_load_n (&q->bytes, __ATOMIC_RELAXED);
+    queued = sndq_bytes (q);
     limit = s->sndbuf_bytes ? limit_for (s, *wire) : 0;
     if (limit && queued > 0 && queued + send_cost (*wire) > limit) {
         s->deferred++;
@@ -756,15 +622,9 @@ void sock_admitted (struct sock *s, uint32_t rank)
 
 json_t *sock_memory (struct sock *s)
 {
-    struct idmap_iter it;
-    size_t bytes = 0;
-
-    for (struct sndq **qp = idmap_first (s->queues, &it); qp;
-         qp = idmap_next (&it))
-        bytes += __atomic_load_n (&(*qp)->bytes, __ATOMIC_RELAXED);
     return json_pack ("{s:{s:I s:I s:I}}", "send_queues",
-                      "bytes", (json_int_t)bytes,
+                      "bytes", (json_int_t)sndqs_bytes (s->queues),
                       "bound", (json_int_t)(s->sndbuf_bytes
-                                            * idmap_size (s->queues)),
+                                            * sndqs_count (s->queues)),
                       "deferred", (json_int_t)s->deferred);
 }
