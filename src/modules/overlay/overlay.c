@@ -38,6 +38,7 @@
 #include "partition.h"
 #include "route.h"
 #include "status.h"
+#include "statusall.h"
 #include "trace.h"
 #include "tracker.h"
 

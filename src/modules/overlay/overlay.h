@@ -19,7 +19,8 @@
  *   moved.c     telling the peers that dial us where we listen now
  *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
  *   live.c      keepalives, RTT, suspect and lost, peer state changes
- *   status.c    overlay.status and the status-all reduction
+ *   statusall.c overlay.status-all: the reduction over the tree
+ *   status.c    overlay.status: this broker's view
  *   heal.c      substitute links (self-healing)
  *   evglue.c    the event layer's ops carried over the overlay
  *   health.c    readiness reports to rank 0, the one-word health
@@ -105,6 +106,7 @@
 #include "partition.h"
 #include "route.h"
 #include "status.h"
+#include "statusall.h"
 #include "suspect.h"
 #include "trace.h"
 #include "tracker.h"

@@ -18,6 +18,7 @@
 #include "ovlog.h"
 #include "ovservice.h"
 #include "status.h"
+#include "statusall.h"
 #include "trace.h"
 
 static void respond_json (struct overlay *ov, const msg_t *req, json_t *o)
