@@ -17,6 +17,7 @@
  *   ovservice.c the "overlay" service's methods: roles, who answers
  *   ovcore.c    read-only observers for the core's users
  *   moved.c     telling the peers that dial us where we listen now
+ *   deliver.c   a broker message for this rank: checked, delivered
  *   hello.c     admission: HELLO / ACK / NAK, incarnations, rejoin
  *   live.c      keepalives, RTT, suspect and lost, peer state changes
  *   statusall.c overlay.status-all: the reduction over the tree
