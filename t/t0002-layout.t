@@ -6,12 +6,13 @@
 # The overlay's protocol core must run without sockets (the unit tests
 # and the simulator link it alone), its parts must call downward only
 # (overlay.h's opening comment lists the layering), touch no other part's
-# state, and no include circle may creep in anywhere; t/scripts/layout.py
-# checks the sources, the link of the core's unit tests checks the build.  The
-# README's map names every folder and file of the tree, src/, t/, doc/,
-# etc/, .ci/, config/ and the top level alike (t/scripts/readmemap.py,
-# against the files git knows), and no file points at one the tree does
-# not have (t/scripts/docrefs.py).
+# state, and no include circle may creep in anywhere, nor an overlay file
+# grow past its size limit; t/scripts/layout.py checks the sources, the
+# link of the core's unit tests checks the build.  The README's map
+# names every folder and file of the tree, src/, t/, doc/, etc/, .ci/,
+# config/ and the top level alike (t/scripts/readmemap.py, against the
+# files git knows), and no file points at one the tree does not have
+# (t/scripts/docrefs.py).
 
 test_description='source layout: include circles, layering, a sans-I/O core'
 
@@ -147,6 +148,45 @@ test_expect_success 'the checker catches a host with its own copy of the routing
 	test $(wc -l <hosts.out) -eq 2 &&
 	grep "^src/sim: routes without libmsg'"'"'s routing_response (a copy of the routing rules?)$" hosts.out &&
 	grep "^src/flux/fluxroute.c:[0-9]*: takes the owner role away itself" hosts.out
+'
+
+# Rule 10: a copy of the overlay whose route.c and overlay.c are padded
+# to their limits passes, one line more fails.
+pad_to () {
+	yes "/* padding */" | head -n $(($2 - $(wc -l <"$1"))) >>"$1"
+}
+test_expect_success 'the checker catches an overlay file past its size limit' '
+	mkdir -p big/src/modules/overlay &&
+	cp "$BGN_TOP_SRCDIR"/src/modules/overlay/*.[ch] big/src/modules/overlay/ &&
+	(cd big/src/modules/overlay && pad_to route.c 700 && pad_to overlay.c 900) &&
+	"$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" big >big-ok.out &&
+	(cd big/src/modules/overlay && pad_to route.c 701 && pad_to overlay.c 901) &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" big >big.out &&
+	cat big.out &&
+	test $(wc -l <big.out) -eq 2 &&
+	grep "^overlay/route.c: 701 lines, more than the limit of 700 (split it along a seam)$" big.out &&
+	grep "^overlay/overlay.c: 901 lines, more than the limit of 900 (split it along a seam)$" big.out
+'
+
+# The list of known exceptions is empty; a copy of the checker with
+# fence.c on it shows what an entry does: the file may be as long as it
+# is, and once it is within its limit it must come off the list.
+test_expect_success 'a known exception may be long; once short it must come off the list' '
+	sed "s/^SIZE_EXCEPTIONS = set()$/SIZE_EXCEPTIONS = {\"fence.c\"}/" \
+		"$BGN_TOP_SRCDIR/t/scripts/layout.py" >layout-exc.py &&
+	grep "^SIZE_EXCEPTIONS = {\"fence.c\"}$" layout-exc.py &&
+	mkdir -p exc/src/modules/overlay &&
+	cp "$BGN_TOP_SRCDIR"/src/modules/overlay/*.[ch] exc/src/modules/overlay/ &&
+	printf "%s\n" "/* SPDX-License-Identifier: LGPL-3.0-or-later */" \
+		>exc/src/modules/overlay/fence.c &&
+	test_must_fail "$PY" layout-exc.py exc >exc-short.out &&
+	cat exc-short.out &&
+	test $(wc -l <exc-short.out) -eq 1 &&
+	grep "^overlay/fence.c: 1 lines, within the limit of 700: take it off SIZE_EXCEPTIONS" exc-short.out &&
+	(cd exc/src/modules/overlay && pad_to fence.c 2000) &&
+	"$PY" layout-exc.py exc >exc-long.out &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" exc >exc-real.out &&
+	grep "^overlay/fence.c: 2000 lines, more than the limit of 700" exc-real.out
 '
 
 test_expect_success 'the core links without libzmq or czmq (its unit tests)' '
