@@ -181,7 +181,7 @@ static void accept_batch (struct evlayer *ev, int kind, struct frame *batch,
     }
     hd.bytes = evstore_cost (hd.f);
     if (!ev->have_base) {
-        /* joining: held until rank 0 says where we start (start_take) */
+        /* joining: held until rank 0 says where we start (evjoin.c) */
         if (h->first - 1 < ev->start_floor)
             ev->start_floor = h->first - 1;
         evl_early_add (ev, &hd);

@@ -126,7 +126,7 @@ void evsync_recv (struct evlayer *ev, uint32_t source, uint32_t via,
     if ((uint32_t)seq > ev->high)
         ev->high = (uint32_t)seq;
     if (!ev->have_base) {
-        /* joining: rank 0's answer decides (start_take); if it never
+        /* joining: rank 0's answer decides (evjoin.c); if it never
          * comes, the fallback starts after what rank 0 no longer holds
          * (gone), not after seq: what lies between may have been
          * published while we waited, and is still to be had */
