@@ -42,13 +42,13 @@ EOT
 # its start: a first event (warm.up, not one the subscriber counts) is
 # published and the probes wait until rank 3's last seq reaches it (a
 # seq the rogue had set would be far past it).  Without that wait a
-# probe could go out before rank 0 answered rank 3's START_QUERY, and
-# rank 0's answer then starts rank 3 after it (with its tree parent
-# gone there is no hello to lower the start): one run in three missed
-# probe.a that way.  Rank 3 used to start its sequence there and take
-# every real batch for a duplicate, for good: 0 events delivered, even
-# after the real rank 2 came back.  Now the hello moves nothing: rank 3
-# asks rank 0, and delivers every event published after it joined.
+# probe could go out before the neighbours' hellos that say where the
+# stream was when rank 3 came (rank 3 is up before every neighbour has
+# greeted it), and rank 3 would then start after it.  Rank 3 used to
+# start its sequence at the rogue's seq and take every real batch for a
+# duplicate, for good: 0 events delivered, even after the real rank 2
+# came back.  Now the hello moves nothing: rank 3 asks rank 0, and
+# delivers every event published after it joined.
 test_expect_success PYZMQ 'a rogue tree parent'"'"'s hello seq does not black out a restarted rank' '
 	cat >join.sh <<-\EOT &&
 	bgn fault kill 2 &&

@@ -77,7 +77,6 @@ struct evlayer *evlayer_create (struct bgn_topo *topo, uint32_t rank,
     ev->armed = INFINITY;
     ev->last_flush = -INFINITY;
     ev->start_floor = UINT32_MAX;
-    ev->start_hint = UINT32_MAX;
     ev->par.rank = ev->par.suspect = ev->par.substitute = UINT32_MAX;
     ev->sync_passed = -INFINITY;
     ev->start_tokens = START_BURST;
@@ -484,13 +483,16 @@ void evlayer_seq_hint (struct evlayer *ev, uint32_t rank, uint32_t seq)
         return;
     }
     /* Where rank 0 signs, a hello is a neighbour's word: it moves no
-     * sequence; one without a sequence asks rank 0 (evjoin_ask). */
+     * sequence; one without a sequence asks rank 0 (evjoin_ask), and
+     * keeps what every neighbour said meanwhile: where the stream was
+     * when we came, which may lower rank 0's answer (evjoin.c).  Every
+     * neighbour's, not only the tree parent's: a broker restarted while
+     * its parent is dead hears no hello from it. */
     if (ev->verify) {
-        if (!ev->have_base && ev->nanc > 0 && rank == ev->ancestors[0]) {
+        if (!ev->have_base) {
             if (seq > 0)
                 ev->hints_ignored++;
-            if (seq < ev->start_hint)
-                ev->start_hint = seq;
+            evjoin_hint (ev, seq);
         }
         evjoin_ask (ev);
         return;

@@ -53,13 +53,16 @@ void evjoin_ask (struct evlayer *ev)
 }
 
 /* Our sequence starts after 'seq': what waited is delivered from there,
- * and a gap to what is known is repaired. */
-static void start_take (struct evlayer *ev, uint32_t seq)
+ * and the gap up to 'known' (rank 0's signed word on where the stream
+ * is, or what we hold) is repaired at once, not after the next SYNC. */
+static void start_take (struct evlayer *ev, uint32_t seq, uint32_t known)
 {
     if (ev->early.n > 0 && evstore_at (&ev->early, 0)->first - 1 < seq)
         seq = evstore_at (&ev->early, 0)->first - 1;
     ev->have_base = 1;
     ev->last = seq;
+    if (ev->high < known)
+        ev->high = known;
     if (ev->high < seq)
         ev->high = seq;
     evl_drain_early (ev);
@@ -83,7 +86,7 @@ void evjoin_fallback (struct evlayer *ev)
                   "the sequence is within %.0f s; starting after %u, the "
                   "lowest seq rank 0 signed that reached us",
                   wait, (unsigned)ev->start_floor);
-    start_take (ev, ev->start_floor);
+    start_take (ev, ev->start_floor, ev->start_floor);
 }
 
 /* A nonce as sent in "n": 16 hex digits; 0 if it is not one. */
@@ -132,6 +135,47 @@ void evjoin_answer (struct evlayer *ev, uint32_t source, json_t *q)
     json_decref (o);
 }
 
+void evjoin_hint (struct evlayer *ev, uint32_t seq)
+{
+    int low = 0;
+
+    if (ev->nstart_hints < START_HINTS) {
+        ev->start_hints[ev->nstart_hints++] = seq;
+        return;
+    }
+    for (int i = 1; i < START_HINTS; i++)
+        if (ev->start_hints[i] < ev->start_hints[low])
+            low = i;
+    if (seq > ev->start_hints[low])
+        ev->start_hints[low] = seq;
+}
+
+/* Where our sequence starts, rank 0 having said the stream is at 'seq'
+ * and still holds what is after 'gone'.  Rank 0 answers when it can
+ * (after its own learning, after routes settle): events published
+ * between our start and its answer are ours too.  Our neighbours'
+ * hellos said where the stream was when we came: an honest one said at
+ * most 'seq' (rank 0 numbered nothing for it since), so the highest hint
+ * not above 'seq' is the most current honest word.  It may lower the
+ * start, never raise it, and no lower than 'gone': a neighbour that
+ * says more than rank 0 is not believed, one that says less is passed
+ * over by any honest one, and lying neighbours all together cost at
+ * most a repair of real, signed events. */
+static uint32_t hinted_start (struct evlayer *ev, uint32_t seq, uint32_t gone)
+{
+    uint32_t best = 0;
+    bool any = false;
+
+    for (int i = 0; i < ev->nstart_hints; i++)
+        if (ev->start_hints[i] <= seq && (!any || ev->start_hints[i] > best)) {
+            best = ev->start_hints[i];
+            any = true;
+        }
+    if (!any)
+        return seq;
+    return best > gone ? best : gone;
+}
+
 /* Rank 0's answer to our ask: taken only while we wait, for our latest
  * nonce, signed for us, and not from an older rank 0 than we heard. */
 void evjoin_recv (struct evlayer *ev, uint32_t via, json_t *o)
@@ -155,13 +199,6 @@ void evjoin_recv (struct evlayer *ev, uint32_t via, json_t *o)
     ev->root_gone = (uint32_t)gone;
     if ((uint32_t)seq > ev->sync_seq)
         ev->sync_seq = (uint32_t)seq;
-    /* rank 0 answers when it can (after its own learning, after routes
-     * settle): events published between our start and its answer are
-     * ours too.  The tree parent's hello said where the stream was when
-     * we came; it may lower the start (never raise it), and no lower
-     * than what rank 0 signed it still holds (gone): a lying parent
-     * costs at most a repair of real, signed events. */
-    if (ev->start_hint < (uint32_t)seq)
-        seq = ev->start_hint > (uint32_t)gone ? ev->start_hint : gone;
-    start_take (ev, (uint32_t)seq);
+    start_take (ev, hinted_start (ev, (uint32_t)seq, (uint32_t)gone),
+                (uint32_t)seq);
 }

@@ -50,6 +50,9 @@
                                      rank 0's word on the sequence */
 #define START_RATE 200.0          /* rank 0 signs at most this many START
                                      answers a second ... */
+#define START_HINTS 64            /* neighbours' hellos kept while a
+                                     joining broker waits (2 log2 N is 32
+                                     at N = 65536) */
 #define START_BURST 256.0         /* ... and this many at once (a start) */
 #define SIDE_GRACE 0.3            /* s a gap that only a SYNC from another
                                      path told of waits for the tree
@@ -147,8 +150,9 @@ struct evlayer {
     uint64_t start_nonce;
     double start_asked, start_since;
     uint32_t start_floor;
-    uint32_t start_hint;        /* the lowest seq the tree parent's hellos
-                                   said while we wait (UINT32_MAX: none) */
+    uint32_t start_hints[START_HINTS];  /* the seqs neighbours' hellos
+                                   said while we wait (the highest kept) */
+    int nstart_hints;
     uint64_t start_asks, hints_ignored;
     /* rank 0: the answers' token bucket */
     double start_tokens, start_refill;
@@ -412,6 +416,9 @@ void evjoin_fallback (struct evlayer *ev);
 void evjoin_answer (struct evlayer *ev, uint32_t source, json_t *q);
 /* Others: rank 0's answer o to our ask. */
 void evjoin_recv (struct evlayer *ev, uint32_t via, json_t *o);
+/* A neighbour's hello said the stream is at seq while we wait: kept (the
+ * START_HINTS highest) for where rank 0's answer starts us. */
+void evjoin_hint (struct evlayer *ev, uint32_t seq);
 
 /* ---- evrepair.c ------------------------------------------------------ */
 /* Is something missing after 'last'? */

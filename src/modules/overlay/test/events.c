@@ -1089,6 +1089,25 @@ static void test_join (void)
     ok (complete (&s->node[5], 11, 13) && s->node[5].lost_calls == 0,
         "the parent said 10 at hello, rank 0 answered 13: it starts after "
         "10 and delivers 11..13 (repaired)");
+
+    /* its tree parent dead, no hello from it: the other neighbours'
+     * hellos say where the stream was, the most current of them */
+    s->cut[parent5] = 1;
+    restart_signed (s, 5, pk, UINT32_MAX);
+    evlayer_seq_hint (s->ev[5], 6, 10);
+    evlayer_seq_hint (s->ev[5], 7, 2);       /* behind, or lying */
+    evlayer_seq_hint (s->ev[5], 4, 1000000); /* lying */
+    sim_run (s);
+    for (int t = 0; t < 3; t++)
+        sim_tick (s, 1.0);
+    ok (complete (&s->node[5], 11, 13) && s->node[5].ngot == 3
+        && s->node[5].lost_calls == 0,
+        "restarted with its parent dead, neighbours said 10, 2 and "
+        "1,000,000, rank 0 answered 13: it starts after 10, the highest "
+        "not past rank 0's word, and delivers 11..13 (repaired round the "
+        "parent), nothing older");
+    s->cut[parent5] = 0;
+    sim_run (s);
     sim_destroy (s);
 
     /* nothing signed: the tree parent's hello still starts a broker */
