@@ -501,6 +501,52 @@ test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on host3 for 20 s: n
 		grep -cE "rank [$healthy] fenced|this broker was fenced") -eq 0
 '
 
+# Issue 42, item 6: the same loss on rank 0's host, while rank 0
+# publishes 200 events, 10 a second at most (its clients reach it over
+# ipc://, which the loss does not touch).  Rank 0 used to fence healthy
+# ranks 1, 2, 6 and 7, and two subscribers stopped for good with health
+# "full".  Now: no healthy broker fences a healthy rank (rank 0's own
+# fences, on its lossy links, are suspicions the accused refute), a
+# subscriber on a rank two hops from rank 0 gets every event, once and in
+# order, and the instance is full again (a refuting rank reports ready
+# again: it stayed "partial" for good).  Gated with the test above, for
+# the same reason.
+test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on rank 0'"'"'s host while it publishes 200 events: no healthy rank fenced, all delivered' '
+	pmi_where || return 1
+	healthy=$(seq 1 $((NNS - 1)) | tr -d "\n") &&
+	before=$(wc -l <mpiexec.log) &&
+	bgn --uri="ipc://$RD/$dir5/local" event sub --count=200 --timeout=90s \
+		--ready="$RD/l0.ready" loss0. >l0.events 2>l0.err &
+	sub=$! &&
+	n=0 &&
+	while ! test -e "$RD/l0.ready" && test $n -lt 200; do
+		sleep 0.05; n=$((n + 1))
+	done &&
+	ip netns exec $NS-$ns0 nft -f - <<-EOF &&
+	table inet bgnloss {
+		chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 100 < 50 drop; }
+		chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 100 < 50 drop; }
+	}
+	EOF
+	for k in $(seq 1 200); do
+		bgn --uri="ipc://$RD/$dir0/local" event pub loss0.x || break
+		sleep 0.1
+	done
+	ip netns exec $NS-$ns0 nft delete table inet bgnloss
+	wait $sub
+	rc=$?
+	cat l0.err &&
+	test $rc -eq 0 &&
+	bgn --uri="ipc://$RD/$dir0/local" overlay-status --wait=full --timeout=60s &&
+	tail -n +$((before + 1)) mpiexec.log >loss0.log &&
+	{ grep -E "fenced|refuted|doubt|power" loss0.log || :; } &&
+	test $(grep -E "bgn-broker\[[$healthy]\]:" loss0.log |
+		grep -cE "rank [$healthy] fenced|this broker was fenced") -eq 0 &&
+	sed -n "s/^seq=\([0-9]*\) topic=loss0.x.*/\1/p" l0.events >l0.seqs &&
+	test $(wc -l <l0.seqs) -eq 200 &&
+	sort -n -u l0.seqs | test_cmp l0.seqs -
+'
+
 test_expect_success ROOT_NETNS,MPIEXEC 'stop the mpiexec instance' '
 	pid=$(sed -n "s/^mpi //p" "$RD/pids") &&
 	for r in $(seq 0 $((NNS - 1))); do

@@ -56,7 +56,8 @@ int fence_init (struct overlay *ov)
 }
 
 void fence_on_fenced (struct overlay *ov,
-                      void (*cb) (struct overlay *ov, uint32_t rank))
+                      void (*cb) (struct overlay *ov, uint32_t rank,
+                                  uint64_t inc))
 {
     ov->fence.fenced_cb = cb;
 }
@@ -169,7 +170,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
         /* the coordinator's reaction (rank 0's readiness count: the
          * rank must report ready again when it is back) */
         if (ov->fence.fenced_cb)
-            ov->fence.fenced_cb (ov, rank);
+            ov->fence.fenced_cb (ov, rank, f->inc);
     }
     else if (!f->fenced && was_fenced) {
         ovl_log (ov, LOG_NOTICE, "rank %u rejoined (incarnation %llu)",

@@ -66,7 +66,7 @@ struct fence_state {            /* fence.c */
                                    last rejoined with: its refutations
                                    since then are the same life */
     uint64_t refutations;       /* fences of this broker it refuted */
-    void (*fenced_cb) (struct overlay *ov, uint32_t rank);
+    void (*fenced_cb) (struct overlay *ov, uint32_t rank, uint64_t inc);
                                 /* the coordinator's reaction to a rank
                                    fenced here (fence_on_fenced) */
 };
@@ -138,7 +138,8 @@ void fence_fini (struct overlay *ov);
 /* The coordinator's reaction to a rank newly fenced here, called as the
  * fence is applied (overlay.c: rank 0's readiness count forgets it). */
 void fence_on_fenced (struct overlay *ov,
-                      void (*cb) (struct overlay *ov, uint32_t rank));
+                      void (*cb) (struct overlay *ov, uint32_t rank,
+                                  uint64_t inc));
 /* The highest incarnation of ours a record named that we never had
  * (0 if none): a rejoin goes above it (hello.c). */
 uint64_t fence_claimed (struct overlay *ov);

@@ -2,6 +2,7 @@
 /* health.c: readiness and health (see health.h). */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <jansson.h>
 
@@ -16,16 +17,23 @@ int health_init (struct overlay *ov)
 {
     if (!(ov->health.ready = bgn_rankset_create (ov->size)))
         return -1;
+    if (ov->rank == 0
+        && !(ov->health.ready_inc = calloc (ov->size, sizeof (uint64_t))))
+        return -1;
     return 0;
 }
 
 void health_fini (struct overlay *ov)
 {
     bgn_rankset_destroy (&ov->health.ready);
+    free (ov->health.ready_inc);
+    ov->health.ready_inc = NULL;
 }
 
-static void ready_mark (struct overlay *ov, uint32_t rank)
+static void ready_mark (struct overlay *ov, uint32_t rank, uint64_t inc)
 {
+    if (ov->health.ready_inc)
+        ov->health.ready_inc[rank] = inc;
     if (bgn_rankset_add (ov->health.ready, rank) == 1
         && bgn_rankset_count (ov->health.ready) == ov->size)
         ovl_log (ov, LOG_INFO, "overlay complete: all %u ranks connected",
@@ -56,7 +64,7 @@ static void report_ready (struct overlay *ov)
     ov->health.acked_inc = 0;
     ovl_log (ov, LOG_DEBUG, "all peers up: reporting ready to rank 0");
     if (ov->rank == 0) {
-        ready_mark (ov, 0);
+        ready_mark (ov, 0, ov->incarnation);
         ov->health.acked = true;
         return;
     }
@@ -106,10 +114,19 @@ void health_root_news (struct overlay *ov)
     health_report_again (ov);
 }
 
-void health_forget (struct overlay *ov, uint32_t rank)
+void health_forget (struct overlay *ov, uint32_t rank, uint64_t inc)
 {
-    if (ov->health.ready)
-        bgn_rankset_remove (ov->health.ready, rank);
+    if (!ov->health.ready)
+        return;
+    if (ov->health.ready_inc && rank < ov->size
+        && inc < ov->health.ready_inc[rank]) {
+        ovl_log (ov, LOG_DEBUG, "rank %u fenced as incarnation %llu, "
+                 "older than its ready report's (%llu): still ready",
+                 (unsigned)rank, (unsigned long long)inc,
+                 (unsigned long long)ov->health.ready_inc[rank]);
+        return;
+    }
+    bgn_rankset_remove (ov->health.ready, rank);
 }
 
 void health_check_later (struct overlay *ov)
@@ -185,8 +202,10 @@ void health_ready_request (struct overlay *ov, const msg_t *req,
     }
     if (ov->rank == 0 && o && json_unpack (o, "{s:i}", "rank", &rank) == 0
         && rank >= 0 && (uint32_t)rank < ov->size) {
+        json_int_t inc = 0;
+        (void)json_unpack (o, "{s:I}", "incarnation", &inc);
         ovl_log (ov, LOG_DEBUG, "rank %d is ready", rank);
-        ready_mark (ov, (uint32_t)rank);
+        ready_mark (ov, (uint32_t)rank, inc > 0 ? (uint64_t)inc : 0);
         char answer[48];
         snprintf (answer, sizeof (answer), "{\"incarnation\":%llu}",
                   (unsigned long long)ov->incarnation);

@@ -28,6 +28,8 @@ struct bgn_rankset;
 
 struct health_state {           /* health.c */
     struct bgn_rankset *ready;  /* rank 0: ranks that reported ready */
+    uint64_t *ready_inc;        /* rank 0: the incarnation each report
+                                   named (0: none) */
     bool reported;              /* this broker reported ready */
     bool acked;                 /* ... and rank 0 answered */
     uint64_t acked_inc;         /* the incarnation that answered (0: its
@@ -54,8 +56,12 @@ void health_retry (struct overlay *ov, double now);
 
 const char *health_word (struct overlay *ov);
 
-/* Rank 0: rank was fenced; it must report ready again when back. */
-void health_forget (struct overlay *ov, uint32_t rank);
+/* Rank 0: rank was fenced as incarnation inc; it must report ready
+ * again when back -- unless the report held came from a later life than
+ * inc (a fence of its old life can reach rank 0 after the new life's
+ * report, by the slower fence tree: forgetting it then would leave the
+ * health "partial" for good, as the new life reports only once). */
+void health_forget (struct overlay *ov, uint32_t rank, uint64_t inc);
 /* Look at readiness again at the next settle (overlay.c); whether that
  * is asked, and its reset once settling looks. */
 void health_check_later (struct overlay *ov);

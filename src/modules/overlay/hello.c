@@ -201,6 +201,8 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
          * kept (suspect.h) */
         if ((uint64_t)fenced_inc == ov->incarnation && fence_refute (ov) == 0) {
             hello_send (ov, p);
+            if (ov->rank != 0)
+                health_report_again (ov);   /* rank 0 may have forgotten */
             return;
         }
         if (fenced_inc > 0 && (uint64_t)fenced_inc > ov->hello.rejoin_floor)

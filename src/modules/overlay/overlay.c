@@ -100,9 +100,9 @@ static void wakeup_notify (void *arg, double when)
 
 /* A rank fenced here: rank 0's readiness count forgets it, so that it
  * reports ready again when it is back. */
-static void fenced_cb (struct overlay *ov, uint32_t rank)
+static void fenced_cb (struct overlay *ov, uint32_t rank, uint64_t inc)
 {
-    health_forget (ov, rank);
+    health_forget (ov, rank, inc);
 }
 
 static void tick_cb (void *arg);
@@ -413,12 +413,16 @@ static void recv_view (struct overlay *ov, struct peer *p,
     flags = fence_recv (ov, p, env, body, n);
     /* a suspicion of us is refuted, links kept (suspect.h), and a
      * report's sender answered straight back; only a broker that cannot
-     * sign rejoins */
+     * sign rejoins.  A refuted fence may have reached rank 0 first, which
+     * then forgot our readiness: we report it again. */
     if ((flags & FENCE_SELF) && fence_refute (ov) < 0)
         hello_rejoin (ov, "a peer says this incarnation is fenced");
-    else if ((flags & (FENCE_SELF | FENCE_SELF_OLD))
-             && env->kind == ENV_REPORT)
-        fence_answer (ov, env->source);
+    else if (flags & (FENCE_SELF | FENCE_SELF_OLD)) {
+        if ((flags & FENCE_SELF) && ov->rank != 0)
+            health_report_again (ov);
+        if (env->kind == ENV_REPORT)
+            fence_answer (ov, env->source);
+    }
     if (flags & FENCE_NEIGHBOUR_BACK) {
         hello_neighbours_back (ov);
         moved_neighbours_back (ov);

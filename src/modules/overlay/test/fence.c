@@ -755,6 +755,16 @@ static void check_refute (void)
         && f->ov->peers->up == ups && f->ov->hello.rejoined_at == 0,
         "a fence of this broker's incarnation is refuted: one up, no "
         "rejoin, every link still up");
+    char incstr[48];
+    int readies = 0;
+    snprintf (incstr, sizeof (incstr), "\"incarnation\":%llu",
+              (unsigned long long)(inc + 1));
+    for (int i = 0; i < f->nrequests; i++)
+        if (!strcmp (msg_get_topic (f->requests[i]), "overlay.ready")
+            && strstr (msg_get_payload (f->requests[i], NULL), incstr))
+            readies++;
+    ok (readies == 1, "and it reports ready again, as that incarnation: "
+        "rank 0 may have taken the fence and forgotten its readiness");
     fake_advance (f, 0.02);
     struct sent *r = fake_last (f, ENV_REPORT, UINT32_MAX);
     ok (r && fake_record_signed (r, 5, inc + 1) == 1,

@@ -16,12 +16,13 @@ static int ready_requests (struct fake *f)
 }
 
 /* Rank 0 is told by rank 'from' (the rank on its route stack): "rank r
- * is ready". */
-static void ready_said (struct fake *f, uint32_t from, uint32_t r)
+ * is ready, as incarnation inc". */
+static void ready_said_inc (struct fake *f, uint32_t from, uint32_t r,
+                            uint64_t inc)
 {
     char payload[64], origin[16];
-    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":1}",
-              (unsigned)r);
+    snprintf (payload, sizeof (payload), "{\"rank\":%u,\"incarnation\":%llu}",
+              (unsigned)r, (unsigned long long)inc);
     snprintf (origin, sizeof (origin), "%u", (unsigned)from);
     msg_t *req = msg_request_create ("overlay.ready", 0, payload);
     msg_set_rolemask (req, MSG_ROLE_OWNER);
@@ -29,6 +30,11 @@ static void ready_said (struct fake *f, uint32_t from, uint32_t r)
     msg_route_push (req, origin);
     overlay_service (f->ov, req, NULL);
     msg_destroy (&req);
+}
+
+static void ready_said (struct fake *f, uint32_t from, uint32_t r)
+{
+    ready_said_inc (f, from, r, 1);
 }
 
 /* Rank r reports itself ready. */
@@ -99,6 +105,36 @@ static void check_root (void)
     ready_from (f, 7);
     ok (fake_last_answer (f)->errnum == EINVAL, "a report of rank 7 of 4 is "
         "EINVAL");
+    fake_destroy (&f);
+}
+
+/* Rank 3 restarts as incarnation 2000 and reports ready; the fence of
+ * its old life (1000) reaches rank 0 only after that, by the slower
+ * fence tree.  The report stands: once the new life's record is in, the
+ * instance is full again (it stayed "partial" for good: the new life
+ * reports only once). */
+static void check_old_fence_after_ready (void)
+{
+    struct fake *f = fake_create (0, 4, "bgn");
+
+    fake_start (f);
+    fake_all_up (f);
+    fake_advance (f, 0.02);
+    ready_from (f, 1);
+    ready_from (f, 2);
+    ready_said_inc (f, 3, 3, 2000);
+    ok (!strcmp (overlay_health (f->ov), "full"), "all 4 reported: full");
+    fence_apply (f->ov, 3, 1000, true, "silent", FROM_HERE);
+    ok (!strcmp (overlay_health (f->ov), "degraded"),
+        "rank 3's old life fenced: degraded");
+    fence_apply (f->ov, 3, 2000, false, "up", FROM_HERE);
+    ok (!strcmp (overlay_health (f->ov), "full"),
+        "its new life's record comes: full again, no new report needed");
+    fence_apply (f->ov, 3, 2000, true, "silent", FROM_HERE);
+    fence_apply (f->ov, 3, 3000, false, "up", FROM_HERE);
+    ok (!strcmp (overlay_health (f->ov), "partial"),
+        "a fence of the life that reported: forgotten, it must report "
+        "again (partial)");
     fake_destroy (&f);
 }
 
@@ -275,6 +311,7 @@ int main (void)
     plan (NO_PLAN);
     check_member ();
     check_root ();
+    check_old_fence_after_ready ();
     check_service_name ();
     check_signed ();
     check_root_news ();
