@@ -510,7 +510,10 @@ test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on host3 for 20 s: n
 # subscriber on a rank two hops from rank 0 gets every event, once and in
 # order, and the instance is full again (a refuting rank reports ready
 # again: it stayed "partial" for good).  Gated with the test above, for
-# the same reason.
+# the same reason, and because two runs beside a CI run (load 6-10) each
+# failed once: first on "partial" for good (fixed since), then on a
+# healthy broker that fenced a healthy neighbour silent for 5.2 s (it
+# refuted); both times all 200 events arrived.
 test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on rank 0'"'"'s host while it publishes 200 events: no healthy rank fenced, all delivered' '
 	pmi_where || return 1
 	healthy=$(seq 1 $((NNS - 1)) | tr -d "\n") &&
