@@ -158,7 +158,7 @@ static int react (struct overlay *ov, uint32_t rank, struct fence_entry *f,
                          ? LOG_INFO : LOG_NOTICE,
                  "rank %u fenced (%s)", (unsigned)rank,
                  reason && *reason ? reason : "down");
-        if (p && p->state != PEER_DOWN && p->incarnation <= f->inc) {
+        if (p && p->state != PEER_DOWN && p->hello.incarnation <= f->inc) {
             peers_set_state (ov->peers, p, PEER_DOWN, ovl_now (ov));
             flags |= FENCE_PEER_DOWN;
         }
@@ -599,10 +599,10 @@ void fence_send_view (struct overlay *ov, struct peer *p)
     if (idmap_size (all) > 0
         && (f = take_records (ov, all, 0, false))) {
         if (route_send_control_frame (ov, p, ENV_VIEW, &f,
-                                      p->incarnation) < 0)
+                                      p->hello.incarnation) < 0)
             frame_decref (&f);
         else
-            p->view_sent = ovl_now (ov);
+            p->fence.view_sent = ovl_now (ov);
     }
     idmap_destroy (&all);
 }
@@ -612,13 +612,13 @@ void fence_peer_digest (struct overlay *ov, struct peer *p, uint64_t digest)
     double now = ovl_now (ov);
 
     if (digest == fence_digest (ov)) {
-        p->view_mismatch = 0;
+        p->fence.view_mismatch = 0;
         return;
     }
-    if (++p->view_mismatch < VIEW_PATIENCE
-        || now - p->view_sent < 2 * ov->cfg.keepalive_interval)
+    if (++p->fence.view_mismatch < VIEW_PATIENCE
+        || now - p->fence.view_sent < 2 * ov->cfg.keepalive_interval)
         return;
-    p->view_mismatch = 0;
+    p->fence.view_mismatch = 0;
     ov->fence.views_sent++;
     fence_send_view (ov, p);
 }
@@ -631,12 +631,12 @@ void fence_tell (struct overlay *ov, struct peer *p, uint64_t talks_as,
                                 .fenced = true, .reason = "fenced" };
     struct frame *f;
 
-    if (now - p->fence_told <= 1.0)
+    if (now - p->fence.told <= 1.0)
         return;
     if ((f = fencemsg_encode (0, &rec, 1))
         && route_send_control_frame (ov, p, ENV_VIEW, &f, talks_as) < 0)
         frame_decref (&f);
-    p->fence_told = now;
+    p->fence.told = now;
 }
 
 /* ---- receiving records ----------------------------------------------- */

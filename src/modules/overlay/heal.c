@@ -268,11 +268,8 @@ struct peer *heal_contact_response (struct overlay *ov, const msg_t *rsp)
     if (peers_lookup (ov->peers, rank)
         || !(p = peers_insert (ov->peers, ov->rank, rank, ovl_now (ov))))
         goto done;
-    p->substitute = true;
-    p->connector = true;
-    p->sub_for = lost;
-    snprintf (p->endpoint, sizeof (p->endpoint), "%s", endpoint);
-    snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey);
+    peer_substitute (p, true, lost);
+    peer_set_contact (p, endpoint, pubkey);
     ov->heal.nsubst++;
     if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) < 0)
         ovl_log (ov, LOG_ERR, "healing: connect to %u at %s: %s",
@@ -303,10 +300,9 @@ void heal_contact_request (struct overlay *ov, const msg_t *req)
             ov->io->respond_error (ov->ctx, req, ENOMEM, NULL);
             goto done;
         }
-        p->substitute = true;
-        p->connector = false;
+        peer_substitute (p, false, -1);
         ov->heal.nsubst++;
-        snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey);
+        peer_set_contact (p, NULL, pubkey);
         if (ov->cfg.curve && strlen (pubkey) == 40)
             ov->io->authorize (ov->ctx, pubkey);
     }

@@ -131,8 +131,8 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
                            "seq", &seq, "view", &view, "live", &live,
                            "software", &software) < 0)
         return "malformed hello";
-    p->hello_seq = seq > 0 ? (uint32_t)seq : 0;
-    p->hello_view = (uint64_t)view;
+    p->hello.seq = seq > 0 ? (uint32_t)seq : 0;
+    p->hello.view = (uint64_t)view;
     if (version != PROTOCOL_VERSION)
         return version < PROTOCOL_VERSION
                    ? "protocol version mismatch: the peer runs an older bgn"
@@ -146,8 +146,8 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
     if (incarnation <= 0
         || (uint64_t)incarnation >= fence_inc_limit (ov, FENCE_BOUND_HELLO))
         return "incarnation out of range";
-    snprintf (p->hostname, sizeof (p->hostname), "%s", hostname);
-    snprintf (p->version, sizeof (p->version), "%s", software);
+    snprintf (p->hello.hostname, sizeof (p->hello.hostname), "%s", hostname);
+    snprintf (p->hello.version, sizeof (p->hello.version), "%s", software);
     *inc = (uint64_t)incarnation;
     /* its live record, signed: kept to pass on with the record */
     *has_sig = live && sodium_hex2bin (sig, 64, live, strlen (live), NULL,
@@ -159,12 +159,12 @@ static const char *hello_check (struct overlay *ov, struct peer *p,
 /* Our next try at this link, after a refusal, goes later and later. */
 static void redial_later (struct overlay *ov, struct peer *p)
 {
-    if (p->redial_backoff < REDIAL_MIN)
-        p->redial_backoff = REDIAL_MIN;
-    p->redial_at = ovl_now (ov) + p->redial_backoff;
-    p->redial_backoff *= 2;
-    if (p->redial_backoff > REDIAL_MAX)
-        p->redial_backoff = REDIAL_MAX;
+    if (p->hello.redial_backoff < REDIAL_MIN)
+        p->hello.redial_backoff = REDIAL_MIN;
+    p->hello.redial_at = ovl_now (ov) + p->hello.redial_backoff;
+    p->hello.redial_backoff *= 2;
+    if (p->hello.redial_backoff > REDIAL_MAX)
+        p->hello.redial_backoff = REDIAL_MAX;
 }
 
 static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
@@ -212,14 +212,13 @@ static void nak_recv (struct overlay *ov, struct peer *p, json_t *o)
     }
     ovl_log (ov, LOG_ERR, "peer %u refused our hello: %s", (unsigned)p->rank,
              reason);
-    p->refused = true;
+    p->hello.refused = true;
     if (p->connector && p->endpoint[0]) {
         ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
         redial_later (ov, p);
     }
     live_set_state (ov, p, PEER_DOWN);
-    snprintf (p->problem, sizeof (p->problem), "it refused our hello: %s",
-              reason);
+    peer_set_problem (p, "it refused our hello: %s", reason);
 }
 
 /* A fenced (or older) incarnation says hello: it must come back as new. */
@@ -251,15 +250,16 @@ static bool refuse_fenced (struct overlay *ov, struct peer *p,
  * before versions were told ("unknown"). */
 static void log_admitted (struct overlay *ov, struct peer *p, uint64_t inc)
 {
-    const char *theirs = p->version[0] ? p->version : "unknown";
+    const char *theirs = p->hello.version[0] ? p->hello.version : "unknown";
 
     if (!ov->version[0])
         return;
     ovl_log (ov, LOG_DEBUG, "peer %u (%s) up: incarnation %llu, bgn %s",
-             (unsigned)p->rank, p->hostname, (unsigned long long)inc, theirs);
+             (unsigned)p->rank, p->hello.hostname, (unsigned long long)inc,
+             theirs);
     if (strcmp (theirs, ov->version) != 0)
         ovl_log (ov, LOG_NOTICE, "peer %u (%s) runs bgn %s, this broker "
-                 "runs bgn %s", (unsigned)p->rank, p->hostname, theirs,
+                 "runs bgn %s", (unsigned)p->rank, p->hello.hostname, theirs,
                  ov->version);
 }
 
@@ -267,28 +267,29 @@ static void admit (struct overlay *ov, struct peer *p,
                    const struct envelope *env, uint64_t inc)
 {
     int flags;
-    bool news = p->state != PEER_UP || inc != p->incarnation;
+    bool news = p->state != PEER_UP || inc != p->hello.incarnation;
 
-    if (p->incarnation && inc != p->incarnation)
+    if (p->hello.incarnation && inc != p->hello.incarnation)
         ovl_log (ov, LOG_NOTICE, "peer %u restarted (incarnation %llu -> "
                  "%llu)", (unsigned)p->rank,
-                 (unsigned long long)p->incarnation, (unsigned long long)inc);
+                 (unsigned long long)p->hello.incarnation,
+                 (unsigned long long)inc);
     if (news)
         log_admitted (ov, p, inc);
-    p->incarnation = inc;
-    p->last_heard = ovl_now (ov);
-    p->refused = false;
-    p->hello_backoff = 0;
-    p->redial_backoff = 0;
+    p->hello.incarnation = inc;
+    live_heard (p, ovl_now (ov));
+    p->hello.refused = false;
+    p->hello.backoff = 0;
+    p->hello.redial_backoff = 0;
     /* The ACK goes first: nothing else may reach the peer before it.
      * Once it went, the transport may make this connection the peer's. */
     if (env->kind == ENV_HELLO && send_payload (ov, p, ENV_HELLO_ACK) == 0)
         ov->io->admitted (ov->ctx, p->rank);
     live_set_state (ov, p, PEER_UP);
     /* one view, and only if ours differs from the one it said it has */
-    if (p->hello_view != fence_digest (ov))
+    if (p->hello.view != fence_digest (ov))
         fence_send_view (ov, p);
-    evlayer_seq_hint (ov->events, p->rank, p->hello_seq);
+    evlayer_seq_hint (ov->events, p->rank, p->hello.seq);
     /* alive as this incarnation: lift any fence (or suspicion) of an
      * older one everywhere (a rank nobody ever fenced has no record, and
      * gets none) */
@@ -366,8 +367,8 @@ static void rejoin_now (struct overlay *ov, const char *why)
         struct peer *p = ov->peers->v[i];
         if (p->state != PEER_CONNECTING)
             live_set_state (ov, p, PEER_CONNECTING);
-        p->refused = false;
-        p->hello_backoff = 0;
+        p->hello.refused = false;
+        p->hello.backoff = 0;
         if (p->connector)
             hello_send (ov, p);
     }
@@ -412,7 +413,7 @@ void hello_neighbours_back (struct overlay *ov)
 {
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if (p->connector && p->state == PEER_DOWN && !p->refused
+        if (p->connector && p->state == PEER_DOWN && !p->hello.refused
             && !fence_is_fenced (ov, p->rank))
             hello_send (ov, p);
     }
@@ -425,9 +426,10 @@ void hello_retry (struct overlay *ov, double now)
         if (!p->connector)
             continue;
         /* a refused link is dialled again, later and later */
-        if (p->refused && p->redial_at > 0 && now >= p->redial_at) {
-            p->redial_at = 0;
-            p->refused = false;
+        if (p->hello.refused && p->hello.redial_at > 0
+            && now >= p->hello.redial_at) {
+            p->hello.redial_at = 0;
+            p->hello.refused = false;
             ov->c.redials++;
             if (ov->io->connect (ov->ctx, p->rank, p->endpoint,
                                  p->pubkey) == 0)
@@ -440,17 +442,17 @@ void hello_retry (struct overlay *ov, double now)
          * the transport never said the connection broke (a partition, a
          * peer that died unseen), a probe now and then, which also makes
          * a dead connection fail so the transport dials again. */
-        if (p->refused || peer_is_up (p)
-            || (p->state == PEER_DOWN && p->link_broken))
+        if (p->hello.refused || peer_is_up (p)
+            || (p->state == PEER_DOWN && p->hello.link_broken))
             continue;
-        if (p->hello_backoff < HELLO_RETRY)
-            p->hello_backoff = HELLO_RETRY;
-        if (now - p->state_since > p->hello_backoff
-            && now - p->last_sent > p->hello_backoff) {
+        if (p->hello.backoff < HELLO_RETRY)
+            p->hello.backoff = HELLO_RETRY;
+        if (now - p->state_since > p->hello.backoff
+            && now - p->route.last_sent > p->hello.backoff) {
             hello_send (ov, p);
-            p->hello_backoff *= 2;
-            if (p->hello_backoff > HELLO_RETRY_MAX)
-                p->hello_backoff = HELLO_RETRY_MAX;
+            p->hello.backoff *= 2;
+            if (p->hello.backoff > HELLO_RETRY_MAX)
+                p->hello.backoff = HELLO_RETRY_MAX;
         }
     }
 }
@@ -461,16 +463,16 @@ void hello_connected (struct overlay *ov, const char *endpoint)
         struct peer *p = ov->peers->v[i];
         if (!p->connector || strcmp (p->endpoint, endpoint) != 0)
             continue;
-        p->link_broken = false;
-        p->hello_backoff = 0;
+        p->hello.link_broken = false;
+        p->hello.backoff = 0;
         /* the first connection carries the hello queued at the start:
          * a second one would be answered twice */
-        if (p->hello_queued) {
-            p->hello_queued = false;
+        if (p->hello.queued) {
+            p->hello.queued = false;
             continue;
         }
         if ((p->state == PEER_DOWN || p->state == PEER_CONNECTING)
-            && !p->refused)
+            && !p->hello.refused)
             hello_send (ov, p);
     }
 }
@@ -485,9 +487,36 @@ void hello_handshake_failed (struct overlay *ov, const char *endpoint,
             continue;
         /* libzmq gives up on a connection whose handshake failed (a key
          * refused while the peer was still starting, say): dial again */
-        p->refused = true;
-        snprintf (p->problem, sizeof (p->problem), "%s", why);
+        p->hello.refused = true;
+        peer_set_problem (p, "%s", why);
         ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
         redial_later (ov, p);
     }
+}
+
+void hello_send_first (struct overlay *ov, struct peer *p)
+{
+    hello_send (ov, p);
+    p->hello.queued = true;
+}
+
+void hello_adopt (struct peer *p, uint64_t incarnation)
+{
+    p->hello.incarnation = incarnation;
+}
+
+void hello_link_lost (struct peer *p)
+{
+    p->hello.link_broken = true;
+    p->hello.queued = false;
+}
+
+void hello_redial (struct overlay *ov, struct peer *p)
+{
+    p->hello.refused = false;
+    p->hello.redial_at = 0;
+    p->hello.link_broken = false;
+    ov->c.redials++;
+    if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
+        hello_send (ov, p);
 }

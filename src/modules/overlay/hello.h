@@ -39,6 +39,16 @@ void hello_send (struct overlay *ov, struct peer *p);
 
 /* A HELLO, HELLO_ACK or HELLO_NAK from p.  key_problem: why the
  * connection's CURVE key does not fit the rank it claims, or NULL. */
+/* A hello queued on a new connection before its handshake: it goes
+ * first, and the handshake need not send another. */
+void hello_send_first (struct overlay *ov, struct peer *p);
+/* Its incarnation is inc now (it refuted its fence with it). */
+void hello_adopt (struct peer *p, uint64_t inc);
+/* We dial p: the transport said our connection closed. */
+void hello_link_lost (struct peer *p);
+/* We dial p at a new endpoint (moved.c): now, afresh. */
+void hello_redial (struct overlay *ov, struct peer *p);
+
 void hello_recv (struct overlay *ov, struct peer *p,
                  const struct envelope *env, struct frame *const *body,
                  int n, const char *key_problem);

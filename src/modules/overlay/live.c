@@ -21,22 +21,34 @@ void live_set_state (struct overlay *ov, struct peer *p, int state)
 
     if (old == state)
         return;
-    if (peer_is_up (p))
-        p->leaving = false;      /* back: its goodbye is history */
+    if (peer_is_up (p)) {
+        p->live.leaving = false;      /* back: its goodbye is history */
+        route_take_unreachable (p);   /* and a failed send before it */
+    }
     ovl_log (ov, LOG_DEBUG, "peer %u: %s -> %s", (unsigned)p->rank,
              peer_state_str (old), peer_state_str (state));
     if (peer_is_up (p) || state == PEER_DOWN)
         route_flush (ov);
 }
 
+void live_heard (struct peer *p, double now)
+{
+    p->live.last_heard = now;
+}
+
+void live_goodbye (struct peer *p)
+{
+    p->live.leaving = true;
+}
+
 void live_peer_lost (struct overlay *ov, struct peer *p, const char *why)
 {
     if (p->state == PEER_DOWN)
         return;
-    ovl_log (ov, p->leaving ? LOG_INFO : LOG_WARNING, "peer %u lost: %s",
+    ovl_log (ov, p->live.leaving ? LOG_INFO : LOG_WARNING, "peer %u lost: %s",
              (unsigned)p->rank, why);
     live_set_state (ov, p, PEER_DOWN);
-    fence_apply (ov, p->rank, p->incarnation, true, why, FROM_HERE);
+    fence_apply (ov, p->rank, p->hello.incarnation, true, why, FROM_HERE);
 }
 
 void live_check_unreachable (struct overlay *ov)
@@ -46,9 +58,8 @@ void live_check_unreachable (struct overlay *ov)
     ov->peers->unreachable = false;
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if (p->unreachable && peer_is_up (p))
+        if (route_take_unreachable (p) && peer_is_up (p))
             live_peer_lost (ov, p, "connection gone (EHOSTUNREACH)");
-        p->unreachable = false;
     }
 }
 
@@ -81,7 +92,7 @@ bool live_stalled (struct overlay *ov, double now)
     ov->last_tick = now;
     /* Do not fence peers for our own silence. */
     for (int i = 0; i < ov->peers->n; i++)
-        ov->peers->v[i]->last_heard = now;
+        ov->peers->v[i]->live.last_heard = now;
     return true;
 }
 
@@ -92,7 +103,7 @@ void live_never_joined (struct overlay *ov, double now)
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if (p->state != PEER_CONNECTING || p->incarnation != 0
+        if (p->state != PEER_CONNECTING || p->hello.incarnation != 0
             || now - p->state_since < limit || fence_is_fenced (ov, p->rank))
             continue;
         /* Some node is always down at boot: fence it (incarnation 0, which
@@ -114,13 +125,14 @@ void live_never_joined (struct overlay *ov, double now)
 static bool keepalive_due (struct overlay *ov, struct peer *p, double now)
 {
     double interval = ov->cfg.keepalive_interval;
-    double silent = now - p->last_sent;
+    double silent = now - p->route.last_sent;
 
     if (ov->rank < p->rank)
         return silent >= interval * 0.9;
     return silent >= interval * QUIET_INTERVALS
            || (silent >= interval * 0.9
-               && (p->rtt_us < 0 || now - p->rtt_at >= interval * RTT_INTERVALS));
+               && (p->live.rtt_us < 0
+                   || now - p->live.rtt_at >= interval * RTT_INTERVALS));
 }
 
 /* Lifeguard's local health: when more than half of this broker's live
@@ -140,7 +152,7 @@ static double silence_limit (struct overlay *ov, double now)
         if (!peer_is_up (p))
             continue;
         live++;
-        if (now - p->last_heard >= quiet)
+        if (now - p->live.last_heard >= quiet)
             silent++;
     }
     doubt = silent >= DOUBT_MIN && 2 * silent > live;
@@ -162,7 +174,7 @@ void live_tick (struct overlay *ov, double now)
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        double silent = now - p->last_heard;
+        double silent = now - p->live.last_heard;
         if (!peer_is_up (p))
             continue;
         if (silent >= timeout) {
@@ -174,8 +186,8 @@ void live_tick (struct overlay *ov, double now)
         if (silent >= SUSPECT_INTERVALS * interval)
             live_set_state (ov, p, PEER_SUSPECT);
         if (keepalive_due (ov, p, now)) {
-            if (p->ka_sent_at == 0 || now - p->ka_sent_at > timeout)
-                p->ka_sent_at = now;
+            if (p->live.ka_sent_at == 0 || now - p->live.ka_sent_at > timeout)
+                p->live.ka_sent_at = now;
             send_keepalive (ov, p, 0);
         }
     }
@@ -194,9 +206,9 @@ void live_keepalive (struct overlay *ov, struct peer *p,
     }
     if (env->flags == 0)
         send_keepalive (ov, p, 1);   /* echo, so the sender gets an RTT */
-    else if (p->ka_sent_at > 0) {
-        p->rtt_at = ovl_now (ov);
-        p->rtt_us = (p->rtt_at - p->ka_sent_at) * 1e6;
-        p->ka_sent_at = 0;
+    else if (p->live.ka_sent_at > 0) {
+        p->live.rtt_at = ovl_now (ov);
+        p->live.rtt_us = (p->live.rtt_at - p->live.ka_sent_at) * 1e6;
+        p->live.ka_sent_at = 0;
     }
 }

@@ -27,6 +27,10 @@ struct peer;
 void live_set_state (struct overlay *ov, struct peer *p, int state);
 
 /* p is gone (why: for the log and the fence): down, and fenced. */
+/* It was heard from now; it said goodbye (its loss is orderly). */
+void live_heard (struct peer *p, double now);
+void live_goodbye (struct peer *p);
+
 void live_peer_lost (struct overlay *ov, struct peer *p, const char *why);
 
 /* Peers whose sends failed with EHOSTUNREACH are lost. */

@@ -47,18 +47,18 @@ bool livesig_check (struct overlay *ov, uint32_t via, uint32_t rank,
     int n;
     bool good;
 
-    if (p && sigbudget_banned (&p->livesigs, now)) {
+    if (p && sigbudget_banned (&p->livesig.sigs, now)) {
         ov->livesig.refused++;
         return false;
     }
     n = ovsign_live_text (ov, rank, inc, text, sizeof (text));
     good = ovsign_verify (ov, rank, text, (size_t)n, sig) == 1;
-    if (!good && p && sigbudget_failed (&p->livesigs, now)) {
+    if (!good && p && sigbudget_failed (&p->livesig.sigs, now)) {
         ov->livesig.backoffs++;
         ovl_log (ov, LOG_WARNING, "peer %u sent %d live records whose "
                  "signatures failed: its live records are refused unchecked "
                  "for %.0f s (%llu back-offs so far)", (unsigned)p->rank,
-                 SIGBUDGET_FAILS, p->livesigs.ban,
+                 SIGBUDGET_FAILS, p->livesig.sigs.ban,
                  (unsigned long long)ov->livesig.backoffs);
     }
     return good;

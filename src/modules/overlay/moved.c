@@ -27,7 +27,7 @@ static void send_moved (struct overlay *ov, struct peer *p, double now)
 
     json_decref (o);
     free (payload);
-    p->moved_sent = now;
+    p->moved.sent = now;
     if (!msg)
         return;
     msg_set_flags (msg, msg_get_flags (msg) | MSGFLAG_NORESPONSE);
@@ -43,13 +43,8 @@ static void redial (struct overlay *ov, struct peer *p, const char *ep,
     ovl_log (ov, LOG_NOTICE, "peer %u listens at %s now (was %s, %s): "
              "dialling it there", (unsigned)p->rank, ep, p->endpoint, who);
     ov->io->disconnect (ov->ctx, p->rank, p->endpoint);
-    snprintf (p->endpoint, sizeof (p->endpoint), "%s", ep);
-    p->refused = false;
-    p->redial_at = 0;
-    p->link_broken = false;
-    ov->c.redials++;
-    if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
-        hello_send (ov, p);
+    peer_set_contact (p, ep, NULL);
+    hello_redial (ov, p);
 }
 
 /* Ask the bootstrap where p listens; dial it there if that moved. */
@@ -57,12 +52,12 @@ static void reread (struct overlay *ov, struct peer *p, double now)
 {
     char ep[sizeof (p->endpoint)];
 
-    p->reread_at = now;
-    p->reread_backoff = p->reread_backoff < REREAD_MIN
+    p->moved.reread_at = now;
+    p->moved.reread_backoff = p->moved.reread_backoff < REREAD_MIN
                             ? REREAD_MIN
-                            : p->reread_backoff * 2 > REREAD_MAX
+                            : p->moved.reread_backoff * 2 > REREAD_MAX
                                   ? REREAD_MAX
-                                  : p->reread_backoff * 2;
+                                  : p->moved.reread_backoff * 2;
     if (!ov->io->peer_endpoint
         || ov->io->peer_endpoint (ov->ctx, p->rank, ep, sizeof (ep)) < 0)
         return;
@@ -83,7 +78,7 @@ void moved_neighbours_back (struct overlay *ov)
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        if (dialled_away (p) && now - p->reread_at >= 1.0)
+        if (dialled_away (p) && now - p->moved.reread_at >= 1.0)
             reread (ov, p, now);
     }
 }
@@ -94,14 +89,14 @@ static void reread_tick (struct overlay *ov, double now)
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
         if (!dialled_away (p)) {
-            p->reread_backoff = 0;
+            p->moved.reread_backoff = 0;
             continue;
         }
         /* away: not heard from (its state may go back and forth between
          * down and connecting as we dial) */
-        if (now - p->last_heard >= REREAD_AFTER
+        if (now - p->live.last_heard >= REREAD_AFTER
             && now - ov->started_at >= REREAD_AFTER
-            && now - p->reread_at >= p->reread_backoff)
+            && now - p->moved.reread_at >= p->moved.reread_backoff)
             reread (ov, p, now);
     }
 }
@@ -120,7 +115,7 @@ void moved_tick (struct overlay *ov, double now)
         if (p->connector || p->substitute || peer_is_up (p)
             || fence_is_fenced (ov, p->rank)
             || now - p->state_since < MOVED_AFTER
-            || (p->moved_sent > 0 && now - p->moved_sent < MOVED_EVERY))
+            || (p->moved.sent > 0 && now - p->moved.sent < MOVED_EVERY))
             continue;
         send_moved (ov, p, now);
     }

@@ -246,8 +246,7 @@ int overlay_set_peer (struct overlay *ov, uint32_t rank, const char *endpoint,
         errno = ENOENT;
         return -1;
     }
-    snprintf (p->endpoint, sizeof (p->endpoint), "%s", endpoint);
-    snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey ? pubkey : "");
+    peer_set_contact (p, endpoint, pubkey ? pubkey : "");
     if (ov->cfg.curve && !p->connector) {
         if (strlen (p->pubkey) != 40) {
             ovl_log (ov, LOG_ERR, "peer %u: bad public key", (unsigned)rank);
@@ -272,8 +271,8 @@ int overlay_start (struct overlay *ov)
         /* "never joined" counts from now, not from load: a host may take
          * long between the two (the Flux module's rank 0 waits for every
          * rank's bgn to load) */
-        if (p->state == PEER_CONNECTING && p->incarnation == 0)
-            p->state_since = now;
+        if (p->state == PEER_CONNECTING && p->hello.incarnation == 0)
+            peer_reset_since (p, now);
         if (!p->connector)
             continue;
         if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) < 0) {
@@ -283,8 +282,7 @@ int overlay_start (struct overlay *ov)
             break;
         }
         /* queued until the connection is up, then it goes first */
-        hello_send (ov, p);
-        p->hello_queued = true;
+        hello_send_first (ov, p);
     }
     ov->last_tick = now;
     evlayer_start (ov->events, now);
@@ -376,7 +374,7 @@ static void recv_data (struct overlay *ov, struct peer *p,
         return;
     }
     if (route_ttl_step (env) < 0) {
-        p->ttl_drops++;
+        p->rx.ttl_drops++;
         ov->c.ttl_drops++;
         ovl_log (ov, LOG_DEBUG, "TTL expired: message from rank %u to %u "
                  "after %d hops", (unsigned)env->source, (unsigned)env->dest,
@@ -457,7 +455,7 @@ static void recv_link (struct overlay *ov, struct peer *p,
 static void recv_goodbye (struct overlay *ov, struct peer *p,
                           struct envelope *env, struct frame **body, int n)
 {
-    p->leaving = true;
+    live_goodbye (p);
     live_peer_lost (ov, p, "left the instance");
 }
 
@@ -528,17 +526,17 @@ static void refuted_here (struct overlay *ov, struct peer *p,
 {
     const struct fence_entry *f;
 
-    if (env->sender_inc <= p->incarnation || p->incarnation == 0
-        || p->leaving || p->state == PEER_CONNECTING
+    if (env->sender_inc <= p->hello.incarnation || p->hello.incarnation == 0
+        || p->live.leaving || p->state == PEER_CONNECTING
         || !fence_own_inc (ov, env->receiver_inc))
         return;
     fence_apply (ov, p->rank, env->sender_inc, false, "refuted", FROM_HERE);
     if (!(f = fence_lookup (ov, p->rank)) || f->fenced
         || f->inc != env->sender_inc)
         return;
-    p->incarnation = env->sender_inc;
+    hello_adopt (p, env->sender_inc);
     if (!peer_is_up (p)) {
-        p->last_heard = ovl_now (ov);
+        live_heard (p, ovl_now (ov));
         live_set_state (ov, p, PEER_UP);
     }
 }
@@ -567,13 +565,13 @@ static void version_refused (struct overlay *ov, struct peer *p,
     unsigned theirs = env[1];
 
     ov->c.version_refusals++;
-    snprintf (p->problem, sizeof (p->problem), "refused: it speaks overlay "
+    peer_set_problem (p, "refused: it speaks overlay "
               "protocol version %u, this broker speaks version %u", theirs,
               ENV_VERSION);
     ovl_log_limited (ov, LOG_ERR, "peer %u%s%s refused: it speaks overlay "
                      "protocol version %u, this broker speaks version %u",
-                     (unsigned)p->rank, p->hostname[0] ? " on " : "",
-                     p->hostname, theirs, ENV_VERSION);
+                     (unsigned)p->rank, p->hello.hostname[0] ? " on " : "",
+                     p->hello.hostname, theirs, ENV_VERSION);
     if (len > 2 && env[2] == ENV_HELLO) {
         char why[128];
         json_t *o;
@@ -595,18 +593,18 @@ static void handle (struct overlay *ov, struct peer *p, struct envelope *env,
         hello_recv (ov, p, env, body, n, key_problem (ov, p, user_id));
         return;
     }
-    if (env->sender_inc > p->incarnation)
+    if (env->sender_inc > p->hello.incarnation)
         refuted_here (ov, p, env);   /* may bring p up again */
     if (p->state == PEER_CONNECTING || p->state == PEER_DOWN) {
         recv_unadmitted (ov, p, env);
         return;
     }
-    if (env->sender_inc != p->incarnation
+    if (env->sender_inc != p->hello.incarnation
         || !fence_own_inc (ov, env->receiver_inc)) {
         ov->c.stale_drops++;
         return;
     }
-    p->last_heard = ovl_now (ov);
+    live_heard (p, ovl_now (ov));
     if (p->state == PEER_SUSPECT)
         live_set_state (ov, p, PEER_UP);
     if (env->kind > ENV_KIND_MAX || !recv_table[env->kind]) {
@@ -651,8 +649,8 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     }
     if (p->problem[0])
         p->problem[0] = '\0';   /* it talks to us, in our version */
-    p->rx_msgs++;
-    p->rx_bytes += len;
+    p->rx.rx_msgs++;
+    p->rx.rx_bytes += len;
     if (trace_wanted (ov)) {
         struct trace_info ti = { 0 };
         trace_capture (ov, &env, frames[0], &ti);
@@ -697,8 +695,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
         for (int i = 0; i < ov->peers->n; i++) {
             struct peer *p = ov->peers->v[i];
             if (p->connector && !strcmp (p->endpoint, endpoint)) {
-                p->link_broken = true;
-                p->hello_queued = false;
+                hello_link_lost (p);
                 live_peer_lost (ov, p, "connection closed");
             }
         }

@@ -82,7 +82,7 @@ static bool all_peers_left (struct overlay *ov)
     if (ov->peers->n == 0 || ov->peers->up > 0)
         return false;
     for (int i = 0; i < ov->peers->n; i++)
-        if (!ov->peers->v[i]->leaving)
+        if (!ov->peers->v[i]->live.leaving)
             return false;
     return true;
 }

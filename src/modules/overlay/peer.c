@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <malloc.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +36,7 @@ static struct peer *peer_create (uint32_t self, uint32_t rank, double now)
     p->sub_for = -1;
     p->state = PEER_CONNECTING;
     p->state_since = now;
-    p->rtt_us = -1;
+    p->live.rtt_us = -1;
     return p;
 }
 
@@ -188,12 +189,40 @@ int peers_set_state (struct peers *ps, struct peer *p, int state, double now)
         ps->up++;
     if (!peer_is_up (p) && was_up)
         ps->up--;
-    if (peer_is_up (p)) {
-        p->unreachable = false;
+    if (peer_is_up (p))
         p->problem[0] = '\0';
-    }
     ps->changed = true;
     return old;
+}
+
+void peer_set_contact (struct peer *p, const char *endpoint,
+                       const char *pubkey)
+{
+    if (endpoint)
+        snprintf (p->endpoint, sizeof (p->endpoint), "%s", endpoint);
+    if (pubkey)
+        snprintf (p->pubkey, sizeof (p->pubkey), "%s", pubkey);
+}
+
+void peer_substitute (struct peer *p, bool connector, int sub_for)
+{
+    p->substitute = true;
+    p->connector = connector;
+    p->sub_for = sub_for;
+}
+
+void peer_set_problem (struct peer *p, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start (ap, fmt);
+    vsnprintf (p->problem, sizeof (p->problem), fmt, ap);
+    va_end (ap);
+}
+
+void peer_reset_since (struct peer *p, double now)
+{
+    p->state_since = now;
 }
 
 bool peers_changed (struct peers *ps)

@@ -47,61 +47,98 @@ struct backlog {
     size_t bytes;            /* heap its messages hold (pending_cost) */
 };
 
+/* Each part's facts about a peer, in a struct marked with the part that
+ * writes them (t/scripts/layout.py rule 11): another part reads them or
+ * asks the owner (hello_link_lost, live_heard, ...).  peer.c, which
+ * creates a peer, gives them their first values. */
+struct peer_hello {          /* hello.c: admission */
+    uint64_t incarnation;    /* from its hello */
+    char hostname[64];
+    char version[64];        /* the bgn it runs, from its hello; "" unknown */
+    bool refused;            /* it refused our hello: stop saying it */
+    uint32_t seq;            /* highest event seq it knew of */
+    uint64_t view;           /* the fence digest in its hello */
+    double backoff;          /* hello retries, doubling */
+    bool link_broken;        /* we connect: the transport said our
+                                connection closed, and not yet that it
+                                is back (no hello would get through) */
+    bool queued;             /* we connect: a hello was queued on the
+                                new connection before its handshake, so
+                                the handshake need not trigger another */
+    double redial_at;        /* next time to redial a stuck link */
+    double redial_backoff;
+};
+
+struct peer_live {           /* live.c: keepalives, RTT, goodbyes */
+    double last_heard;
+    double rtt_us;           /* -1: not measured yet */
+    double rtt_at;           /* when rtt_us was measured */
+    double ka_sent_at;       /* keepalive awaiting echo, for RTT */
+    bool leaving;            /* said goodbye: its down is orderly */
+};
+
+struct peer_route {          /* route.c: what was sent to it */
+    uint64_t tx_msgs, tx_bytes, reroutes, backlog_drops;
+    double last_sent;
+    bool unreachable;        /* a send failed with EHOSTUNREACH */
+};
+
+struct peer_rx {             /* overlay.c: what came from it */
+    uint64_t rx_msgs, rx_bytes, ttl_drops;
+};
+
+struct peer_moved {          /* moved.c */
+    double sent;             /* it dials us: when we last told it where
+                                we listen */
+    double reread_at;        /* we dial it: when we last asked the
+                                bootstrap where it listens */
+    double reread_backoff;
+};
+
+struct peer_fence {          /* fence.c */
+    double told;             /* when we last told it it is fenced */
+    int view_mismatch;       /* keepalives in a row with another digest */
+    double view_sent;        /* when we last sent it our view */
+};
+
+struct peer_livesig {        /* livesig.c */
+    struct sigbudget sigs;   /* live-record signatures that failed from
+                                this link */
+};
+
+struct fencepower {          /* suspect.c: its fences refuted */
+    uint32_t refuted;        /* within SUSPECT_WINDOW of each other */
+    double last;
+    double ban, until;       /* the last back-off's length, its end */
+    uint64_t total;
+};
+
+/* The top level is peer.c's: who the peer is and how to reach it, set at
+ * creation or by peer.c's functions (peer_set_contact, peer_substitute,
+ * peer_set_problem, peers_set_state). */
 struct peer {
     uint32_t rank;
     char id[16];             /* routing id: the rank in decimal */
     bool connector;          /* this broker connects to it */
     int state;
-    uint64_t incarnation;    /* from its hello */
+    double state_since;
     char endpoint[256];
     char pubkey[41];
-    char hostname[64];
-    char version[64];        /* the bgn it runs, from its hello; "" unknown */
-    double last_heard;
-    double last_sent;
-    double state_since;
     struct backlog backlog;
-    uint64_t tx_msgs, rx_msgs, tx_bytes, rx_bytes;
-    uint64_t reroutes, ttl_drops, backlog_drops;
-    double rtt_us;           /* -1: not measured yet */
-    double rtt_at;           /* when rtt_us was measured */
-    double ka_sent_at;       /* keepalive awaiting echo, for RTT */
-    bool leaving;            /* said goodbye: its down is orderly */
-    bool refused;            /* it refused our hello: stop saying it */
-    bool unreachable;        /* a send failed with EHOSTUNREACH */
-    double fence_told;       /* when we last told it it is fenced */
-    uint32_t hello_seq;      /* highest event seq it knew of */
-    uint64_t hello_view;     /* the fence digest in its hello */
-    int view_mismatch;       /* keepalives in a row with another digest */
-    double view_sent;        /* when we last sent it our view */
-    double hello_backoff;    /* hello retries, doubling */
-    bool link_broken;        /* we connect: the transport said our
-                                connection closed, and not yet that it
-                                is back (no hello would get through) */
-    bool hello_queued;       /* we connect: a hello was queued on the
-                                new connection before its handshake, so
-                                the handshake need not trigger another */
-    double redial_at;        /* next time to redial a stuck link */
-    double moved_sent;       /* it dials us: when we last told it where
-                                we listen (moved.c) */
-    double reread_at;        /* we dial it: when we last asked the
-                                bootstrap where it listens (moved.c) */
-    double reread_backoff;
-    double redial_backoff;
     bool substitute;         /* a self-healing link, not a graph edge */
     int sub_for;             /* substitute: the lost neighbour it stands
                                 in for (-1 if it connected to us) */
     char problem[160];       /* why the link is not up, in words (a refused
                                 CURVE handshake, say); "" if none known;
                                 cleared when it comes up */
-    struct sigbudget livesigs;  /* live-record signatures that failed
-                                   from this link (fence.c) */
-    struct fencepower {         /* its fences refuted (suspect.c) */
-        uint32_t refuted;       /* within SUSPECT_WINDOW of each other */
-        double last;
-        double ban, until;      /* the last back-off's length, its end */
-        uint64_t total;
-    } fencepower;
+    struct peer_hello hello;
+    struct peer_live live;
+    struct peer_route route;
+    struct peer_rx rx;
+    struct peer_moved moved;
+    struct peer_fence fence;
+    struct peer_livesig livesig;
+    struct fencepower fencepower;
 };
 
 struct peers {
@@ -145,6 +182,17 @@ void peer_destroy (struct peer **pp);
  * table changed when the state differs. */
 int peers_set_state (struct peers *ps, struct peer *p, int state,
                      double now);
+
+/* peer.c's facts that others learn: where it listens and its key (NULL:
+ * unchanged), that it is a substitute link (for the lost neighbour
+ * sub_for, or -1), why its link is not up (printf-like), and the start
+ * of its state's clock again. */
+void peer_set_contact (struct peer *p, const char *endpoint,
+                       const char *pubkey);
+void peer_substitute (struct peer *p, bool connector, int sub_for);
+void peer_set_problem (struct peer *p, const char *fmt, ...)
+    __attribute__ ((format (printf, 2, 3)));
+void peer_reset_since (struct peer *p, double now);
 
 /* Report and clear the changed mark. */
 bool peers_changed (struct peers *ps);

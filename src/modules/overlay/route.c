@@ -94,7 +94,7 @@ static int send_raw (struct overlay *ov, struct peer *p, struct envelope *env,
         if (!in_place)
             frame_decref (&w);
         if (saved == EHOSTUNREACH && peer_is_up (p)) {
-            p->unreachable = true;
+            p->route.unreachable = true;
             ov->peers->unreachable = true;
         }
         errno = saved;
@@ -104,9 +104,9 @@ static int send_raw (struct overlay *ov, struct peer *p, struct envelope *env,
         frames[0] = NULL;       /* the very frame went */
     else
         frame_decref_all (frames, n);
-    p->tx_msgs++;
-    p->tx_bytes += bytes;
-    p->last_sent = ovl_now (ov);
+    p->route.tx_msgs++;
+    p->route.tx_bytes += bytes;
+    p->route.last_sent = ovl_now (ov);
     if (ti.valid)
         trace_emit (ov, "tx", p->rank, env, &ti);
     return 0;
@@ -115,7 +115,7 @@ static int send_raw (struct overlay *ov, struct peer *p, struct envelope *env,
 int route_send_now (struct overlay *ov, struct peer *p, struct envelope *env,
                     struct frame **frames, int n)
 {
-    env->receiver_inc = p->incarnation;
+    env->receiver_inc = p->hello.incarnation;
     return send_raw (ov, p, env, frames, n);
 }
 
@@ -205,6 +205,14 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
     }
     ov->c.forwarded++;
     return 0;
+}
+
+bool route_take_unreachable (struct peer *p)
+{
+    bool was = p->route.unreachable;
+
+    p->route.unreachable = false;
+    return was;
 }
 
 size_t route_backlog_bytes (struct overlay *ov)
@@ -354,7 +362,7 @@ void route_expire (struct overlay *ov, double now)
         while ((pd = backlog_first (&p->backlog))
                && now - pd->queued > limit) {
             pd = backlog_pop (&p->backlog);
-            p->backlog_drops++;
+            p->route.backlog_drops++;
             ov->c.backlog_expired++;
             snprintf (why, sizeof (why), "waited %.0fs for rank %u (%s)",
                       now - pd->queued, (unsigned)p->rank,
@@ -370,7 +378,7 @@ void route_expire (struct overlay *ov, double now)
 int route_send_control (struct overlay *ov, struct peer *p, int kind,
                         json_t *o)
 {
-    return route_send_control_inc (ov, p, kind, o, p->incarnation);
+    return route_send_control_inc (ov, p, kind, o, p->hello.incarnation);
 }
 
 /* Equal-cost hops come from libbgn sorted; a fixed pick per (self,
@@ -419,7 +427,7 @@ static int enqueue (struct overlay *ov, struct peer *p,
                            ov->cfg.backlog_bytes);
     if (!pd) {
         if (errno == ENOBUFS) {
-            p->backlog_drops++;
+            p->route.backlog_drops++;
             ov->c.backlog_overflows++;
         }
         return -1;
@@ -500,7 +508,7 @@ static int send_via (struct overlay *ov, const uint32_t *hops, int nh,
             }
             if (try_send (ov, p, env, frames, n) == 0) {
                 if (i > 0 || pass > 0)
-                    p->reroutes++;
+                    p->route.reroutes++;
                 return 0;
             }
             if (!*queue_on)
@@ -541,7 +549,7 @@ int route_out (struct overlay *ov, struct envelope *env,
     if ((!queue_on || (queue_on->state == PEER_CONNECTING
                        && !(env->flags & ENV_FLAG_DETOUR)))
         && (via = detour (ov, target, from))) {
-        via->reroutes++;
+        via->route.reroutes++;
         env->flags |= ENV_FLAG_LIVE;
         if (queue_on)
             env->flags |= ENV_FLAG_DETOUR;
@@ -582,7 +590,7 @@ int route_forward (struct overlay *ov, struct envelope *env,
 static void reroute_pending (struct overlay *ov, struct peer *p,
                              struct pending *pd)
 {
-    p->reroutes++;
+    p->route.reroutes++;
     if (route_forward (ov, &pd->env, pd->frames, pd->nframes, -1) < 0)
         route_drop (ov, &pd->env, pd->frames, pd->nframes, errno);
     else

@@ -43,6 +43,9 @@ void route_fini (struct overlay *ov);
  * hop less to go and one more made. */
 int route_ttl_step (struct envelope *env);
 
+/* Whether a send to p failed with EHOSTUNREACH since last asked. */
+bool route_take_unreachable (struct peer *p);
+
 /* Send to p now: [env][frames], env's incarnations set for this hop
  * (sender: ours; receiver: p's, or 'receiver_inc' for _inc).  Frames
  * taken on success; -1 with EAGAIN or EHOSTUNREACH leaves them. */

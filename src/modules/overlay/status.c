@@ -30,28 +30,29 @@ static json_t *peer_json (struct peer *p, double now)
     json_t *o = json_pack ("{s:i s:s s:s s:b s:b s:I s:I s:I s:I s:I s:I s:I"
                            " s:f s:f s:i}",
                            "rank", (int)p->rank,
-                           "hostname", p->hostname,
+                           "hostname", p->hello.hostname,
                            "state", peer_state_str (p->state),
                            "substitute", p->substitute,
                            "connector", p->connector,
-                           "tx_msgs", (json_int_t)p->tx_msgs,
-                           "rx_msgs", (json_int_t)p->rx_msgs,
-                           "tx_bytes", (json_int_t)p->tx_bytes,
-                           "rx_bytes", (json_int_t)p->rx_bytes,
-                           "reroutes", (json_int_t)p->reroutes,
-                           "ttl_drops", (json_int_t)p->ttl_drops,
-                           "backlog_drops", (json_int_t)p->backlog_drops,
-                           "last_heard", p->last_heard > 0
-                                             ? now - p->last_heard : -1.0,
+                           "tx_msgs", (json_int_t)p->route.tx_msgs,
+                           "rx_msgs", (json_int_t)p->rx.rx_msgs,
+                           "tx_bytes", (json_int_t)p->route.tx_bytes,
+                           "rx_bytes", (json_int_t)p->rx.rx_bytes,
+                           "reroutes", (json_int_t)p->route.reroutes,
+                           "ttl_drops", (json_int_t)p->rx.ttl_drops,
+                           "backlog_drops", (json_int_t)p->route.backlog_drops,
+                           "last_heard", p->live.last_heard > 0
+                                             ? now - p->live.last_heard : -1.0,
                            "state_since", now - p->state_since,
                            "backlog", p->backlog.count);
 
-    if (o && p->version[0])
-        json_object_set_new (o, "version", json_string (p->version));
+    if (o && p->hello.version[0])
+        json_object_set_new (o, "version", json_string (p->hello.version));
     if (o) {
         /* microseconds to one decimal: no 17-digit float noise */
-        json_object_set_new (o, "rtt_us", p->rtt_us >= 0
-                                 ? json_real (round (p->rtt_us * 10.) / 10.)
+        json_object_set_new (o, "rtt_us", p->live.rtt_us >= 0
+                                 ? json_real (round (p->live.rtt_us * 10.)
+                                              / 10.)
                                  : json_null ());
         json_object_set_new (o, "problem", p->problem[0]
                                                ? json_string (p->problem)
@@ -114,11 +115,11 @@ json_t *status_counters (struct overlay *ov, bool nonzero)
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
-        tx_msgs += p->tx_msgs;
-        rx_msgs += p->rx_msgs;
-        tx_bytes += p->tx_bytes;
-        rx_bytes += p->rx_bytes;
-        rer += p->reroutes;
+        tx_msgs += p->route.tx_msgs;
+        rx_msgs += p->rx.rx_msgs;
+        tx_bytes += p->route.tx_bytes;
+        rx_bytes += p->rx.rx_bytes;
+        rer += p->route.reroutes;
     }
     const struct {
         const char *name;

@@ -120,7 +120,7 @@ static json_t *own_problem (struct overlay *ov, double now)
         json_array_append_new (not_up,
                                json_pack ("{s:i s:s s:s s:f}",
                                           "rank", (int)p->rank,
-                                          "hostname", p->hostname,
+                                          "hostname", p->hello.hostname,
                                           "state", peer_state_str (p->state),
                                           "seconds", now - p->state_since));
     }

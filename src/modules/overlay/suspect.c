@@ -154,7 +154,7 @@ static bool witnessed (struct overlay *ov, uint32_t rank, double now)
     const struct peer *p = peers_lookup (ov->peers, rank);
 
     return p && peer_is_up (p)
-           && now - p->last_heard < 2 * ov->cfg.keepalive_interval;
+           && now - p->live.last_heard < 2 * ov->cfg.keepalive_interval;
 }
 
 static void expire_cb (void *arg)

@@ -345,7 +345,7 @@ void fake_inject (struct fake *f, uint32_t from, struct envelope *env,
     struct peer *p = peers_lookup (f->ov->peers, from);
 
     if (p && env->sender_inc == 0 && env->kind != ENV_HELLO)
-        env->sender_inc = p->incarnation;
+        env->sender_inc = p->hello.incarnation;
     if (env->receiver_inc == 0 && env->kind != ENV_HELLO)
         env->receiver_inc = f->ov->incarnation;
     if (env->source == 0 && from != 0)
@@ -373,7 +373,7 @@ void fake_inject_wire (struct fake *f, uint32_t from, const uint8_t *raw,
     if (!w)
         return;
     if (p && len >= ENV_SIZE) {
-        wire_put64 (frame_data (w) + 16, p->incarnation);
+        wire_put64 (frame_data (w) + 16, p->hello.incarnation);
         wire_put64 (frame_data (w) + 24, f->ov->incarnation);
     }
     snprintf (id, sizeof (id), "%u", (unsigned)from);

@@ -247,7 +247,7 @@ static void check_hello_livesig (void)
 
     fake_livesig (f, 6, 2008, sig);          /* rank 6's, not rank 8's */
     hello_signed (f, 8, 2008, sig);
-    ok (fake_peer (f, 8)->incarnation == 2008 && f->ov->sign.bad == bad,
+    ok (fake_peer (f, 8)->hello.incarnation == 2008 && f->ov->sign.bad == bad,
         "a neighbour restarted: admitted, its signature not checked yet");
 
     fake_fence1 (f, 1, ENV_REPORT, 2, 1002, true);
@@ -345,7 +345,7 @@ static void check_fenced_above (void)
 {
     struct fake *r4 = up (4, 16), *r5 = up (5, 16);
     struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 5 };
-    uint64_t talks_as = fake_peer (r4, 5)->incarnation;
+    uint64_t talks_as = fake_peer (r4, 5)->hello.incarnation;
     uint64_t above = talks_as + 500;
     struct sent *s;
 
@@ -776,11 +776,11 @@ static void check_refute (void)
     ok (f->ov->c.stale_drops == stale,
         "a message to the incarnation it refuted from is not stale");
     struct peer *p4 = fake_peer (f, 4);
-    uint64_t p4inc = p4->incarnation;
+    uint64_t p4inc = p4->hello.incarnation;
     struct envelope ka2 = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
                             .dest = 5, .sender_inc = p4inc + 1 };
     fake_inject (f, 4, &ka2, NULL, NULL, 0, NULL);
-    ok (f->ov->c.stale_drops == stale && p4->incarnation == p4inc + 1
+    ok (f->ov->c.stale_drops == stale && p4->hello.incarnation == p4inc + 1
         && fence_lookup (f->ov, 4) && fence_lookup (f->ov, 4)->inc == p4inc + 1,
         "a neighbour talking one incarnation up over its link refuted: "
         "its word, taken");

@@ -35,8 +35,8 @@ static void check_binder (void)
         && strstr (ack->body[0], "\"incarnation\":100"),
         "a good hello from 14 gets an ack carrying our hello");
     ok (fake_peer (f, 14)->state == PEER_UP
-        && fake_peer (f, 14)->incarnation == 1014
-        && !strcmp (fake_peer (f, 14)->hostname, "host14"),
+        && fake_peer (f, 14)->hello.incarnation == 1014
+        && !strcmp (fake_peer (f, 14)->hello.hostname, "host14"),
         "14 is up, as incarnation 1014, on host14");
 
     snprintf (json, sizeof (json), "{\"version\":99,\"rank\":13,"
@@ -129,7 +129,7 @@ static void check_connector (void)
     fake_hello_json (f, 2, ENV_HELLO_NAK, 1002,
                      "{\"reason\":\"peer belongs to another instance\"}",
                      NULL);
-    ok (fake_peer (f, 2)->refused && fake_peer (f, 2)->state == PEER_DOWN
+    ok (fake_peer (f, 2)->hello.refused && fake_peer (f, 2)->state == PEER_DOWN
         && f->disconnects == 1 && fake_logged (f, "refused our hello"),
         "a refusal marks 2 refused, disconnects and logs it");
     ok (!strcmp (fake_peer (f, 2)->problem, "it refused our hello: peer "
@@ -172,7 +172,7 @@ static void check_connector (void)
         "rejoins as 501 at once");
     ok (fake_count (f, ENV_HELLO, UINT32_MAX) == 7
         && fake_peer (f, 1)->state == PEER_CONNECTING
-        && !fake_peer (f, 2)->refused,
+        && !fake_peer (f, 2)->hello.refused,
         "it says hello to every peer again, refusals forgotten");
     struct sent *h = fake_last (f, ENV_HELLO, 4);
     ok (h && h->env.sender_inc == 501 && strstr (h->body[0],
@@ -390,7 +390,7 @@ static void check_version (void)
     ok (ack && ack->body[0]
         && strstr (ack->body[0], "\"software\":\"1.2.3+4.gabc\""),
         "our ack tells our version");
-    ok (!strcmp (fake_peer (f, 14)->version, "1.2.3+4.gabc")
+    ok (!strcmp (fake_peer (f, 14)->hello.version, "1.2.3+4.gabc")
         && fake_logged_level (f, "peer 14 (host14) up: incarnation 1014, "
                               "bgn 1.2.3+4.gabc") == LOG_DEBUG
         && !fake_logged (f, "this broker runs"),
@@ -408,7 +408,7 @@ static void check_version (void)
                               "broker runs bgn 1.2.3+4.gabc") == LOG_NOTICE,
         "a peer on another version is admitted, and a notice says both");
     fake_hello (f, 11, ENV_HELLO, 1011);
-    ok (fake_peer (f, 11)->version[0] == '\0'
+    ok (fake_peer (f, 11)->hello.version[0] == '\0'
         && fake_logged (f, "peer 11 (host11) up: incarnation 1011, bgn unknown")
         && fake_logged_level (f, "peer 11 (host11) runs bgn unknown")
            == LOG_NOTICE,

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "src/common/libtap/tap.h"
+#include "src/modules/overlay/live.h"
 #include "fakeio.h"
 
 static struct fake *up4 (void)
@@ -77,9 +78,10 @@ static void test_keepalives (void)
     ok (fake_count (f, ENV_KEEPALIVE, 1) == 1, "a keepalive went to 1");
     fake_advance (f, 0.004);
     keepalive_from (f, 1, 1);
-    ok (fake_peer (f, 1)->rtt_us >= 4000 && fake_peer (f, 1)->rtt_us <= 5001,
+    ok (fake_peer (f, 1)->live.rtt_us >= 4000
+        && fake_peer (f, 1)->live.rtt_us <= 5001,
         "its echo 4 ms later gives 1 a round-trip time (%.0f us)",
-        fake_peer (f, 1)->rtt_us);
+        fake_peer (f, 1)->live.rtt_us);
     fake_destroy (&f);
 }
 
@@ -125,6 +127,11 @@ static void test_unreachable (void)
         "a keepalive to 2 failing with EHOSTUNREACH: 2 is lost at once");
     ok (fake_peer (f, 1)->state == PEER_UP && fake_peer (f, 3)->state == PEER_UP,
         "1 and 3 stay up");
+    struct peer *p = fake_peer (f, 1);
+    p->route.unreachable = true;      /* a send failed, then it went down */
+    live_set_state (f->ov, p, PEER_DOWN);
+    live_set_state (f->ov, p, PEER_UP);
+    ok (!p->route.unreachable, "coming up clears a stale unreachable mark");
     fake_destroy (&f);
 }
 

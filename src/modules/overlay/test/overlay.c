@@ -230,10 +230,10 @@ static void check_admission_rules (void)
 
     n = f->ov->c.stale_drops;
     struct envelope old = ka;
-    old.sender_inc = p->incarnation - 1;
+    old.sender_inc = p->hello.incarnation - 1;
     fake_inject (f, 14, &old, NULL, NULL, 0, NULL);
     old = ka;
-    old.sender_inc = p->incarnation;
+    old.sender_inc = p->hello.incarnation;
     old.receiver_inc = f->ov->incarnation + 1;
     fake_inject (f, 14, &old, NULL, NULL, 0, NULL);
     ok (f->ov->c.stale_drops == n + 2,
@@ -244,7 +244,7 @@ static void check_admission_rules (void)
     f->now += 0.5;
     struct envelope ka2 = ka;
     fake_inject (f, 14, &ka2, NULL, NULL, 0, NULL);
-    ok (p->state == PEER_UP && p->last_heard == f->now,
+    ok (p->state == PEER_UP && p->live.last_heard == f->now,
         "any current message from a suspect peer brings it back up, heard "
         "now");
 
@@ -259,7 +259,7 @@ static void check_admission_rules (void)
         "a good one from an admitted peer is applied");
 
     fake_control (f, 14, ENV_GOODBYE, NULL);
-    ok (p->leaving && p->state == PEER_DOWN,
+    ok (p->live.leaving && p->state == PEER_DOWN,
         "a goodbye: the peer is leaving, and down");
     fake_destroy (&f);
 }
@@ -331,7 +331,7 @@ static void send_to_13 (struct fake *f, const msg_t *msg)
     f->on_deliver = NULL;
     nested.rc = overlay_send (f->ov, &req, 13, NULL);
     nested.up_inside = p->state == PEER_UP;
-    nested.unreachable_inside = p->unreachable;
+    nested.unreachable_inside = p->route.unreachable;
     msg_destroy (&req);
 }
 

@@ -16,7 +16,7 @@ static void check_table (void)
     ok (peers_lookup (ps, 8) && peers_lookup (ps, 8)->rank == 8
         && !peers_lookup (ps, 3), "lookup by rank finds 8, not 3");
     p = peers_lookup (ps, 4);
-    ok (p->connector && p->state == PEER_CONNECTING && p->rtt_us < 0
+    ok (p->connector && p->state == PEER_CONNECTING && p->live.rtt_us < 0
         && p->state_since == 5.0 && !strcmp (p->id, "4"),
         "rank 0 connects to 4; it starts connecting, no RTT yet, id \"4\"");
     ok (peers_lookup_id (ps, "12", 2) == peers_lookup (ps, 12),
@@ -31,11 +31,9 @@ static void check_table (void)
         "up: the count follows and the table says it changed, once");
     peers_set_state (ps, p, PEER_SUSPECT, 7.0);
     ok (ps->up == 1 && p->state_since == 7.0, "suspect still counts as up");
-    p->unreachable = true;
     peers_set_state (ps, p, PEER_DOWN, 8.0);
     ok (ps->up == 0, "down does not");
     peers_set_state (ps, p, PEER_UP, 9.0);
-    ok (!p->unreachable, "coming up clears a stale unreachable mark");
 
     struct peer *s = peers_insert (ps, 0, 6, 10.0);
     ok (s && ps->n == 8 && ps->v[3] == s && ps->v[2]->rank == 4

@@ -196,7 +196,7 @@ static void check_detour (void)
         "the link to 4 is down and 4 is not fenced");
     fake_clear (f);
     ok (send_to (f, 4, 1) == 0 && (s = fake_last (f, ENV_DATA, UINT32_MAX))
-        && s->to == 2 && fake_peer (f, 2)->reroutes == 1,
+        && s->to == 2 && fake_peer (f, 2)->route.reroutes == 1,
         "a request to 4 takes a detour through 2, one hop from 4");
     fake_destroy (&f);
 }

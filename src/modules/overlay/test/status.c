@@ -124,7 +124,7 @@ static void check_merge (void)
     /* the summary is taken when the request arrives */
     own_tx = 0;
     for (int i = 0; i < f->ov->peers->n; i++)
-        own_tx += (json_int_t)f->ov->peers->v[i]->tx_msgs;
+        own_tx += (json_int_t)f->ov->peers->v[i]->route.tx_msgs;
     ask (f, "overlay.status-all", "{\"timeout\":1.0}");
     ok (gathers (f) == n && fake_last_answer (f) == NULL,
         "status-all asks each tree child once and waits");

@@ -271,10 +271,10 @@ static void test_rejoin_wait_signed (void)
     fake_all_up (f);
     f->ov->cfg.rejoin_wait = 0.5;
     p = fake_peer (f, 4);
-    fake_fence1 (f, 1, ENV_REPORT, 4, p->incarnation, true);
+    fake_fence1 (f, 1, ENV_REPORT, 4, p->hello.incarnation, true);
     /* a fence on rank 1's word is a suspicion first (suspect.h): 4 is
      * gone unheard, so it is believed half a keepalive interval later */
-    p->last_heard -= 3 * f->ov->cfg.keepalive_interval;
+    p->live.last_heard -= 3 * f->ov->cfg.keepalive_interval;
     fake_advance (f, f->ov->cfg.keepalive_interval);
     fake_clear (f);
     m = request (4, 70, 0);
