@@ -61,7 +61,7 @@ static bool meant_for_fenced (struct overlay *ov, const struct envelope *env)
     if (env->dest != ov->rank || hello_rejoined_at (ov) <= 0
         || own_stamp (ov, env->stamp))
         return false;
-    ov->c.stale_drops++;
+    hello_count_stale (ov);
     ovl_log_limited (ov, LOG_NOTICE, "dropped a request from rank %u meant "
                      "for an incarnation of this broker that was fenced (not "
                      "run: its origin reports it failed)",
@@ -92,7 +92,7 @@ void deliver_local (struct overlay *ov, const struct peer *via,
                                    ? len - ENV_SIG_BLOCK : len,
                                reason, sizeof (reason));
     if (!msg) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         ovl_log_limited (ov, LOG_WARNING, "dropped malformed message from "
                          "rank %u: %s", (unsigned)env->source, reason);
         return;
@@ -116,6 +116,6 @@ void deliver_local (struct overlay *ov, const struct peer *via,
                                        || ovsign_rank_has_key (ov, env->source)
                                    ? -1 : 0;
     }
-    ov->c.delivered++;
+    ov->deliver.delivered++;
     ov->io->deliver (ov->ctx, msg, &info);
 }

@@ -6,10 +6,16 @@
 #ifndef BGN_OVERLAY_DELIVER_H
 #define BGN_OVERLAY_DELIVER_H
 
+#include <stdint.h>
+
 struct overlay;
 struct peer;
 struct envelope;
 struct frame;
+
+struct deliver_state {          /* deliver.c */
+    uint64_t delivered;         /* messages delivered to this broker */
+};
 
 /* The message body[0..n-1] (one frame) that peer 'via' passed us, for
  * this rank: decoded, dropped if stale, a copy or our own answer (the

@@ -36,7 +36,7 @@ static int ev_route (struct overlay *ov, uint32_t to, int kind, int flags,
     }
     if (route_out (ov, &env, frames, n, -1) < 0) {
         frame_decref_all (frames, n);
-        ov->c.no_route_drops++;
+        route_count (ov, RC_no_route_drops, 1);
         return -1;
     }
     return 0;
@@ -350,7 +350,7 @@ static void recv_control (struct overlay *ov, struct peer *p,
     int k;
 
     if (!o || json_unpack (o, "{s:i}", "k", &k) < 0)
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
     else
         evlayer_recv_control (ov->events, env->source, p->rank, k, o);
     json_decref (o);
@@ -370,12 +370,12 @@ static void recv_batch (struct overlay *ov, struct peer *p,
         || (n == 2 && evtags_check (frame_data (body[1]),
                                     frame_size (body[1]), &ntags, why,
                                     sizeof (why)) < 0)) {
-        ov->c.malformed_drops++;
-        if (ov->c.malformed_drops == 1 || ov->c.malformed_drops % 1000 == 0)
+        uint64_t bad = route_count (ov, RC_malformed_drops, 1);
+        if (bad == 1 || bad % 1000 == 0)
             ovl_log (ov, LOG_WARNING, "peer %u: malformed event batch: %s "
                      "(%llu malformed so far)", (unsigned)p->rank,
                      n < 1 || n > 2 ? "not one or two frames" : why,
-                     (unsigned long long)ov->c.malformed_drops);
+                     (unsigned long long)bad);
         return;
     }
     /* tags for more ranks than there are, or for ranks that are not:
@@ -383,13 +383,13 @@ static void recv_batch (struct overlay *ov, struct peer *p,
     if (n == 2 && (ntags >= ov->size
                    || (ntags > 0 && evtags_rank (frame_data (body[1]),
                                                  ntags - 1) >= ov->size))) {
-        ov->c.malformed_drops++;
-        if (ov->c.malformed_drops == 1 || ov->c.malformed_drops % 1000 == 0)
+        uint64_t bad = route_count (ov, RC_malformed_drops, 1);
+        if (bad == 1 || bad % 1000 == 0)
             ovl_log (ov, LOG_WARNING, "peer %u: event tags for %u ranks "
                      "in an instance of %u, dropped (%llu malformed so "
                      "far)", (unsigned)p->rank, (unsigned)ntags,
                      (unsigned)ov->size,
-                     (unsigned long long)ov->c.malformed_drops);
+                     (unsigned long long)bad);
         n = 1;
     }
     evlayer_recv_batch (ov->events, env->source, p->rank,

@@ -519,7 +519,7 @@ static int send_to_rank (struct overlay *ov, uint32_t to, int kind,
 
     if (route_ttl_step (&env) < 0 || route_out (ov, &env, &f, 1, -1) < 0) {
         frame_decref (&f);
-        ov->c.no_route_drops++;
+        route_count (ov, RC_no_route_drops, 1);
         return -1;
     }
     return 0;
@@ -673,7 +673,7 @@ int fence_recv (struct overlay *ov, struct peer *p, struct envelope *env,
                                         apply_one, &c);
     ov->fence.via = UINT32_MAX;
     if (rc < 0) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         return 0;
     }
     if (env->kind == ENV_BATCH && root < ov->size)

@@ -430,7 +430,7 @@ void hello_retry (struct overlay *ov, double now)
             && now >= p->hello.redial_at) {
             p->hello.redial_at = 0;
             p->hello.refused = false;
-            ov->c.redials++;
+            ov->hello.redials++;
             if (ov->io->connect (ov->ctx, p->rank, p->endpoint,
                                  p->pubkey) == 0)
                 hello_send (ov, p);
@@ -516,7 +516,12 @@ void hello_redial (struct overlay *ov, struct peer *p)
     p->hello.refused = false;
     p->hello.redial_at = 0;
     p->hello.link_broken = false;
-    ov->c.redials++;
+    ov->hello.redials++;
     if (ov->io->connect (ov->ctx, p->rank, p->endpoint, p->pubkey) == 0)
         hello_send (ov, p);
+}
+
+void hello_count_stale (struct overlay *ov)
+{
+    ov->hello.stale_drops++;
 }

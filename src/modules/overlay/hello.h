@@ -29,6 +29,9 @@ struct hello_state {            /* hello.c */
     uint64_t rejoin_floor;      /* the highest fenced incarnation of ours
                                    a HELLO_NAK named */
     struct ovtimer *rejoin;     /* a delayed rejoin */
+    uint64_t redials;           /* links dialled again */
+    uint64_t stale_drops;       /* messages of, or for, an incarnation
+                                   that is not the admitted one */
 };
 
 int hello_init (struct overlay *ov);
@@ -48,6 +51,9 @@ void hello_adopt (struct peer *p, uint64_t inc);
 void hello_link_lost (struct peer *p);
 /* We dial p at a new endpoint (moved.c): now, afresh. */
 void hello_redial (struct overlay *ov, struct peer *p);
+
+/* A message from or for another incarnation than admitted, dropped. */
+void hello_count_stale (struct overlay *ov);
 
 void hello_recv (struct overlay *ov, struct peer *p,
                  const struct envelope *env, struct frame *const *body,

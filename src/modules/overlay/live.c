@@ -109,7 +109,7 @@ void live_never_joined (struct overlay *ov, double now)
         /* Some node is always down at boot: fence it (incarnation 0, which
          * any real incarnation is above) so health says degraded and
          * requests to it fail at once; its first hello lifts the fence. */
-        ov->c.never_joined++;
+        ov->live.never_joined++;
         fence_apply (ov, p->rank, 0, true, "never joined", FROM_HERE);
     }
 }
@@ -157,7 +157,7 @@ static double silence_limit (struct overlay *ov, double now)
     }
     doubt = silent >= DOUBT_MIN && 2 * silent > live;
     if (doubt && !ov->self_doubt) {
-        ov->c.self_doubts++;
+        ov->live.self_doubts++;
         ovl_log (ov, LOG_WARNING, "%d of %d live peers silent at once: this "
                  "broker suspects its own link or CPU first, and fences "
                  "none of them on its own word before %.1fs", silent, live,

@@ -24,6 +24,12 @@
 struct overlay;
 struct peer;
 
+struct live_state {             /* live.c */
+    uint64_t self_doubts;       /* times many peers fell silent at once:
+                                   this broker doubted itself */
+    uint64_t never_joined;      /* peers that never said hello in time */
+};
+
 void live_set_state (struct overlay *ov, struct peer *p, int state);
 
 /* p is gone (why: for the log and the fence): down, and fenced. */

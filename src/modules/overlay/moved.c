@@ -61,7 +61,7 @@ static void reread (struct overlay *ov, struct peer *p, double now)
     if (!ov->io->peer_endpoint
         || ov->io->peer_endpoint (ov->ctx, p->rank, ep, sizeof (ep)) < 0)
         return;
-    ov->c.endpoint_rereads++;
+    ov->moved.endpoint_rereads++;
     if (endpoint_ok (ep, sizeof (ep)) && strcmp (ep, p->endpoint) != 0
         && !peer_is_up (p))
         redial (ov, p, ep, "says the bootstrap");
@@ -174,7 +174,7 @@ void moved_request (struct overlay *ov, const msg_t *req,
     const char *why = moved_apply (ov, req, info);
 
     if (why) {
-        ov->c.moved_refused++;
+        ov->moved.refused++;
         ovl_log_limited (ov, LOG_WARNING, "refused overlay.moved: %s", why);
         ov->io->respond_error (ov->ctx, req, EPERM, why);
     }

@@ -31,6 +31,11 @@
 struct overlay;
 struct bgn_msg_info;
 
+struct moved_state {            /* moved.c */
+    uint64_t refused;           /* overlay.moved not the rank's own word */
+    uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
+};
+
 /* Seconds a neighbour that dials us may stay away before we tell it
  * where we listen, and between two tellings. */
 #define MOVED_AFTER 2.0

@@ -370,12 +370,12 @@ static void recv_data (struct overlay *ov, struct peer *p,
         return;
     }
     if (env->dest >= ov->size) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         return;
     }
     if (route_ttl_step (env) < 0) {
         p->rx.ttl_drops++;
-        ov->c.ttl_drops++;
+        route_count (ov, RC_ttl_drops, 1);
         ovl_log (ov, LOG_DEBUG, "TTL expired: message from rank %u to %u "
                  "after %d hops", (unsigned)env->source, (unsigned)env->dest,
                  env->hops);
@@ -389,7 +389,7 @@ static void recv_data (struct overlay *ov, struct peer *p,
         route_drop (ov, env, body, n, errno);
         return;
     }
-    ov->c.forwarded++;
+    route_count (ov, RC_forwarded, 1);
 }
 
 static void recv_keepalive (struct overlay *ov, struct peer *p,
@@ -448,7 +448,7 @@ static void recv_link (struct overlay *ov, struct peer *p,
         && a >= 0 && b >= 0)
         heal_link_apply (ov, op, (uint32_t)a, (uint32_t)b, (int)p->rank);
     else
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
     json_decref (o);
 }
 
@@ -487,11 +487,11 @@ static struct peer *sender (struct overlay *ov, const void *id, size_t idlen)
     struct peer *p = peers_lookup_id (ov->peers, id, idlen);
 
     if (!p) {
-        ov->c.unknown_peer_drops++;
+        ov->rx.unknown_peer_drops++;
         ovl_log_limited (ov, LOG_WARNING, "dropped message from unknown peer "
                          "'%.*s' (%llu so far)", (int)(idlen > 16 ? 16 : idlen),
                          (const char *)id,
-                         (unsigned long long)ov->c.unknown_peer_drops);
+                         (unsigned long long)ov->rx.unknown_peer_drops);
     }
     return p;
 }
@@ -506,7 +506,7 @@ static void recv_unadmitted (struct overlay *ov, struct peer *p,
 {
     const struct fence_entry *f = fence_lookup (ov, p->rank);
 
-    ov->c.stale_drops++;
+    hello_count_stale (ov);
     /* a request that waited here while this broker did not run was
      * reported failed to its client: it must not run now */
     if (env->kind == ENV_DATA && env->receiver_inc != ov->incarnation)
@@ -564,7 +564,7 @@ static void version_refused (struct overlay *ov, struct peer *p,
 {
     unsigned theirs = env[1];
 
-    ov->c.version_refusals++;
+    ov->rx.version_refusals++;
     peer_set_problem (p, "refused: it speaks overlay "
               "protocol version %u, this broker speaks version %u", theirs,
               ENV_VERSION);
@@ -601,14 +601,14 @@ static void handle (struct overlay *ov, struct peer *p, struct envelope *env,
     }
     if (env->sender_inc != p->hello.incarnation
         || !fence_own_inc (ov, env->receiver_inc)) {
-        ov->c.stale_drops++;
+        hello_count_stale (ov);
         return;
     }
     live_heard (p, ovl_now (ov));
     if (p->state == PEER_SUSPECT)
         live_set_state (ov, p, PEER_UP);
     if (env->kind > ENV_KIND_MAX || !recv_table[env->kind]) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         return;
     }
     recv_table[env->kind] (ov, p, env, body, n);
@@ -626,7 +626,7 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     int nb;
 
     if (n < 1) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         return;
     }
     if (!(p = sender (ov, id, idlen)))
@@ -642,7 +642,7 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
     else if (envelope_decode (data, len, &env, &why) == 0)
         why = NULL;
     if (why) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         ovl_log_limited (ov, LOG_WARNING, "peer %u: dropped a malformed "
                          "message: %s", (unsigned)p->rank, why);
         return;
@@ -663,7 +663,7 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
         return;
     }
     if ((nb = body_unpack (frames[0], body, PACKED_MAX_FRAMES, &why)) < 0) {
-        ov->c.malformed_drops++;
+        route_count (ov, RC_malformed_drops, 1);
         ovl_log_limited (ov, LOG_WARNING, "peer %u: dropped a malformed %s "
                          "message: %s", (unsigned)p->rank,
                          envelope_kindstr (env.kind), why);
@@ -702,7 +702,7 @@ void overlay_sock_event (struct overlay *ov, enum ovl_sock_event ev,
         break;
     case OVL_SOCK_AUTH_FAILED:
     case OVL_SOCK_HANDSHAKE_FAILED:
-        ov->c.auth_failures++;
+        ov->rx.auth_failures++;
         ovl_log_limited (ov, LOG_WARNING, "%s: %s", endpoint,
                          detail ? detail : "handshake failed");
         hello_handshake_failed (ov, endpoint, detail ? detail
@@ -737,7 +737,7 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     env.hops = onward ? info->hops : 0;
     env.source = onward ? info->source : ov->rank;
     if (route_ttl_step (&env) < 0) {
-        ov->c.ttl_drops++;
+        route_count (ov, RC_ttl_drops, 1);
         errno = EHOSTUNREACH;
         goto done;
     }
@@ -781,7 +781,7 @@ int overlay_send (struct overlay *ov, msg_t **msgp, uint32_t dest,
     }
     saved = errno;
     frame_decref_all (frames, n);
-    ov->c.no_route_drops++;
+    route_count (ov, RC_no_route_drops, 1);
     tracker_forget (ov, key);   /* the broker answers it itself */
     errno = saved;
 done:

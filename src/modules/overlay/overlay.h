@@ -94,14 +94,17 @@
 #include "timer.h"
 /* the parts' states */
 #include "dedup.h"
+#include "deliver.h"
 #include "evglue.h"
 #include "fence.h"
 #include "fenceview.h"
 #include "heal.h"
 #include "health.h"
 #include "hello.h"
+#include "live.h"
 #include "livesig.h"
 #include "membership.h"
+#include "moved.h"
 #include "ovlog.h"
 #include "ovsign.h"
 #include "partition.h"
@@ -116,26 +119,10 @@
 #define PROTOCOL_VERSION ENV_VERSION
 #define MAX_HOPS_LIST 128
 
-struct ovl_counters {
-    uint64_t ttl_drops;
-    uint64_t unknown_peer_drops;
-    uint64_t malformed_drops;
-    uint64_t stale_drops;
-    uint64_t no_route_drops;
-    uint64_t backlog_overflows;
-    uint64_t backlog_expired;
-    uint64_t forwarded;
-    uint64_t delivered;
-    uint64_t auth_failures;
-    uint64_t redials;
-    uint64_t self_doubts;    /* times many peers fell silent at once:
-                                this broker doubted itself (live.c) */
-    uint64_t never_joined;
-    uint64_t held_expired;      /* responses held for a fenced rank, dropped */
-    uint64_t held_drops;        /* ... not held: overlay.held_bytes reached */
-    uint64_t version_refusals;  /* messages in another protocol version */
-    uint64_t moved_refused;     /* overlay.moved not the rank's own word */
-    uint64_t endpoint_rereads;  /* dialled peers' endpoints asked again */
+struct ovl_rx {                 /* overlay.c: what the entry points drop */
+    uint64_t unknown_peer_drops;  /* from a peer not in the table */
+    uint64_t auth_failures;       /* a CURVE key not the rank's */
+    uint64_t version_refusals;    /* in another protocol version */
 };
 
 struct overlay {
@@ -167,6 +154,10 @@ struct overlay {
     double started_at;          /* when overlay_start ran (moved.c) */
 
     struct peers *peers;
+    struct ovl_rx rx;
+    struct deliver_state deliver;
+    struct live_state live;
+    struct moved_state moved;
     struct hello_state hello;
     struct route_state route;
     struct fence_state fence;
@@ -184,7 +175,6 @@ struct overlay {
     struct sign_state sign;
     struct evlayer *events;
     struct evglue_state evglue;
-    struct ovl_counters c;
     struct log_state log;
 };
 

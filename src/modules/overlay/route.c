@@ -182,7 +182,7 @@ void route_drop (struct overlay *ov, const struct envelope *env,
 {
     const char *why = drop_reason (errnum);
 
-    ov->c.no_route_drops++;
+    ov->route.count[RC_no_route_drops]++;
     /* a request's client hears why; anything else is told in the log */
     if (!route_fail_request (ov, body, n, errnum == ENOBUFS ? ENOBUFS
                                                             : EHOSTUNREACH,
@@ -196,15 +196,20 @@ int route_pass_on (struct overlay *ov, struct envelope *env,
                    struct frame **frames, int n, int from)
 {
     if (route_ttl_step (env) < 0) {
-        ov->c.ttl_drops++;
+        ov->route.count[RC_ttl_drops]++;
         return -1;
     }
     if (route_out (ov, env, frames, n, from) < 0) {
         route_drop (ov, env, frames, n, errno);
         return -1;
     }
-    ov->c.forwarded++;
+    ov->route.count[RC_forwarded]++;
     return 0;
+}
+
+uint64_t route_count (struct overlay *ov, enum route_count c, uint64_t n)
+{
+    return ov->route.count[c] += n;
 }
 
 bool route_take_unreachable (struct peer *p)
@@ -275,7 +280,7 @@ int route_hold (struct overlay *ov, const struct envelope *env,
 
     if (!pd) {
         if (errno == ENOBUFS) {
-            ov->c.held_drops++;
+            ov->route.count[RC_held_drops]++;
             ovl_log_limited (ov, LOG_WARNING, "dropped a response from "
                              "rank %u for rank %u, fenced here: %zu bytes "
                              "are held for rejoins already "
@@ -314,7 +319,7 @@ static void expire_request (struct overlay *ov, struct pending *pd)
 {
     char errstr[160];
 
-    ov->c.held_expired++;
+    ov->route.count[RC_held_expired]++;
     snprintf (errstr, sizeof (errstr), "rank %u is down or restarting: no "
               "rejoin within %gs; the request did not run",
               (unsigned)pd->env.dest, ov->cfg.rejoin_wait);
@@ -338,7 +343,7 @@ static void expire_held (struct overlay *ov, double now)
         if (request)
             expire_request (ov, pd);
         else {
-            ov->c.held_expired++;
+            ov->route.count[RC_held_expired]++;
             ovl_log_limited (ov, LOG_INFO, "dropped a response from rank "
                              "%u held for the rejoin of rank %u: it stayed "
                              "down %.0fs", (unsigned)pd->env.source,
@@ -363,7 +368,7 @@ void route_expire (struct overlay *ov, double now)
                && now - pd->queued > limit) {
             pd = backlog_pop (&p->backlog);
             p->route.backlog_drops++;
-            ov->c.backlog_expired++;
+            ov->route.count[RC_backlog_expired]++;
             snprintf (why, sizeof (why), "waited %.0fs for rank %u (%s)",
                       now - pd->queued, (unsigned)p->rank,
                       peer_state_str (p->state));
@@ -428,7 +433,7 @@ static int enqueue (struct overlay *ov, struct peer *p,
     if (!pd) {
         if (errno == ENOBUFS) {
             p->route.backlog_drops++;
-            ov->c.backlog_overflows++;
+            ov->route.count[RC_backlog_overflows]++;
         }
         return -1;
     }
@@ -649,7 +654,7 @@ void route_purge_requests (struct overlay *ov, uint32_t rank)
     }
     if (dropped == 0)
         return;
-    ov->c.no_route_drops += dropped;
+    ov->route.count[RC_no_route_drops] += dropped;
     ovl_log_limited (ov, LOG_INFO, "dropped %d request(s) for rank %u that "
                      "waited here: it was fenced, and their origins report "
                      "them failed", dropped, (unsigned)rank);

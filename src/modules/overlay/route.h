@@ -27,12 +27,23 @@
 struct overlay;
 struct ovtimer;
 
+/* route.c's counters, in overlay.status's "counters" under these names:
+ * messages dropped (no hops left, no way to their rank, not decodable),
+ * passed on, backlogs full or too old, responses held for a fenced rank
+ * that expired or found no room. */
+#define ROUTE_COUNTS(X) X (ttl_drops) X (no_route_drops) \
+    X (malformed_drops) X (forwarded) X (backlog_overflows) \
+    X (backlog_expired) X (held_expired) X (held_drops)
+#define ROUTE_COUNT_ENUM(name) RC_##name,
+enum route_count { ROUTE_COUNTS (ROUTE_COUNT_ENUM) RC_COUNT };
+
 struct route_state {            /* route.c */
     struct ovtimer *retry;        /* backlogs waiting for a peer */
     struct backlog held;          /* responses to ranks fenced here */
     size_t waiting;               /* the tracker's requests waiting for a
                                      rejoin: overlay.held_bytes bounds
                                      them with held (route_set_waiting) */
+    uint64_t count[RC_COUNT];     /* enum route_count */
 };
 
 int route_init (struct overlay *ov);
@@ -42,6 +53,10 @@ void route_fini (struct overlay *ov);
  * every hop: -1 if it has no hops left (it must be dropped), else one
  * hop less to go and one more made. */
 int route_ttl_step (struct envelope *env);
+
+/* Count n of 'c' (for the parts that drop a message for route.c's
+ * reasons, pass one on or find one malformed); the count now. */
+uint64_t route_count (struct overlay *ov, enum route_count c, uint64_t n);
 
 /* Whether a send to p failed with EHOSTUNREACH since last asked. */
 bool route_take_unreachable (struct peer *p);

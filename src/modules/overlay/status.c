@@ -107,11 +107,18 @@ static void down_json (struct overlay *ov, double now, json_t *down,
 
 /* A broker's overlay counters: its status's "counters" (every one), or
  * for the status-all summary, which adds up every integer in it, those
- * that are not 0 (a counter absent from a summary is 0 everywhere). */
+ * that are not 0 (a counter absent from a summary is 0 everywhere).
+ * Each counter is its part's; this observer reads them (route.c's by
+ * the names ROUTE_COUNTS gives them). */
+#define ROUTE_COUNT_NAME(name) #name,
+static const char *route_names[] = { ROUTE_COUNTS (ROUTE_COUNT_NAME) };
+
 json_t *status_counters (struct overlay *ov, bool nonzero)
 {
     uint64_t tx_msgs = 0, rx_msgs = 0, tx_bytes = 0, rx_bytes = 0, rer = 0;
-    json_t *o = json_object ();
+    json_t *o = json_object (), *v;
+    const char *key;
+    void *tmp;
 
     for (int i = 0; i < ov->peers->n; i++) {
         struct peer *p = ov->peers->v[i];
@@ -125,19 +132,13 @@ json_t *status_counters (struct overlay *ov, bool nonzero)
         const char *name;
         uint64_t v;
     } c[] = {
-        { "ttl_drops", ov->c.ttl_drops },
-        { "unknown_peer_drops", ov->c.unknown_peer_drops },
-        { "malformed_drops", ov->c.malformed_drops },
-        { "stale_drops", ov->c.stale_drops },
-        { "no_route_drops", ov->c.no_route_drops },
-        { "backlog_overflows", ov->c.backlog_overflows },
-        { "backlog_expired", ov->c.backlog_expired },
-        { "forwarded", ov->c.forwarded },
-        { "delivered", ov->c.delivered },
-        { "auth_failures", ov->c.auth_failures },
-        { "redials", ov->c.redials },
-        { "never_joined", ov->c.never_joined },
-        { "self_doubts", ov->c.self_doubts },
+        { "unknown_peer_drops", ov->rx.unknown_peer_drops },
+        { "stale_drops", ov->hello.stale_drops },
+        { "delivered", ov->deliver.delivered },
+        { "auth_failures", ov->rx.auth_failures },
+        { "redials", ov->hello.redials },
+        { "never_joined", ov->live.never_joined },
+        { "self_doubts", ov->live.self_doubts },
         { "tx_msgs", tx_msgs },
         { "rx_msgs", rx_msgs },
         { "tx_bytes", tx_bytes },
@@ -155,11 +156,9 @@ json_t *status_counters (struct overlay *ov, bool nonzero)
         { "fences_seen", ov->fence.seen },
         { "views_sent", ov->fence.views_sent },
         { "bad_records", ov->fence.bad_records },
-        { "held_expired", ov->c.held_expired },
-        { "held_drops", ov->c.held_drops },
         { "rejoin_waits", ov->tracker.waits },
         { "rejoin_wait_expired", ov->tracker.wait_expired },
-        { "version_refusals", ov->c.version_refusals },
+        { "version_refusals", ov->rx.version_refusals },
         { "false_claims", ov->fence.false_claims },
         { "signed_requests", ov->sign.signed_out },
         { "verified_requests", ov->sign.verified },
@@ -177,14 +176,21 @@ json_t *status_counters (struct overlay *ov, bool nonzero)
         { "fences_ignored", ov->suspect.fences_ignored },
         { "fence_power_lost", ov->suspect.power_lost },
         { "ready_refused", ov->health.refused },
-        { "moved_refused", ov->c.moved_refused },
-        { "endpoint_rereads", ov->c.endpoint_rereads },
+        { "moved_refused", ov->moved.refused },
+        { "endpoint_rereads", ov->moved.endpoint_rereads },
     };
 
-    for (size_t i = 0; o && i < sizeof (c) / sizeof (c[0]); i++)
-        if (c[i].v || !nonzero)
-            json_object_set_new (o, c[i].name,
-                                 json_integer ((json_int_t)c[i].v));
+    if (!o)
+        return NULL;
+    for (int i = 0; i < RC_COUNT; i++)
+        json_object_set_new (o, route_names[i],
+                             json_integer ((json_int_t)ov->route.count[i]));
+    for (size_t i = 0; i < sizeof (c) / sizeof (c[0]); i++)
+        json_object_set_new (o, c[i].name, json_integer ((json_int_t)c[i].v));
+    if (nonzero)
+        json_object_foreach_safe (o, tmp, key, v)
+            if (json_integer_value (v) == 0)
+                json_object_del (o, key);
     return o;
 }
 
@@ -260,7 +266,7 @@ json_t *status_json (struct overlay *ov)
                       "hostname", ov->hostname,
                       "instance", ov->instance,
                       "pubkey", ov->pubkey,
-                      "auth_failures", (json_int_t)ov->c.auth_failures,
+                      "auth_failures", (json_int_t)ov->rx.auth_failures,
                       "down", info,
                       "unreachable_live", (int)ov->partition.unreachable_live,
                       "tracker", tracker_count (ov),

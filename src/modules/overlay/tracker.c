@@ -559,7 +559,7 @@ static void send_waited (struct overlay *ov, struct waiting *w,
     }
 fail:
     frame_decref (&f);
-    ov->c.no_route_drops++;
+    route_count (ov, RC_no_route_drops, 1);
     ov->io->respond_error (ov->ctx, w->req, EHOSTUNREACH, "rank came back "
                            "but the request could not be routed to it: it "
                            "did not run");

@@ -321,7 +321,7 @@ static void check_edges (void)
     uint64_t n;
 
     fake_control (f, 0, ENV_EVENT, "not a batch");
-    ok (f->ov->c.malformed_drops == 1 && f->ndelivered == 0
+    ok (f->ov->route.count[RC_malformed_drops] == 1 && f->ndelivered == 0
         && fake_logged (f, "malformed event batch"),
         "an ENV_EVENT that is not a batch: malformed, logged");
     fake_clear (f);
@@ -334,14 +334,14 @@ static void check_edges (void)
     fake_clear (f);
     struct envelope past = { .kind = ENV_EVENT, .ttl = 9, .source = 0,
                              .dest = SIZE };
-    n = f->ov->c.malformed_drops;
+    n = f->ov->route.count[RC_malformed_drops];
     fake_inject (f, 0, &past, &body, &len, 1, NULL);
     ok (f->nsent == 0 && f->ndelivered == 0,
         "an event for a rank past the instance goes nowhere");
 
     fake_control (f, 0, ENV_EVCTL, "not json");
     fake_control (f, 0, ENV_EVCTL, "{\"seq\":1}");
-    ok (f->ov->c.malformed_drops == n + 2,
+    ok (f->ov->route.count[RC_malformed_drops] == n + 2,
         "event control that is not JSON with a \"k\": malformed");
     fake_destroy (&f);
 }

@@ -452,10 +452,10 @@ static void check_malformed (void)
     const char *junk = "\x01\x00\x00";
     size_t len = 3;
 
-    uint64_t bad = f->ov->c.malformed_drops;
+    uint64_t bad = f->ov->route.count[RC_malformed_drops];
     fake_inject (f, 2, &env, &junk, &len, 1, NULL);
     fake_control (f, 2, ENV_BATCH, "{\"rank\":1}");
-    ok (f->ov->c.malformed_drops == bad + 2 && fence_count (f->ov) == 0,
+    ok (f->ov->route.count[RC_malformed_drops] == bad + 2 && fence_count (f->ov) == 0,
         "malformed fence frames are counted and change nothing");
     fake_destroy (&f);
 }
@@ -469,7 +469,7 @@ static void check_partition (void)
         "rank 3 of 4 has its 3 peers up: the overlay formed");
     fake_advance (f, 5.6);
     ok (f->ov->peers->up == 3 && !fence_is_fenced (f->ov, 0)
-        && f->ov->c.self_doubts == 1 && fake_logged (f, "3 of 3 live peers "
+        && f->ov->live.self_doubts == 1 && fake_logged (f, "3 of 3 live peers "
                                                      "silent at once"),
         "all three silent at once: it doubts itself first and fences none "
         "at the peer timeout (logged, counted)");
@@ -771,16 +771,16 @@ static void check_refute (void)
         "its live record one up goes out signed");
     struct envelope ka = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
                            .dest = 5, .receiver_inc = inc };
-    uint64_t stale = f->ov->c.stale_drops;
+    uint64_t stale = f->ov->hello.stale_drops;
     fake_inject (f, 4, &ka, NULL, NULL, 0, NULL);
-    ok (f->ov->c.stale_drops == stale,
+    ok (f->ov->hello.stale_drops == stale,
         "a message to the incarnation it refuted from is not stale");
     struct peer *p4 = fake_peer (f, 4);
     uint64_t p4inc = p4->hello.incarnation;
     struct envelope ka2 = { .kind = ENV_KEEPALIVE, .ttl = 1, .source = 4,
                             .dest = 5, .sender_inc = p4inc + 1 };
     fake_inject (f, 4, &ka2, NULL, NULL, 0, NULL);
-    ok (f->ov->c.stale_drops == stale && p4->hello.incarnation == p4inc + 1
+    ok (f->ov->hello.stale_drops == stale && p4->hello.incarnation == p4inc + 1
         && fence_lookup (f->ov, 4) && fence_lookup (f->ov, 4)->inc == p4inc + 1,
         "a neighbour talking one incarnation up over its link refuted: "
         "its word, taken");

@@ -200,7 +200,7 @@ static void test_self_doubt (void)
         bail_out ("the fake core does not start");
     fake_all_up (f);
     advance_hearing (f, four, 4, 5.5);
-    ok (f->ov->peers->up == 4 && f->ov->c.self_doubts == 0,
+    ok (f->ov->peers->up == 4 && f->ov->live.self_doubts == 0,
         "3 of 7 peers silent past the peer timeout: lost, as before");
     fake_destroy (&f);
 
@@ -209,12 +209,12 @@ static void test_self_doubt (void)
         bail_out ("the fake core does not start");
     fake_all_up (f);
     advance_hearing (f, three, 3, 5.5);
-    ok (f->ov->peers->up == 7 && f->ov->c.self_doubts == 1
+    ok (f->ov->peers->up == 7 && f->ov->live.self_doubts == 1
         && fake_logged (f, "4 of 7 live peers silent at once"),
         "4 of 7 silent at once: it doubts itself, fences none at the peer "
         "timeout, says so once");
     advance_hearing (f, three, 3, 5.0);
-    ok (f->ov->peers->up == 3 && f->ov->c.self_doubts == 1,
+    ok (f->ov->peers->up == 3 && f->ov->live.self_doubts == 1,
         "past twice the peer timeout they are lost");
     fake_destroy (&f);
 }

@@ -166,32 +166,32 @@ static void check_front (void)
     uint64_t n;
 
     envelope_encode (&env, buf);
-    n = f->ov->c.unknown_peer_drops;
+    n = f->ov->rx.unknown_peer_drops;
     recv_raw (f, "?", buf, sizeof (buf), 1);
     recv_raw (f, "2", buf, sizeof (buf), 1);   /* not a neighbour of 15 */
-    ok (f->ov->c.unknown_peer_drops == n + 2 && f->nsent == 0,
+    ok (f->ov->rx.unknown_peer_drops == n + 2 && f->nsent == 0,
         "a message from nobody, or from a rank that is no peer: dropped, "
         "counted");
-    n = f->ov->c.malformed_drops;
+    n = f->ov->route.count[RC_malformed_drops];
     overlay_recv (f->ov, "14", 2, NULL, 0, NULL);
     recv_raw (f, "14", buf, sizeof (buf), 2);
-    ok (f->ov->c.malformed_drops == n + 2,
+    ok (f->ov->route.count[RC_malformed_drops] == n + 2,
         "no frame, or several frames: malformed");
     buf[2] = ENV_KIND_MAX + 1;
     recv_raw (f, "14", buf, sizeof (buf), 1);
     buf[2] = 0;
     recv_raw (f, "14", buf, sizeof (buf), 1);
-    ok (f->ov->c.malformed_drops == n + 4,
+    ok (f->ov->route.count[RC_malformed_drops] == n + 4,
         "a kind past the last, or kind 0: malformed");
 
     /* another protocol version: refused by name, a hello told so */
     env.kind = ENV_HELLO;
     envelope_encode (&env, buf);
     buf[1] = ENV_VERSION + 1;
-    n = f->ov->c.version_refusals;
+    n = f->ov->rx.version_refusals;
     recv_raw (f, "13", buf, sizeof (buf), 1);
     struct sent *nak = fake_last (f, ENV_HELLO_NAK, 13);
-    ok (f->ov->c.version_refusals == n + 1 && nak && nak->body[0]
+    ok (f->ov->rx.version_refusals == n + 1 && nak && nak->body[0]
         && strstr (nak->body[0], "protocol version mismatch")
         && nak->env.receiver_inc == 0
         && strstr (fake_peer (f, 13)->problem, "version"),
@@ -202,7 +202,7 @@ static void check_front (void)
     buf[1] = ENV_VERSION - 1;
     fake_clear (f);
     recv_raw (f, "11", buf, sizeof (buf), 1);
-    ok (f->ov->c.version_refusals == n + 2 && f->nsent == 0
+    ok (f->ov->rx.version_refusals == n + 2 && f->nsent == 0
         && fake_peer (f, 11)->state == PEER_UP,
         "any other message in another version: refused, not answered");
     fake_destroy (&f);
@@ -218,17 +218,17 @@ static void check_admission_rules (void)
 
     if (!f || fake_start (f) < 0)
         bail_out ("fake_start");
-    n = f->ov->c.stale_drops;
+    n = f->ov->hello.stale_drops;
     fake_inject (f, 14, &ka, NULL, NULL, 0, NULL);
     fake_control (f, 14, ENV_LINK, "{\"op\":\"add\",\"a\":1,\"b\":9}");
-    ok (f->ov->c.stale_drops == n + 2
+    ok (f->ov->hello.stale_drops == n + 2
         && bgn_router_link_count (f->ov->router) == 0,
         "from a peer not admitted, anything but a hello is a stale drop");
     fake_all_up (f);
     p = fake_peer (f, 14);
     ok (p->state == PEER_UP, "14 admitted");
 
-    n = f->ov->c.stale_drops;
+    n = f->ov->hello.stale_drops;
     struct envelope old = ka;
     old.sender_inc = p->hello.incarnation - 1;
     fake_inject (f, 14, &old, NULL, NULL, 0, NULL);
@@ -236,7 +236,7 @@ static void check_admission_rules (void)
     old.sender_inc = p->hello.incarnation;
     old.receiver_inc = f->ov->incarnation + 1;
     fake_inject (f, 14, &old, NULL, NULL, 0, NULL);
-    ok (f->ov->c.stale_drops == n + 2,
+    ok (f->ov->hello.stale_drops == n + 2,
         "from an admitted peer: another sender or receiver incarnation "
         "than the current ones is a stale drop");
 
@@ -248,10 +248,10 @@ static void check_admission_rules (void)
         "any current message from a suspect peer brings it back up, heard "
         "now");
 
-    n = f->ov->c.malformed_drops;
+    n = f->ov->route.count[RC_malformed_drops];
     fake_control (f, 14, ENV_LINK, "{\"op\":\"add\",\"a\":-1,\"b\":9}");
     fake_control (f, 14, ENV_LINK, "not json");
-    ok (f->ov->c.malformed_drops == n + 2
+    ok (f->ov->route.count[RC_malformed_drops] == n + 2
         && bgn_router_link_count (f->ov->router) == 0,
         "a link message that is not {op, a, b} with ranks: malformed");
     fake_control (f, 14, ENV_LINK, "{\"op\":\"add\",\"a\":1,\"b\":9}");
@@ -277,7 +277,7 @@ static void check_data (void)
     ok (f->ndelivered == 1 && f->delivered_info[0].source == 14
         && f->delivered_info[0].from_overlay
         && !f->delivered_info[0].source_unverified
-        && f->ov->c.delivered == 1,
+        && f->ov->deliver.delivered == 1,
         "data for us from 14, naming 14: delivered, from the overlay");
     struct envelope relayed = { .kind = ENV_DATA, .ttl = 9, .hops = 1,
                                 .source = 13, .dest = 15 };
@@ -293,11 +293,11 @@ static void check_data (void)
     ok (f->ndelivered == 3 && f->delivered_info[2].source == 5
         && !f->delivered_info[2].source_unverified,
         "naming 5, no neighbour: not flagged (relays are expected)");
-    n = f->ov->c.malformed_drops;
+    n = f->ov->route.count[RC_malformed_drops];
     struct envelope bad = { .kind = ENV_DATA, .ttl = 9, .source = 14,
                             .dest = 16 };
     fake_data (f, 14, &bad, m);
-    ok (f->ov->c.malformed_drops == n + 1 && f->ndelivered == 3
+    ok (f->ov->route.count[RC_malformed_drops] == n + 1 && f->ndelivered == 3
         && f->nsent == 0, "data for a rank past the instance: malformed");
     struct envelope on = { .kind = ENV_DATA, .ttl = 9, .source = 14,
                            .dest = 13 };
@@ -305,7 +305,7 @@ static void check_data (void)
     fake_data (f, 14, &on, m4);
     struct sent *s = fake_last (f, ENV_DATA, 13);
     ok (s && s->env.dest == 13 && s->env.source == 14 && s->env.hops == 1
-        && f->ov->c.forwarded == 1 && f->ndelivered == 3,
+        && f->ov->route.count[RC_forwarded] == 1 && f->ndelivered == 3,
         "data for 13 is forwarded, one hop more, not delivered here");
     msg_destroy (&m);
     msg_destroy (&m2);

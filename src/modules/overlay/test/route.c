@@ -61,7 +61,7 @@ static void check_ttl (void)
     fake_data (f, 1, &env, m);
     s = fake_last (f, ENV_DATA, UINT32_MAX);
     ok (s && s->env.ttl == 3 && s->env.hops == 3 && s->env.source == 7
-        && s->to == 8 && f->ov->c.forwarded == 1,
+        && s->to == 8 && f->ov->route.count[RC_forwarded] == 1,
         "a message for 9 is forwarded to 8 with a hop less to go");
     ok (s && s->wire == f->injected && s->msg
         && !strcmp (msg_get_topic (s->msg), msg_get_topic (m)),
@@ -70,7 +70,7 @@ static void check_ttl (void)
     fake_data (f, 1, &env, m);
     struct answer *a = fake_last_answer (f);
     ok (a && a->errnum == EHOSTUNREACH && strstr (a->text, "TTL expired")
-        && f->ov->c.ttl_drops == 1,
+        && f->ov->route.count[RC_ttl_drops] == 1,
         "with no hops left it is dropped and the request answered");
 
     /* a request that continues its trip (service-addressed, not here) */
@@ -122,7 +122,7 @@ static void check_backlog (void)
     send_to (f, 1, 2);
     errno = 0;
     ok (send_to (f, 1, 3) < 0 && errno == ENOBUFS
-        && f->ov->c.backlog_overflows == 1,
+        && f->ov->route.count[RC_backlog_overflows] == 1,
         "a full backlog refuses with ENOBUFS and counts it");
     f->send_errno[1] = 0;
     fake_destroy (&f);
@@ -143,7 +143,7 @@ static void check_backlog_bytes (void)
     f->ov->cfg.backlog_bytes = (long long)(2 * one + one / 2);
     errno = 0;
     ok (send_to (f, 1, 2) == 0 && send_to (f, 1, 3) < 0 && errno == ENOBUFS
-        && f->ov->c.backlog_overflows == 1
+        && f->ov->route.count[RC_backlog_overflows] == 1
         && fake_peer (f, 1)->backlog.count == 2,
         "past backlog_bytes a message is refused with ENOBUFS and counted");
     st = status_json (f->ov);
@@ -256,7 +256,7 @@ static void check_held (void)
     ok (respond_to (f, 5) == 0, "another response waits");
     fake_advance_alive (f, f->cfg.peer_timeout + 1.0);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
-        && f->ov->c.held_expired == 1,
+        && f->ov->route.count[RC_held_expired] == 1,
         "and is dropped (counted) when 5 stays down a peer timeout");
     fake_destroy (&f);
 }
@@ -276,11 +276,11 @@ static void check_held_bound (void)
     f->ov->cfg.held_bytes = (long long)(2 * one + one / 2);
     for (int i = 0; i < 5; i++)
         respond_to (f, 5);
-    ok (f->ov->route.held.count == 2 && f->ov->c.held_drops == 4
+    ok (f->ov->route.held.count == 2 && f->ov->route.count[RC_held_drops] == 4
         && route_held_bytes (f->ov) <= (size_t)f->ov->cfg.held_bytes,
         "with room for two, two are held and the rest dropped, counted "
         "(%d held, %llu dropped)", f->ov->route.held.count,
-        (unsigned long long)f->ov->c.held_drops);
+        (unsigned long long)f->ov->route.count[RC_held_drops]);
     ok (fake_logged (f, "overlay.held_bytes"),
         "and the drop is logged, naming the bound");
     fake_destroy (&f);
@@ -304,7 +304,7 @@ static void check_held_forward (void)
     fake_clear (f);
     fake_data (f, 1, &env, rsp);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
-        && f->ov->c.no_route_drops == 0 && f->ov->route.held.count == 1,
+        && f->ov->route.count[RC_no_route_drops] == 0 && f->ov->route.held.count == 1,
         "a response from 9 for 5, fenced here, is held, not dropped");
     fake_fence1 (f, 1, ENV_VIEW, 5, 1006, false);
     s = fake_last (f, ENV_DATA, UINT32_MAX);
@@ -325,7 +325,7 @@ static void check_held_forward (void)
         "EHOSTUNREACH at once");
     fake_data (f, 1, &env, rsp);
     fake_advance_alive (f, f->cfg.peer_timeout + 1.0);
-    ok (f->ov->c.held_expired == 1 && f->ov->route.held.count == 0
+    ok (f->ov->route.count[RC_held_expired] == 1 && f->ov->route.held.count == 0
         && fake_logged (f, "held for the rejoin of rank 5")
         && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
         "a response for it is held, then dropped, counted and logged when "
@@ -408,10 +408,10 @@ static void check_no_route (void)
     fake_clear (f);
     fake_data (f, from, &env, req);
     a = fake_last_answer (f);
-    ok (a && a->errnum == EHOSTUNREACH && f->ov->c.no_route_drops == 1,
+    ok (a && a->errnum == EHOSTUNREACH && f->ov->route.count[RC_no_route_drops] == 1,
         "a request for 5, cut off, is answered at once and counted");
     fake_data (f, from, &env, rsp);
-    ok (f->ov->c.no_route_drops == 2 && f->nanswers == 1
+    ok (f->ov->route.count[RC_no_route_drops] == 2 && f->nanswers == 1
         && fake_logged (f, "dropped a message from rank 9 to rank 5: no "
                         "route"),
         "a response for 5 is dropped, counted and logged");
@@ -433,7 +433,7 @@ static void check_bounce (void)
 
     fake_data (f, 1, &env, req);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
-        && fake_peer (f, 1)->backlog.count == 1 && f->ov->c.ttl_drops == 0,
+        && fake_peer (f, 1)->backlog.count == 1 && f->ov->route.count[RC_ttl_drops] == 0,
         "a message from 1 whose next hop here is 1 is not sent straight back");
     fake_advance (f, 0.01);
     s = fake_last (f, ENV_DATA, 1);
@@ -489,7 +489,7 @@ static void check_detour_once (void)
     for (int i = 0; i < f->ov->peers->n; i++)
         queued += f->ov->peers->v[i]->backlog.count;
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0 && queued == 1
-        && f->ov->c.ttl_drops == 0,
+        && f->ov->route.count[RC_ttl_drops] == 0,
         "one that took a detour already waits for a link to 3 instead");
     p = fake_peer (f, 2);
     fake_hello (f, 2, p->connector ? ENV_HELLO_ACK : ENV_HELLO, 1002);
@@ -533,13 +533,13 @@ static void check_purge (void)
     fake_data (f, 8, &env, req);
     for (int i = 0; i < f->ov->peers->n; i++)
         queued += f->ov->peers->v[i]->backlog.count;
-    uint64_t drops = f->ov->c.no_route_drops;
+    uint64_t drops = f->ov->route.count[RC_no_route_drops];
     fake_fence1 (f, 8, ENV_BATCH, 3, 1003, true);
     queued = 0;
     for (int i = 0; i < f->ov->peers->n; i++)
         queued += f->ov->peers->v[i]->backlog.count;
     ok (fence_is_fenced (f->ov, 3) && queued == 0
-        && f->ov->c.no_route_drops == drops + 1
+        && f->ov->route.count[RC_no_route_drops] == drops + 1
         && fake_count (f, ENV_DATA, UINT32_MAX) == 0,
         "3 fenced: the request for it that waited here is dropped, "
         "counted, not answered from here");

@@ -432,10 +432,10 @@ static void test_stamp_destination (void)
     ok (f->ov->incarnation > old, "fenced: it rejoins as a new incarnation");
     fake_all_up (f);
     before = f->ndelivered;
-    drops = f->ov->c.stale_drops;
+    drops = f->ov->hello.stale_drops;
     request_to_5 (f, 42, envelope_inc_stamp (old));
     request_to_5 (f, 43, 0);
-    ok (f->ndelivered == before && f->ov->c.stale_drops == drops + 2
+    ok (f->ndelivered == before && f->ov->hello.stale_drops == drops + 2
         && fake_logged (f, "meant for an incarnation of this broker that "
                            "was fenced"),
         "after the rejoin, requests meant for the fenced incarnation (or "
