@@ -127,6 +127,33 @@ test_expect_success 'a part'"'"'s state in its own header is still its own' '
 	grep "^overlay/overlay.h: struct overlay'"'"'s a (struct a_state) has no owner mark$" tiny4.out
 '
 
+# Rule 11: a part writes only its own sub-struct of a peer (peer.h marks
+# each with its owner); reading another'"'"'s is fine.
+test_expect_success 'the checker catches a part writing another'"'"'s facts about a peer' '
+	mkdir -p pbad/src/modules/overlay &&
+	cp "$BGN_TOP_SRCDIR"/src/modules/overlay/*.[ch] pbad/src/modules/overlay/ &&
+	"$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" pbad &&
+	printf "%s\n" \
+		"static void moved_w1 (struct peer *p) { p->hello.refused = false; }" \
+		"static void moved_w2 (struct peer *p) { ++p->route.tx_msgs; }" \
+		"static void moved_w3 (struct peer *p) { p->fence.told += 1; }" \
+		"static void moved_w4 (struct peer *p) { snprintf (p->hello.version, 2, \"x\"); }" \
+		"static int moved_r (struct peer *p) { return p->hello.refused == 0 && p->live.rtt_us <= 1; }" \
+		"static void moved_own (struct peer *p) { p->moved.sent = 0; }" \
+		>>pbad/src/modules/overlay/moved.c &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" pbad >pbad.out &&
+	cat pbad.out &&
+	test $(wc -l <pbad.out) -eq 4 &&
+	grep "^overlay/moved.c:[0-9]*: writes a peer'"'"'s hello\.\*, the facts of hello.c$" pbad.out &&
+	grep "^overlay/moved.c:[0-9]*: writes a peer'"'"'s route\.\*, the facts of route.c$" pbad.out &&
+	grep "^overlay/moved.c:[0-9]*: writes a peer'"'"'s fence\.\*, the facts of fence.c$" pbad.out &&
+	sed -i "s|struct peer_hello {          /\* hello.c: admission \*/|struct peer_hello {|" \
+		pbad/src/modules/overlay/peer.h &&
+	test_must_fail "$PY" "$BGN_TOP_SRCDIR/t/scripts/layout.py" pbad >pbad2.out &&
+	cat pbad2.out &&
+	! grep "hello\.\*" pbad2.out
+'
+
 test_expect_success 'the checker catches the simulator reading the core'"'"'s insides' '
 	mkdir -p sim/src/sim &&
 	cp "$BGN_TOP_SRCDIR"/src/sim/*.[ch] sim/src/sim/ &&

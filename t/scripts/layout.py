@@ -35,6 +35,8 @@ the overlay core's layering is the list in overlay.h's opening comment).
    the read-only observers ovcore.c and status.c may read them too.
    Nobody else reads them, and only the owner writes them (an
    assignment, ++/--, or taking the address).
+   Counters are state too: each is in the state of the part that counts
+   it, and a part that counts another's calls the owner (route_count).
 9. One copy of the routing and role rules for every host: each host of
    the core (bgn-broker in src/broker, the Flux hosts in src/flux, the
    simulator's mini-broker in src/sim) that routes requests calls
@@ -47,6 +49,15 @@ the overlay core's layering is the list in overlay.h's opening comment).
    split along a seam, not squeezed.  The files known to be too long
    (SIZE_EXCEPTIONS) are each to be split; the list only shrinks: a file
    on it that is within its limit again must come off it.
+11. Each part owns its facts about a peer: peer.h groups the fields of
+   struct peer in sub-structs marked with the part that writes them
+   ("struct peer_hello {  /* hello.c */" for p->hello), and only that
+   part writes them (an assignment, ++/--, taking the address, or
+   filling an array with snprintf, memcpy, ...; through any pointer to
+   a peer but ov, whose members are rule 8's).  Others read them, or
+   call the owner (live_heard, hello_link_lost).  peer.c, which creates
+   a peer, gives every field its first value; the top level of struct
+   peer is peer.c's.
 
 Prints one line per violation and exits 1 if there is any.
 """
@@ -382,6 +393,54 @@ if os.path.isfile(hub):
             problems.append(f"overlay/{rel}:{line}: "
                             f"{'writes' if writes else 'reads'} ov->"
                             f"{m.group(2)}, the state of {owner}.c")
+
+# 11. each part's facts about a peer are its own
+def peer_members(path):
+    """member of struct peer (in path, peer.h) -> owning part: the members
+    whose struct is marked with its owner ("struct peer_hello {  /* hello.c
+    ... */" in peer.h)."""
+    s = text(path)
+    marks = dict(OWNER.findall(s))
+    m = re.search(r"struct peer\s*\{(.*?)\n\};", s, re.S)
+    return {member: marks[st] for st, member in re.findall(
+        r"^\s*struct\s+(\w+)\s+(\w+)\s*;", m.group(1) if m else "", re.M)
+        if st in marks}
+
+
+PEER_CREATOR = "peer"   # creates a peer: gives every fact its first value
+peer_h = os.path.join(ovl, "peer.h")
+if os.path.isfile(peer_h):
+    pmembers = peer_members(peer_h)
+    if not pmembers:
+        problems.append("overlay/peer.h: no sub-struct of struct peer is "
+                        "marked with its owner")
+    names = "|".join(map(re.escape, sorted(pmembers)))
+    FILL = re.compile(r"\b(?:snprintf|vsnprintf|strcpy|strncpy|memcpy|memset)"
+                      r"\s*\(\s*$")
+    PREFIX = re.compile(r"((?<!&)&|\+\+|--)\s*(?:\w|\[[^]\n]*\]|->|\.)*$")
+    for path in sorted(sources(ovl, (".c",))):
+        rel = os.path.relpath(path, ovl)
+        part = os.path.splitext(os.path.basename(path))[0]
+        if (rel.startswith("test" + os.sep) or part == PEER_CREATOR
+                or not names):
+            continue
+        code = strip_comments(text(path))
+        # p->hello.x, v[i]->live.y; ov->hello... is a part state (rule 8)
+        for m in re.finditer(r"(?<!\bov)->\s*(" + names + r")\b", code):
+            owner = pmembers[m.group(1)]
+            if owner == part:
+                continue
+            before = code[max(0, m.start() - 120):m.start()]
+            start = before.rfind("\n") + 1
+            head = before[start:]
+            rest = code[m.end():m.end() + 80]
+            writes = (bool(PREFIX.search(head)) or bool(WRITE.match(rest))
+                      or bool(FILL.search(re.sub(
+                          r"(?:\w|\[[^]\n]*\]|->|\.)*$", "", head))))
+            if writes:
+                line = code.count("\n", 0, m.start()) + 1
+                problems.append(f"overlay/{rel}:{line}: writes a peer's "
+                                f"{m.group(1)}.*, the facts of {owner}.c")
 
 # 9. the hosts route by libmsg's rules and cap roles by its rolecap.c
 ROUTING_CALLS = ("routing_request", "routing_response", "routing_outbound")
