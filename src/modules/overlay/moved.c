@@ -54,10 +54,10 @@ static void reread (struct overlay *ov, struct peer *p, double now)
 
     p->moved.reread_at = now;
     p->moved.reread_backoff = p->moved.reread_backoff < REREAD_MIN
-                            ? REREAD_MIN
-                            : p->moved.reread_backoff * 2 > REREAD_MAX
-                                  ? REREAD_MAX
-                                  : p->moved.reread_backoff * 2;
+                                  ? REREAD_MIN
+                                  : p->moved.reread_backoff * 2 > REREAD_MAX
+                                        ? REREAD_MAX
+                                        : p->moved.reread_backoff * 2;
     if (!ov->io->peer_endpoint
         || ov->io->peer_endpoint (ov->ctx, p->rank, ep, sizeof (ep)) < 0)
         return;
