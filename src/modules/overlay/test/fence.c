@@ -455,7 +455,8 @@ static void check_malformed (void)
     uint64_t bad = f->ov->route.count[RC_malformed_drops];
     fake_inject (f, 2, &env, &junk, &len, 1, NULL);
     fake_control (f, 2, ENV_BATCH, "{\"rank\":1}");
-    ok (f->ov->route.count[RC_malformed_drops] == bad + 2 && fence_count (f->ov) == 0,
+    ok (f->ov->route.count[RC_malformed_drops] == bad + 2
+        && fence_count (f->ov) == 0,
         "malformed fence frames are counted and change nothing");
     fake_destroy (&f);
 }

@@ -89,7 +89,8 @@ static void check_binder (void)
     /* data from a peer that has not said hello is dropped */
     uint64_t stale = f->ov->hello.stale_drops;
     fake_control (f, 7, ENV_LINK, "{\"op\":\"add\",\"a\":1,\"b\":9}");
-    ok (f->ov->hello.stale_drops == stale + 1 && bgn_router_link_count (f->ov->router) == 0,
+    ok (f->ov->hello.stale_drops == stale + 1
+        && bgn_router_link_count (f->ov->router) == 0,
         "a message from a peer not admitted is a stale drop, not applied");
     fake_destroy (&f);
 }

@@ -304,7 +304,8 @@ static void check_held_forward (void)
     fake_clear (f);
     fake_data (f, 1, &env, rsp);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
-        && f->ov->route.count[RC_no_route_drops] == 0 && f->ov->route.held.count == 1,
+        && f->ov->route.count[RC_no_route_drops] == 0
+        && f->ov->route.held.count == 1,
         "a response from 9 for 5, fenced here, is held, not dropped");
     fake_fence1 (f, 1, ENV_VIEW, 5, 1006, false);
     s = fake_last (f, ENV_DATA, UINT32_MAX);
@@ -408,7 +409,8 @@ static void check_no_route (void)
     fake_clear (f);
     fake_data (f, from, &env, req);
     a = fake_last_answer (f);
-    ok (a && a->errnum == EHOSTUNREACH && f->ov->route.count[RC_no_route_drops] == 1,
+    ok (a && a->errnum == EHOSTUNREACH
+        && f->ov->route.count[RC_no_route_drops] == 1,
         "a request for 5, cut off, is answered at once and counted");
     fake_data (f, from, &env, rsp);
     ok (f->ov->route.count[RC_no_route_drops] == 2 && f->nanswers == 1
@@ -433,7 +435,8 @@ static void check_bounce (void)
 
     fake_data (f, 1, &env, req);
     ok (fake_count (f, ENV_DATA, UINT32_MAX) == 0
-        && fake_peer (f, 1)->backlog.count == 1 && f->ov->route.count[RC_ttl_drops] == 0,
+        && fake_peer (f, 1)->backlog.count == 1
+        && f->ov->route.count[RC_ttl_drops] == 0,
         "a message from 1 whose next hop here is 1 is not sent straight back");
     fake_advance (f, 0.01);
     s = fake_last (f, ENV_DATA, 1);
