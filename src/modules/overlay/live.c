@@ -156,14 +156,14 @@ static double silence_limit (struct overlay *ov, double now)
             silent++;
     }
     doubt = silent >= DOUBT_MIN && 2 * silent > live;
-    if (doubt && !ov->self_doubt) {
+    if (doubt && !ov->live.self_doubt) {
         ov->live.self_doubts++;
         ovl_log (ov, LOG_WARNING, "%d of %d live peers silent at once: this "
                  "broker suspects its own link or CPU first, and fences "
                  "none of them on its own word before %.1fs", silent, live,
                  2 * ov->cfg.peer_timeout);
     }
-    ov->self_doubt = doubt;
+    ov->live.self_doubt = doubt;
     return doubt ? 2 * ov->cfg.peer_timeout : ov->cfg.peer_timeout;
 }
 

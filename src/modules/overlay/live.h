@@ -25,6 +25,7 @@ struct overlay;
 struct peer;
 
 struct live_state {             /* live.c */
+    bool self_doubt;            /* many peers silent at once */
     uint64_t self_doubts;       /* times many peers fell silent at once:
                                    this broker doubted itself */
     uint64_t never_joined;      /* peers that never said hello in time */

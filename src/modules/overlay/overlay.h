@@ -4,10 +4,12 @@
  * The hub (struct overlay) owns every part of the core; each part keeps
  * its state in its own struct, defined in the part's own header (struct
  * fence_state in fence.h, ...; this header includes them) and marked
- * with the part's file, and only that part touches it: another part asks
- * the owner (its calls), and reactions that concern several parts are
- * the coordinator's (overlay.c, which may read every part's state;
- * ovcore.c and status.c, read-only observers, may read it too).  Parts
+ * with the part's file, and only that part touches it (its counters too;
+ * and its facts about each peer, in struct peer's sub-struct marked the
+ * same way in peer.h): another part asks the owner (its calls), and
+ * reactions that concern several parts are the coordinator's
+ * (overlay.c, which may read every part's state; ovcore.c and status.c,
+ * read-only observers, may read it too).  Parts
  * call downward only, in this order: a file calls the files of its own
  * line and of the lines after it, and calls between files of one line go
  * one way (no cycles).  This list is the layering; t/scripts/layout.py
@@ -148,7 +150,6 @@ struct overlay {
     struct timerq *timers;
     struct ovtimer *tick;         /* keepalive interval / 2 */
     double last_tick;
-    bool self_doubt;            /* many peers silent at once (live.c) */
     int depth;                  /* entry points in progress (settle) */
     bool started;
     double started_at;          /* when overlay_start ran (moved.c) */
