@@ -648,7 +648,7 @@ static void dispatch (struct overlay *ov, const void *id, size_t idlen,
         return;
     }
     if (p->problem[0])
-        p->problem[0] = '\0';   /* it talks to us, in our version */
+        peer_set_problem (p, "%s", "");  /* it talks to us, in our version */
     p->rx.rx_msgs++;
     p->rx.rx_bytes += len;
     if (trace_wanted (ov)) {
