@@ -42,6 +42,66 @@
                                       cannot take them (rank 0) */
 #define PUB_RETRY 0.05
 
+/* ---- overlay.trace ------------------------------------------------------- */
+
+/* A Flux message crossing between the broker and the BGN, to each
+ * overlay.trace stream that asked for it: "tx" from the broker, "rx"
+ * to it, peer the rank on the far side (-1: every rank, or not known).
+ * One line per crossing, in the built-in overlay's form; an event
+ * rank 0 sends out is one line for all ranks, not one per child.  The
+ * channel carries no control messages. */
+static void chan_trace (struct bgn_broker *b, const char *prefix,
+                        int64_t peer, const flux_msg_t *fmsg)
+{
+    const flux_msg_t *req;
+    const char *topic = NULL, *errstr = NULL;
+    size_t size = 0;
+    json_t *payload = NULL;
+    int type = 0, errnum = 0;
+
+    if (!b->traces || flux_msglist_count (b->traces) == 0)
+        return;
+    (void)flux_msg_get_type (fmsg, &type);
+    (void)flux_msg_get_topic (fmsg, &topic);
+    if (topic && !strcmp (topic, "overlay.trace"))
+        return;   /* a trace's own lines, crossing: no loop */
+    if (type == FLUX_MSGTYPE_RESPONSE
+        && flux_msg_get_errnum (fmsg, &errnum) == 0 && errnum > 0)
+        (void)flux_msg_get_string (fmsg, &errstr);
+    else
+        (void)flux_msg_get_payload (fmsg, NULL, &size);
+    for (req = flux_msglist_first (b->traces); req;
+         req = flux_msglist_next (b->traces)) {
+        struct flux_match match = FLUX_MATCH_ANY;
+        int nodeid = -1, full = 0;
+        json_t *o = NULL;
+
+        if (flux_request_unpack (req, NULL, "{s:i s:s s?i s?b}",
+                                 "typemask", &match.typemask,
+                                 "topic_glob", &match.topic_glob,
+                                 "nodeid", &nodeid, "full", &full) < 0
+            || (nodeid != -1 && peer >= 0 && nodeid != peer)
+            || !flux_msg_cmp (fmsg, match))
+            continue;
+        if (full && errnum == 0 && size > 0 && !payload)
+            (void)flux_msg_unpack (fmsg, "o", &payload);
+        if (full && payload)
+            o = payload;
+        if (flux_respond_pack (b->h, req,
+                               "{s:f s:s s:i s:i s:s s:i s:O? s:i s:s}",
+                               "timestamp", flux_reactor_now (b->r),
+                               "prefix", prefix,
+                               "rank", peer >= 0 ? (int)peer : -1,
+                               "type", type,
+                               "topic", topic ? topic : "",
+                               "payload_size", (int)size,
+                               "payload", o,
+                               "errnum", errnum,
+                               "errstr", full && errstr ? errstr : "") < 0)
+            fh_log (b, LOG_ERR, "bgn: overlay.trace: %s", strerror (errno));
+    }
+}
+
 /* ---- the broker's requests ---------------------------------------------- */
 
 /* An EHOSTUNREACH error text for Flux: Flux's tools and tests look for
@@ -87,6 +147,7 @@ void fh_chan_answer (struct bgn_broker *b, const struct client_req *c,
                                     "arrived over the BGN") < 0)
             goto error;
     }
+    chan_trace (b, "rx", c->dest, f);
     if (fh_chan_send (b, &f) < 0)
         goto error;
     return;
@@ -169,6 +230,7 @@ static void chan_request (struct bgn_broker *b, const flux_msg_t *fmsg)
                    "above this one");
         return;
     }
+    chan_trace (b, "tx", dest, fmsg);
     if (!(msg = fluxmsg_to_bgn_any (fmsg))) {
         chan_fail (b, fmsg, errno, "bgn: cannot carry this request");
         return;
@@ -225,6 +287,7 @@ int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
 {
     flux_msg_t *f = fluxmsg_from_bgn (req);
     uint32_t matchtag = msg_get_matchtag (req);
+    int errnum;
 
     if (!f)
         return fh_request_fail (b, req, errno, "cannot carry it into Flux");
@@ -232,13 +295,17 @@ int fh_chan_request_in (struct bgn_broker *b, msg_t *req,
     flux_msg_set_rolemask (f, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
     flux_msg_set_nodeid (f, nodeid_in (b, req, info));
     flux_msg_set_matchtag (f, matchtag);
-    if (fluxroutes_to_flux (req, f) < 0 || fh_chan_send (b, &f) < 0) {
-        int errnum = errno;
-        flux_msg_destroy (f);
-        return fh_request_fail (b, req, errnum, "cannot send it into Flux");
-    }
+    if (fluxroutes_to_flux (req, f) < 0)
+        goto error;
+    chan_trace (b, "rx", info ? (int64_t)info->source : -1, f);
+    if (fh_chan_send (b, &f) < 0)
+        goto error;
     msg_destroy (&req);
     return 0;
+error:
+    errnum = errno;
+    flux_msg_destroy (f);
+    return fh_request_fail (b, req, errnum, "cannot send it into Flux");
 }
 
 int fh_chan_origin (const flux_msg_t *fmsg, uint32_t *rank)
@@ -265,15 +332,19 @@ int fh_chan_response_in (struct bgn_broker *b, msg_t *rsp)
 {
     flux_msg_t *f = fluxmsg_from_bgn (rsp);
 
-    if (!f || fluxroutes_to_flux (rsp, f) < 0 || fh_chan_send (b, &f) < 0) {
-        fh_log (b, LOG_DEBUG, "bgn: an answer to the broker dropped: %s",
-                strerror (errno));
-        flux_msg_destroy (f);
-        msg_destroy (&rsp);
-        return -1;
-    }
+    if (!f || fluxroutes_to_flux (rsp, f) < 0)
+        goto error;
+    chan_trace (b, "rx", -1, f);   /* its sender is not in it */
+    if (fh_chan_send (b, &f) < 0)
+        goto error;
     msg_destroy (&rsp);
     return 0;
+error:
+    fh_log (b, LOG_DEBUG, "bgn: an answer to the broker dropped: %s",
+            strerror (errno));
+    flux_msg_destroy (f);
+    msg_destroy (&rsp);
+    return -1;
 }
 
 /* The broker's answer to a request from the BGN: back by its route
@@ -299,6 +370,7 @@ static void chan_response (struct bgn_broker *b, const flux_msg_t *fmsg)
         msg_destroy (&rsp);
         return;
     }
+    chan_trace (b, "tx", origin, fmsg);
     fh_route_response (b, rsp);
 }
 
@@ -373,6 +445,7 @@ static void chan_event_rank0 (struct bgn_broker *b, const flux_msg_t *fmsg)
 {
     msg_t *ev = msg_create (MSGTYPE_EVENT);
 
+    chan_trace (b, "tx", -1, fmsg);
     if (!ev || msg_set_topic (ev, FLUX_EVENT_TOPIC) < 0
         || event_wrap (ev, fmsg) < 0) {
         fh_log (b, LOG_ERR, "bgn: a Flux event not carried: %s",
@@ -429,6 +502,7 @@ static void chan_event_up (struct bgn_broker *b, const flux_msg_t *fmsg)
     msg_set_rolemask (req, cred.rolemask);
     msg_set_flags (req, msg_get_flags (req) | MSGFLAG_NORESPONSE);
     msg_route_enable (req);
+    chan_trace (b, "tx", 0, fmsg);
     fh_request_out (b, req, &info, 0);
 }
 
@@ -455,6 +529,7 @@ int fh_method_flux_event (struct bgn_broker *b, msg_t *req,
     flux_msg_set_userid (ev, msg_get_userid (req));
     flux_msg_set_rolemask (ev, msg_get_rolemask (req) & ~FLUX_ROLE_LOCAL);
     flux_msg_set_seq (ev, 0);
+    chan_trace (b, "rx", info->source, ev);
     if (fh_chan_send (b, &ev) < 0)
         flux_msg_destroy (ev);
     msg_destroy (&req);
@@ -472,6 +547,7 @@ void fh_chan_event (struct bgn_broker *b, const char *payload, size_t len)
         fh_log (b, LOG_WARNING, "bgn: a malformed Flux event: dropped");
         return;
     }
+    chan_trace (b, "rx", 0, ev);
     if (fh_chan_send (b, &ev) < 0)
         flux_msg_destroy (ev);
 }

@@ -26,8 +26,8 @@
  *   - the attributes tbon.level, tbon.maxlevel, tbon.descendants, of
  *     that tree (resource's reduction counts on them);
  *   - overlay.stats-get, overlay.trace: answered in their form (the
- *     trace stream stays open and silent: bgn's own trace is `flux bgn
- *     trace`);
+ *     trace shows the Flux messages that cross between the broker and
+ *     the BGN, fluxchan.c; bgn's own messages are `flux bgn trace`);
  *   - overlay.disconnect-parent (no heartbeat for the heartbeat
  *     module's timeout): the broker leaves as one cut off, with an
  *     error; overlay.disconnect-subtree (flux overlay disconnect): rank
