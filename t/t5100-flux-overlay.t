@@ -234,4 +234,18 @@ test_expect_success 'a [bootstrap] table whose certificate others may read is re
 	grep "badconf/cert is readable or writable by group or others" bad.err
 '
 
+# Flux boots one broker from a [bootstrap] that lists no hosts (flux-core's
+# t0013 tests 18-19); bgn-overlay.so refused it ("[bootstrap] has no
+# bootstrap.hosts").
+test_expect_success 'one broker from a [bootstrap] with no hosts, or an empty list' '
+	mkdir lone1 lone2 &&
+	printf "[bootstrap]\n" >lone1/bootstrap.toml &&
+	printf "[bootstrap]\nhosts = [\n]\n" >lone2/bootstrap.toml &&
+	for c in lone1 lone2; do
+		timeout -s KILL 60 "$FLUX" broker -Sbroker.overlay-module="$OV" \
+			-c $c flux getattr broker.boot-method >$c.out || return 1
+	done &&
+	grep "^config$" lone1.out && grep "^config$" lone2.out
+'
+
 test_done

@@ -170,6 +170,8 @@ static void api_log (bgn_broker_t *b, int level, const char *fmt, ...)
 }
 
 /* One TOML line "KEY = VALUE" (a JSON scalar reads as TOML). */
+#define LONE_BIND "tcp://127.0.0.1:*"   /* a one-broker table's bind */
+
 static void emit_value (FILE *f, const char *key, json_t *val)
 {
     char *v = json_dumps (val, JSON_ENCODE_ANY | JSON_COMPACT);
@@ -224,7 +226,33 @@ static int emit_bootstrap (struct bgn_broker *b, json_t *bgn,
             if (strcmp (key, "parent") != 0)
                 emit_value (f, key, val);
     }
+    /* Flux boots one broker from a [bootstrap] with no hosts (or an
+     * empty list): a table of this host alone, bound to loopback, with
+     * no peer to reach (read_config leaves CURVE off for it) */
+    if (json_array_size (hosts) == 0 && b->size == 1) {
+        json_t *me = json_string (b->hostname);
+        json_t *bind = json_string (LONE_BIND);
+        fprintf (f, "[[bootstrap.hosts]]\n");
+        if (me && bind) {
+            emit_value (f, "host", me);
+            emit_value (f, "bind", bind);
+        }
+        json_decref (me);
+        json_decref (bind);
+    }
     return 0;
+}
+
+/* A one-broker instance booted from a [bootstrap] that lists no hosts. */
+static bool lone_broker (struct bgn_broker *b, bool from_table)
+{
+    json_t *hosts = NULL;
+
+    if (!from_table || b->size != 1
+        || flux_conf_unpack (flux_get_conf (b->h), NULL,
+                             "{s:{s:o}}", "bootstrap", "hosts", &hosts) < 0)
+        return from_table && b->size == 1;
+    return json_array_size (hosts) == 0;
 }
 
 /* [bgn] (less the Flux-only keys) as an [overlay] table, through the same
@@ -262,6 +290,9 @@ static int read_config (struct bgn_broker *b, bool from_table, char *errbuf,
             continue;
         emit_value (f, key, val);
     }
+    /* alone, on loopback: no peer needs a key, and none can link */
+    if (lone_broker (b, from_table) && !json_object_get (tbl, "curve"))
+        fprintf (f, "curve = false\n");
     if (emit_bootstrap (b, tbl, from_table, f, errbuf, errlen) < 0) {
         fclose (f);
         free (text);
