@@ -416,6 +416,17 @@ nft_deaf () {
 	EOF
 }
 
+# nft_lossy K: namespace K drops half of what it sends and receives on
+# eth0, at random (table bgnloss: delete it to end the loss)
+nft_lossy () {
+	ip netns exec $NS-$1 nft -f - <<-EOF
+	table inet bgnloss {
+		chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 100 < 50 drop; }
+		chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 100 < 50 drop; }
+	}
+	EOF
+}
+
 # pmi_where: for each rank R of the PMI instance, dirR (its run
 # directory, m0..m7: the launcher numbers them its own way) and nsR (the
 # namespace its endpoint is in)
@@ -486,12 +497,7 @@ test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on host3 for 20 s: n
 	test -n "$lossy" &&
 	healthy=$(seq 0 $((NNS - 1)) | grep -vx "$lossy" | tr -d "\n") &&
 	before=$(wc -l <mpiexec.log) &&
-	ip netns exec $NS-3 nft -f - <<-EOF &&
-	table inet bgnloss {
-		chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 100 < 50 drop; }
-		chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 100 < 50 drop; }
-	}
-	EOF
+	nft_lossy 3 &&
 	sleep 20 &&
 	ip netns exec $NS-3 nft delete table inet bgnloss &&
 	bgn --uri="ipc://$RD/m0/local" overlay-status --wait=full --timeout=60s &&
@@ -525,12 +531,7 @@ test_expect_success ROOT_NETNS,MPIEXEC,GRAY_LOSS '50 % loss on rank 0'"'"'s host
 	while ! test -e "$RD/l0.ready" && test $n -lt 200; do
 		sleep 0.05; n=$((n + 1))
 	done &&
-	ip netns exec $NS-$ns0 nft -f - <<-EOF &&
-	table inet bgnloss {
-		chain in { type filter hook input priority 0; iifname "eth0" numgen random mod 100 < 50 drop; }
-		chain out { type filter hook output priority 0; oifname "eth0" numgen random mod 100 < 50 drop; }
-	}
-	EOF
+	nft_lossy $ns0 &&
 	for k in $(seq 1 200); do
 		bgn --uri="ipc://$RD/$dir0/local" event pub loss0.x || break
 		sleep 0.1
