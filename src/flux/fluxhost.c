@@ -188,6 +188,18 @@ static bool is_bootstrap_key (const char *key)
            || !strcmp (key, "event_key_secret");
 }
 
+/* A one-broker instance booted from a [bootstrap] that lists no hosts. */
+static bool lone_broker (struct bgn_broker *b, bool from_table)
+{
+    json_t *hosts = NULL;
+
+    if (!from_table || b->size != 1
+        || flux_conf_unpack (flux_get_conf (b->h), NULL,
+                             "{s:{s:o}}", "bootstrap", "hosts", &hosts) < 0)
+        return from_table && b->size == 1;
+    return json_array_size (hosts) == 0;
+}
+
 /* bgn's [bootstrap]: [bgn]'s bootstrap keys and, as the overlay of a
  * broker booted from its [bootstrap] table, that table less what a BGN
  * has no use for (a host's parent in the tree, the TBON's IPv6 switch).
@@ -229,7 +241,7 @@ static int emit_bootstrap (struct bgn_broker *b, json_t *bgn,
     /* Flux boots one broker from a [bootstrap] with no hosts (or an
      * empty list): a table of this host alone, bound to loopback, with
      * no peer to reach (read_config leaves CURVE off for it) */
-    if (json_array_size (hosts) == 0 && b->size == 1) {
+    if (lone_broker (b, from_table)) {
         json_t *me = json_string (b->hostname);
         json_t *bind = json_string (LONE_BIND);
         fprintf (f, "[[bootstrap.hosts]]\n");
@@ -241,18 +253,6 @@ static int emit_bootstrap (struct bgn_broker *b, json_t *bgn,
         json_decref (bind);
     }
     return 0;
-}
-
-/* A one-broker instance booted from a [bootstrap] that lists no hosts. */
-static bool lone_broker (struct bgn_broker *b, bool from_table)
-{
-    json_t *hosts = NULL;
-
-    if (!from_table || b->size != 1
-        || flux_conf_unpack (flux_get_conf (b->h), NULL,
-                             "{s:{s:o}}", "bootstrap", "hosts", &hosts) < 0)
-        return from_table && b->size == 1;
-    return json_array_size (hosts) == 0;
 }
 
 /* [bgn] (less the Flux-only keys) as an [overlay] table, through the same
@@ -567,7 +567,6 @@ static void sweep_cb (flux_reactor_t *r, flux_watcher_t *w, int revents,
     fh_orphan_check (b);
     fh_ovsvc_health_check (b);
 }
-
 
 static const struct flux_msg_handler_spec htab[] = {
     { FLUX_MSGTYPE_REQUEST, SERVICE ".disconnect", fh_client_disconnect_cb, 0 },
